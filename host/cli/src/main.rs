@@ -1,0 +1,2 @@
+//! The `cairn` command-line tool.
+fn main() {}

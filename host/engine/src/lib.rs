@@ -1,0 +1,11 @@
+//! Cairn's pure engine: values, URNs, property paths, assets, deployment state, secrets and
+//! configuration. It does no terminal or process IO and knows nothing of wasmtime or gRPC.
+
+pub mod asset;
+pub mod path;
+pub mod state;
+pub mod urn;
+pub mod value;
+
+pub use urn::{TypeToken, Urn};
+pub use value::{OutputValue, PropertyMap, PropertyValue, ResourceReference};

@@ -1,0 +1,372 @@
+//! URNs (`urn:pulumi:<stack>::<project>::<qualified type>::<name>`) and type tokens.
+//!
+//! Parsing follows the spec's EBNF; every error names the part at fault.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+const URN_PREFIX: &str = "urn:pulumi:";
+const SEPARATOR: &str = "::";
+
+/// Why a URN or type token was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrnError {
+    #[error("invalid URN {urn:?}: it must start with \"urn:pulumi:\"")]
+    MissingPrefix { urn: String },
+    #[error(
+        "invalid URN {urn:?}: expected \"urn:pulumi:<stack>::<project>::<type>::<name>\", found {found} \"::\"-separated parts"
+    )]
+    WrongPartCount { urn: String, found: usize },
+    #[error("invalid URN {urn:?}: the {part} is empty")]
+    EmptyPart { urn: String, part: &'static str },
+    #[error("invalid URN {urn:?}: {source}")]
+    BadType {
+        urn: String,
+        #[source]
+        source: TypeTokenError,
+    },
+    #[error("invalid URN part: the {part} {value:?} contains \"::\"")]
+    SeparatorInPart { part: &'static str, value: String },
+}
+
+/// Why a type token was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TypeTokenError {
+    #[error("type token {token:?} must have the form \"<package>:<module>:<name>\" (module may be empty)")]
+    Shape { token: String },
+    #[error(
+        "type token {token:?} has an invalid package {package:?}: it must start with a letter and contain only letters, digits and '-'"
+    )]
+    Package { token: String, package: String },
+    #[error(
+        "type token {token:?} has an invalid module {module:?}: it must not start with a digit and may contain only letters, digits and '.', '_', '/', '-'"
+    )]
+    Module { token: String, module: String },
+    #[error(
+        "type token {token:?} has an invalid type name {name:?}: it must be non-empty, not start with a digit, and contain only letters, digits and '.', '_', '/', '-'"
+    )]
+    Name { token: String, name: String },
+}
+
+/// A resource type token, `<package>:<module>:<name>`, validated against the package metaschema's
+/// token pattern `^[a-zA-Z][-a-zA-Z0-9]*:([^0-9][a-zA-Z0-9._/-]*)?:[^0-9][a-zA-Z0-9._/-]*$`.
+///
+/// Two-part tokens (`<package>:<name>`, which the URN grammar allows) are accepted too.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TypeToken(String);
+
+impl TypeToken {
+    pub fn parse(token: &str) -> Result<TypeToken, TypeTokenError> {
+        let parts: Vec<&str> = token.split(':').collect();
+        let (package, module, name) = match parts.as_slice() {
+            [package, name] => (*package, "", *name),
+            [package, module, name] => (*package, *module, *name),
+            _ => {
+                return Err(TypeTokenError::Shape {
+                    token: token.to_owned(),
+                });
+            }
+        };
+        let mut package_chars = package.chars();
+        let package_ok = package_chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && package_chars.all(|c| c.is_ascii_alphanumeric() || c == '-');
+        if !package_ok {
+            return Err(TypeTokenError::Package {
+                token: token.to_owned(),
+                package: package.to_owned(),
+            });
+        }
+        if !module.is_empty() && !is_module_or_name(module) {
+            return Err(TypeTokenError::Module {
+                token: token.to_owned(),
+                module: module.to_owned(),
+            });
+        }
+        if !is_module_or_name(name) {
+            return Err(TypeTokenError::Name {
+                token: token.to_owned(),
+                name: name.to_owned(),
+            });
+        }
+        Ok(TypeToken(token.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The package part: `aws` in `aws:s3/bucket:Bucket`.
+    pub fn package(&self) -> &str {
+        self.0.split(':').next().unwrap_or_default()
+    }
+
+    /// The module part (empty for two-part tokens): `s3/bucket` in `aws:s3/bucket:Bucket`.
+    pub fn module(&self) -> &str {
+        let parts: Vec<&str> = self.0.split(':').collect();
+        if parts.len() == 3 { parts[1] } else { "" }
+    }
+
+    /// The type name: `Bucket` in `aws:s3/bucket:Bucket`.
+    pub fn name(&self) -> &str {
+        self.0.rsplit(':').next().unwrap_or_default()
+    }
+}
+
+/// `[^0-9][a-zA-Z0-9._/-]*`: the first character is anything but a digit.
+fn is_module_or_name(part: &str) -> bool {
+    let mut chars = part.chars();
+    chars
+        .next()
+        .is_some_and(|c| !c.is_ascii_digit() && c != ':')
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '-'))
+}
+
+impl fmt::Display for TypeToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl FromStr for TypeToken {
+    type Err = TypeTokenError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        TypeToken::parse(s)
+    }
+}
+
+/// A resource's uniform resource name.
+///
+/// Stored in its canonical string form; the parts are sliced out on demand. The qualified type is
+/// `[<parent type>$]*<type>`; the name may contain `:` (but not `::`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Urn(String);
+
+impl Urn {
+    /// Parses and validates a URN.
+    pub fn parse(urn: &str) -> Result<Urn, UrnError> {
+        let Some(rest) = urn.strip_prefix(URN_PREFIX) else {
+            return Err(UrnError::MissingPrefix {
+                urn: urn.to_owned(),
+            });
+        };
+        // The name is last and may itself contain "::"-free colons; split from the left into at
+        // most four parts so that the name keeps everything after the type.
+        let parts: Vec<&str> = rest.splitn(4, SEPARATOR).collect();
+        if parts.len() != 4 {
+            return Err(UrnError::WrongPartCount {
+                urn: urn.to_owned(),
+                found: parts.len(),
+            });
+        }
+        let (stack, project, qualified_type, name) = (parts[0], parts[1], parts[2], parts[3]);
+        for (part, value) in [
+            ("stack", stack),
+            ("project", project),
+            ("type", qualified_type),
+        ] {
+            if value.is_empty() {
+                return Err(UrnError::EmptyPart {
+                    urn: urn.to_owned(),
+                    part,
+                });
+            }
+        }
+        if name.contains(SEPARATOR) {
+            return Err(UrnError::WrongPartCount {
+                urn: urn.to_owned(),
+                found: rest.split(SEPARATOR).count(),
+            });
+        }
+        for token in qualified_type.split('$') {
+            TypeToken::parse(token).map_err(|source| UrnError::BadType {
+                urn: urn.to_owned(),
+                source,
+            })?;
+        }
+        Ok(Urn(urn.to_owned()))
+    }
+
+    /// Builds a URN from its parts. `parent_type` is the parent's qualified type, if any; the
+    /// built-in root stack resource (`pulumi:pulumi:Stack`) is never included as a parent type.
+    pub fn new(
+        stack: &str,
+        project: &str,
+        parent_type: Option<&str>,
+        resource_type: &TypeToken,
+        name: &str,
+    ) -> Result<Urn, UrnError> {
+        for (part, value) in [("stack", stack), ("project", project), ("name", name)] {
+            if value.contains(SEPARATOR) {
+                return Err(UrnError::SeparatorInPart {
+                    part,
+                    value: value.to_owned(),
+                });
+            }
+        }
+        let qualified = match parent_type {
+            Some(parent) if parent != ROOT_STACK_TYPE => format!("{parent}${resource_type}"),
+            _ => resource_type.to_string(),
+        };
+        Urn::parse(&format!(
+            "{URN_PREFIX}{stack}{SEPARATOR}{project}{SEPARATOR}{qualified}{SEPARATOR}{name}"
+        ))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    fn part(&self, index: usize) -> &str {
+        self.0[URN_PREFIX.len()..]
+            .splitn(4, SEPARATOR)
+            .nth(index)
+            .unwrap_or_default()
+    }
+
+    pub fn stack(&self) -> &str {
+        self.part(0)
+    }
+
+    pub fn project(&self) -> &str {
+        self.part(1)
+    }
+
+    /// The full qualified type, including parent types: `a:b:Parent$c:d:Child`.
+    pub fn qualified_type(&self) -> &str {
+        self.part(2)
+    }
+
+    /// The resource's own type: the last `$`-separated element of the qualified type.
+    pub fn resource_type(&self) -> &str {
+        self.qualified_type()
+            .rsplit('$')
+            .next()
+            .unwrap_or_default()
+    }
+
+    /// The qualified type of the parent, if the URN records one.
+    pub fn parent_type(&self) -> Option<&str> {
+        self.qualified_type().rsplit_once('$').map(|(p, _)| p)
+    }
+
+    pub fn name(&self) -> &str {
+        self.part(3)
+    }
+}
+
+/// The type of the implicit root resource of every stack.
+pub const ROOT_STACK_TYPE: &str = "pulumi:pulumi:Stack";
+
+impl fmt::Display for Urn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl FromStr for Urn {
+    type Err = UrnError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Urn::parse(s)
+    }
+}
+
+impl Serialize for Urn {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Urn {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(deserializer)?;
+        Urn::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_parts_including_parent_chain_and_colons_in_name() {
+        let urn =
+            Urn::parse("urn:pulumi:dev::web::my:mod:Comp$aws:s3/bucket:Bucket::site:assets")
+                .unwrap();
+        assert_eq!(urn.stack(), "dev");
+        assert_eq!(urn.project(), "web");
+        assert_eq!(urn.qualified_type(), "my:mod:Comp$aws:s3/bucket:Bucket");
+        assert_eq!(urn.resource_type(), "aws:s3/bucket:Bucket");
+        assert_eq!(urn.parent_type(), Some("my:mod:Comp"));
+        assert_eq!(urn.name(), "site:assets");
+    }
+
+    #[test]
+    fn formats_what_it_parses() {
+        let token = TypeToken::parse("random:index/randomString:RandomString").unwrap();
+        let urn = Urn::new("dev", "proj", Some("pkg:index:Group"), &token, "pw").unwrap();
+        assert_eq!(
+            urn.as_str(),
+            "urn:pulumi:dev::proj::pkg:index:Group$random:index/randomString:RandomString::pw"
+        );
+        assert_eq!(Urn::parse(urn.as_str()).unwrap(), urn);
+        let top = Urn::new("dev", "proj", Some(ROOT_STACK_TYPE), &token, "pw").unwrap();
+        assert_eq!(top.parent_type(), None);
+    }
+
+    #[test]
+    fn rejects_malformed_urns_naming_the_part() {
+        let cases = [
+            ("urn:other:dev::p::a:b:C::n", "must start with"),
+            ("urn:pulumi:dev::p::a:b:C", "found 3"),
+            ("urn:pulumi:::p::a:b:C::n", "the stack is empty"),
+            ("urn:pulumi:dev::::a:b:C::n", "the project is empty"),
+            ("urn:pulumi:dev::p::::n", "the type is empty"),
+            ("urn:pulumi:dev::p::a:b:C::n::extra", "found 5"),
+            ("urn:pulumi:dev::p::1a:b:C::n", "invalid package \"1a\""),
+            ("urn:pulumi:dev::p::a:b:9C::n", "invalid type name \"9C\""),
+            ("urn:pulumi:dev::p::a:b c:C::n", "invalid module \"b c\""),
+            ("urn:pulumi:dev::p::justone::n", "must have the form"),
+            ("urn:pulumi:dev::p::x:y:P$::n", "must have the form"),
+        ];
+        for (input, expected) in cases {
+            let err = Urn::parse(input).unwrap_err().to_string();
+            assert!(err.contains(expected), "{input}: {err}");
+        }
+    }
+
+    #[test]
+    fn empty_name_is_allowed_by_the_grammar() {
+        let urn = Urn::parse("urn:pulumi:dev::p::a:b:C::").unwrap();
+        assert_eq!(urn.name(), "");
+    }
+
+    #[test]
+    fn builder_rejects_separator_in_parts() {
+        let token = TypeToken::parse("a:b:C").unwrap();
+        let err = Urn::new("dev", "p", None, &token, "bad::name").unwrap_err();
+        assert!(err.to_string().contains("the name \"bad::name\""), "{err}");
+    }
+
+    #[test]
+    fn type_tokens_follow_the_metaschema_pattern() {
+        let token = TypeToken::parse("aws:s3/bucket:Bucket").unwrap();
+        assert_eq!(
+            (token.package(), token.module(), token.name()),
+            ("aws", "s3/bucket", "Bucket")
+        );
+        for ok in [
+            "pulumi:providers:aws",
+            "pulumi-python:dynamic:Resource",
+            "pkg::Type",
+            "pkg:Type",
+            "k8s:apps/v1:Deployment",
+        ] {
+            TypeToken::parse(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        }
+        for bad in ["", "pkg", "-pkg:m:T", "pkg:m:", "a:b:c:d", "pkg:m:T!"] {
+            assert!(TypeToken::parse(bad).is_err(), "{bad} should be rejected");
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! The engine's one value type, [`PropertyValue`], covering every kind in the type system.
+//!
+//! Codecs (state JSON, protobuf `Struct`, WIT node lists) live at the edges and convert to and
+//! from this type; nothing in the engine works on encoded values.
+
+use indexmap::IndexMap;
+
+use crate::asset::{Archive, Asset};
+use crate::urn::Urn;
+
+/// An object's properties, in a stable (insertion) order.
+pub type PropertyMap = IndexMap<String, PropertyValue>;
+
+/// A value of the type system.
+///
+/// Equality is deep and structural: `Secret(x) != x`, and two unknowns are equal. Numbers are IEEE
+/// doubles, so `NaN != NaN` as in the spec's number type.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum PropertyValue {
+    #[default]
+    Null,
+    Bool(bool),
+    Number(f64),
+    String(String),
+    Array(Vec<PropertyValue>),
+    Object(PropertyMap),
+    Asset(Asset),
+    Archive(Archive),
+    ResourceReference(ResourceReference),
+    /// A value whose contents are sensitive; everything derived from it stays secret.
+    Secret(Box<PropertyValue>),
+    /// A value that is not known yet (a preview, or an output of a resource not yet created).
+    Computed,
+    /// An output value: a value or unknown, plus secretness and the resources it depends on.
+    Output(OutputValue),
+}
+
+/// A reference to a resource, rehydrated by SDKs into a typed resource.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceReference {
+    pub urn: Urn,
+    /// The resource's ID; `None` for components. An unknown ID is [`PropertyValue::Computed`].
+    pub id: Option<Box<PropertyValue>>,
+    /// The version of the package that manages the resource, if known.
+    pub package_version: Option<String>,
+}
+
+/// The metadata-carrying form of a value: `Output<T>` in the type system.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OutputValue {
+    /// The value, or `None` when it is unknown.
+    pub value: Option<Box<PropertyValue>>,
+    pub secret: bool,
+    pub dependencies: Vec<Urn>,
+}
+
+impl PropertyValue {
+    /// The value's kind, for error messages ("expected a string, found a number").
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PropertyValue::Null => "null",
+            PropertyValue::Bool(_) => "bool",
+            PropertyValue::Number(_) => "number",
+            PropertyValue::String(_) => "string",
+            PropertyValue::Array(_) => "array",
+            PropertyValue::Object(_) => "object",
+            PropertyValue::Asset(_) => "asset",
+            PropertyValue::Archive(_) => "archive",
+            PropertyValue::ResourceReference(_) => "resource reference",
+            PropertyValue::Secret(_) => "secret",
+            PropertyValue::Computed => "unknown",
+            PropertyValue::Output(_) => "output",
+        }
+    }
+
+    pub fn secret(value: PropertyValue) -> PropertyValue {
+        PropertyValue::Secret(Box::new(value))
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, PropertyValue::Null)
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            PropertyValue::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            PropertyValue::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    pub fn as_number(&self) -> Option<f64> {
+        match self {
+            PropertyValue::Number(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    pub fn as_array(&self) -> Option<&Vec<PropertyValue>> {
+        match self {
+            PropertyValue::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    pub fn as_object(&self) -> Option<&PropertyMap> {
+        match self {
+            PropertyValue::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// True when this value is, or contains, an unknown: `Computed` or an output without a value.
+    pub fn contains_unknowns(&self) -> bool {
+        self.any(&mut |v| match v {
+            PropertyValue::Computed => true,
+            PropertyValue::Output(o) => o.value.is_none(),
+            PropertyValue::ResourceReference(r) => {
+                r.id.as_deref().is_some_and(PropertyValue::contains_unknowns)
+            }
+            _ => false,
+        })
+    }
+
+    /// True when this value is, or contains, a secret: `Secret` or a secret output.
+    pub fn contains_secrets(&self) -> bool {
+        self.any(&mut |v| match v {
+            PropertyValue::Secret(_) => true,
+            PropertyValue::Output(o) => o.secret,
+            _ => false,
+        })
+    }
+
+    /// Pre-order search: true when `pred` holds for this value or any value nested in it.
+    pub fn any(&self, pred: &mut impl FnMut(&PropertyValue) -> bool) -> bool {
+        if pred(self) {
+            return true;
+        }
+        match self {
+            PropertyValue::Array(items) => items.iter().any(|v| v.any(pred)),
+            PropertyValue::Object(map) => map.values().any(|v| v.any(pred)),
+            PropertyValue::Secret(inner) => inner.any(pred),
+            PropertyValue::Output(o) => o.value.as_deref().is_some_and(|v| v.any(pred)),
+            _ => false,
+        }
+    }
+
+    /// Rebuilds the value bottom-up: children are mapped first, then `f` sees the rebuilt node.
+    pub fn map(self, f: &mut impl FnMut(PropertyValue) -> PropertyValue) -> PropertyValue {
+        let rebuilt = match self {
+            PropertyValue::Array(items) => {
+                PropertyValue::Array(items.into_iter().map(|v| v.map(f)).collect())
+            }
+            PropertyValue::Object(map) => {
+                PropertyValue::Object(map.into_iter().map(|(k, v)| (k, v.map(f))).collect())
+            }
+            PropertyValue::Secret(inner) => PropertyValue::Secret(Box::new(inner.map(f))),
+            PropertyValue::Output(mut o) => {
+                o.value = o.value.map(|v| Box::new(v.map(f)));
+                PropertyValue::Output(o)
+            }
+            other => other,
+        };
+        f(rebuilt)
+    }
+
+    /// Removes every secret marker (secret wrappers and output secret flags), keeping contents.
+    pub fn unsecret(self) -> PropertyValue {
+        self.map(&mut |v| match v {
+            PropertyValue::Secret(inner) => *inner,
+            PropertyValue::Output(mut o) => {
+                o.secret = false;
+                PropertyValue::Output(o)
+            }
+            other => other,
+        })
+    }
+}
+
+impl From<bool> for PropertyValue {
+    fn from(b: bool) -> Self {
+        PropertyValue::Bool(b)
+    }
+}
+
+impl From<f64> for PropertyValue {
+    fn from(n: f64) -> Self {
+        PropertyValue::Number(n)
+    }
+}
+
+impl From<i64> for PropertyValue {
+    fn from(n: i64) -> Self {
+        PropertyValue::Number(n as f64)
+    }
+}
+
+impl From<&str> for PropertyValue {
+    fn from(s: &str) -> Self {
+        PropertyValue::String(s.to_owned())
+    }
+}
+
+impl From<String> for PropertyValue {
+    fn from(s: String) -> Self {
+        PropertyValue::String(s)
+    }
+}
+
+impl From<Vec<PropertyValue>> for PropertyValue {
+    fn from(items: Vec<PropertyValue>) -> Self {
+        PropertyValue::Array(items)
+    }
+}
+
+impl From<PropertyMap> for PropertyValue {
+    fn from(map: PropertyMap) -> Self {
+        PropertyValue::Object(map)
+    }
+}
+
+/// Builds a [`PropertyMap`] from `key => value` pairs; values go through `PropertyValue::from`.
+#[macro_export]
+macro_rules! props {
+    ($($key:expr => $value:expr),* $(,)?) => {{
+        #[allow(unused_mut)]
+        let mut map = $crate::value::PropertyMap::new();
+        $(map.insert(::std::string::String::from($key), $crate::value::PropertyValue::from($value));)*
+        map
+    }};
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn output(value: Option<PropertyValue>, secret: bool) -> PropertyValue {
+        PropertyValue::Output(OutputValue {
+            value: value.map(Box::new),
+            secret,
+            dependencies: vec![],
+        })
+    }
+
+    #[test]
+    fn unknowns_are_found_at_any_depth() {
+        let cases = [
+            (PropertyValue::Computed, true),
+            (output(None, false), true),
+            (output(Some("x".into()), false), false),
+            (
+                PropertyValue::Object(props! {"a" => vec![PropertyValue::Null, PropertyValue::Computed]}),
+                true,
+            ),
+            (PropertyValue::secret(PropertyValue::Computed), true),
+            (PropertyValue::Object(props! {"a" => 1i64, "b" => "x"}), false),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(value.contains_unknowns(), expected, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn secrets_are_found_at_any_depth() {
+        let cases = [
+            (PropertyValue::secret("p".into()), true),
+            (output(Some("x".into()), true), true),
+            (output(None, false), false),
+            (
+                PropertyValue::Array(vec![PropertyValue::Object(
+                    props! {"k" => PropertyValue::secret(1i64.into())},
+                )]),
+                true,
+            ),
+            (PropertyValue::Object(props! {"a" => "plain"}), false),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(value.contains_secrets(), expected, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn equality_is_deep_and_secret_aware() {
+        let a = PropertyValue::Object(props! {"x" => vec![PropertyValue::from(1i64)]});
+        let b = PropertyValue::Object(props! {"x" => vec![PropertyValue::from(1.0)]});
+        assert_eq!(a, b);
+        assert_ne!(PropertyValue::secret("s".into()), PropertyValue::from("s"));
+        assert_ne!(
+            PropertyValue::Object(props! {"x" => 1i64}),
+            PropertyValue::Object(props! {"x" => 2i64})
+        );
+    }
+
+    #[test]
+    fn map_rebuilds_bottom_up_and_unsecret_strips_markers() {
+        let value = PropertyValue::Object(props! {
+            "a" => PropertyValue::secret(PropertyValue::from(2i64)),
+            "b" => vec![PropertyValue::from(3i64)],
+        });
+        let doubled = value.clone().map(&mut |v| match v {
+            PropertyValue::Number(n) => PropertyValue::Number(n * 2.0),
+            other => other,
+        });
+        assert_eq!(
+            doubled,
+            PropertyValue::Object(props! {
+                "a" => PropertyValue::secret(PropertyValue::from(4i64)),
+                "b" => vec![PropertyValue::from(6i64)],
+            })
+        );
+        let plain = value.unsecret();
+        assert!(!plain.contains_secrets());
+        assert_eq!(plain.as_object().unwrap()["a"], PropertyValue::from(2i64));
+    }
+
+    #[test]
+    fn object_keys_keep_insertion_order() {
+        let map = props! {"zeta" => 1i64, "alpha" => 2i64, "mid" => 3i64};
+        let keys: Vec<_> = map.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["zeta", "alpha", "mid"]);
+    }
+}
