@@ -2,7 +2,10 @@
 //! configuration. It does no terminal or process IO and knows nothing of wasmtime or gRPC.
 
 pub mod asset;
+pub mod config;
 pub mod path;
+pub mod project;
+pub mod secrets;
 pub mod state;
 pub mod urn;
 pub mod value;
