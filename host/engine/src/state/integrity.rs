@@ -1,0 +1,235 @@
+//! Snapshot integrity: the invariants every persisted snapshot must satisfy.
+//!
+//! Resources are stored in dependency order, so a reference is valid only if it points at a
+//! resource that appears *earlier*. All violations are collected, not just the first.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use super::{Resource, Snapshot};
+use crate::urn::Urn;
+
+/// One broken invariant, with the URNs involved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Violation {
+    /// A reference (parent, dependency, ...) to a URN that appears nowhere in the snapshot.
+    MissingReference {
+        urn: Urn,
+        relation: Relation,
+        target: Urn,
+    },
+    /// A reference to a URN that appears only *after* the referring resource.
+    ReferenceOutOfOrder {
+        urn: Urn,
+        relation: Relation,
+        target: Urn,
+    },
+    /// Two copies of a URN, neither of which is marked for deletion.
+    DuplicateUrn { urn: Urn },
+    /// A provider reference whose ID matches no copy of the provider resource.
+    ProviderIdMismatch {
+        urn: Urn,
+        provider: Urn,
+        id: String,
+        actual: Vec<String>,
+    },
+    /// A provider resource that is not a custom resource.
+    ProviderNotCustom { urn: Urn },
+    /// A component resource with an ID.
+    ComponentWithId { urn: Urn, id: String },
+}
+
+/// How one resource refers to another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relation {
+    Parent,
+    Provider,
+    Dependency,
+    PropertyDependency,
+    DeletedWith,
+}
+
+impl fmt::Display for Relation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Relation::Parent => "parent",
+            Relation::Provider => "provider",
+            Relation::Dependency => "dependency",
+            Relation::PropertyDependency => "property dependency",
+            Relation::DeletedWith => "deletedWith target",
+        })
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Violation::MissingReference {
+                urn,
+                relation,
+                target,
+            } => write!(
+                f,
+                "{urn} refers to {relation} {target}, which is not in the state"
+            ),
+            Violation::ReferenceOutOfOrder {
+                urn,
+                relation,
+                target,
+            } => write!(
+                f,
+                "{urn} refers to {relation} {target}, which appears after it (resources must follow what they depend on)"
+            ),
+            Violation::DuplicateUrn { urn } => write!(
+                f,
+                "{urn} appears more than once without being marked for deletion"
+            ),
+            Violation::ProviderIdMismatch {
+                urn,
+                provider,
+                id,
+                actual,
+            } => write!(
+                f,
+                "{urn} refers to provider {provider} with ID {id:?}, but that provider's ID is {}",
+                actual
+                    .iter()
+                    .map(|id| format!("{id:?}"))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ),
+            Violation::ProviderNotCustom { urn } => {
+                write!(f, "provider {urn} is not marked as a custom resource")
+            }
+            Violation::ComponentWithId { urn, id } => {
+                write!(
+                    f,
+                    "component {urn} has an ID ({id:?}); only custom resources have IDs"
+                )
+            }
+        }
+    }
+}
+
+/// The snapshot is inconsistent; every violation found is listed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct IntegrityError {
+    pub violations: Vec<Violation>,
+}
+
+impl fmt::Display for IntegrityError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the state fails its integrity check ({} problem{}):",
+            self.violations.len(),
+            if self.violations.len() == 1 { "" } else { "s" }
+        )?;
+        for violation in &self.violations {
+            write!(f, "\n  - {violation}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks a snapshot's invariants.
+pub fn verify_integrity(snapshot: &Snapshot) -> Result<(), IntegrityError> {
+    verify_resources(&snapshot.resources)
+}
+
+/// Checks the invariants of resources listed in snapshot order.
+pub fn verify_resources<P>(resources: &[Resource<P>]) -> Result<(), IntegrityError> {
+    let mut violations = Vec::new();
+    // Every URN in the snapshot, with the IDs of its copies, to tell "missing" from "late".
+    let mut all: HashMap<&Urn, Vec<Option<&str>>> = HashMap::new();
+    for resource in resources {
+        all.entry(&resource.urn)
+            .or_default()
+            .push(resource.id.as_deref());
+    }
+    // URNs seen so far, and whether a live (not-deleted) copy has been seen.
+    let mut seen: HashMap<&Urn, bool> = HashMap::new();
+
+    for resource in resources {
+        let urn = &resource.urn;
+        let mut check = |relation: Relation, target: &Urn| {
+            if seen.contains_key(target) {
+                return;
+            }
+            let violation = if all.contains_key(target) {
+                Violation::ReferenceOutOfOrder {
+                    urn: urn.clone(),
+                    relation,
+                    target: target.clone(),
+                }
+            } else {
+                Violation::MissingReference {
+                    urn: urn.clone(),
+                    relation,
+                    target: target.clone(),
+                }
+            };
+            violations.push(violation);
+        };
+
+        if let Some(parent) = &resource.parent {
+            check(Relation::Parent, parent);
+        }
+        if let Some(provider) = &resource.provider {
+            check(Relation::Provider, &provider.urn);
+        }
+        for dependency in &resource.dependencies {
+            check(Relation::Dependency, dependency);
+        }
+        for dependency in resource.property_dependencies.values().flatten() {
+            check(Relation::PropertyDependency, dependency);
+        }
+        if let Some(target) = &resource.deleted_with {
+            check(Relation::DeletedWith, target);
+        }
+
+        if let Some(provider) = &resource.provider
+            && seen.contains_key(&provider.urn)
+        {
+            let ids = all.get(&provider.urn).cloned().unwrap_or_default();
+            if !ids.contains(&Some(provider.id.as_str())) {
+                violations.push(Violation::ProviderIdMismatch {
+                    urn: urn.clone(),
+                    provider: provider.urn.clone(),
+                    id: provider.id.clone(),
+                    actual: ids.iter().flatten().map(|id| (*id).to_owned()).collect(),
+                });
+            }
+        }
+        if resource.is_provider() && !resource.custom {
+            violations.push(Violation::ProviderNotCustom { urn: urn.clone() });
+        }
+        if let Some(id) = resource.id.as_deref().filter(|id| !id.is_empty())
+            && !resource.custom
+        {
+            violations.push(Violation::ComponentWithId {
+                urn: urn.clone(),
+                id: id.to_owned(),
+            });
+        }
+
+        let live = !resource.delete;
+        match seen.get_mut(urn) {
+            Some(seen_live) => {
+                if live && *seen_live {
+                    violations.push(Violation::DuplicateUrn { urn: urn.clone() });
+                }
+                *seen_live |= live;
+            }
+            None => {
+                seen.insert(urn, live);
+            }
+        }
+    }
+
+    if violations.is_empty() {
+        Ok(())
+    } else {
+        Err(IntegrityError { violations })
+    }
+}

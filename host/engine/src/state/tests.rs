@@ -1,0 +1,403 @@
+//! Tests of the deployment model, codec and integrity check against a Pulumi-shaped state.
+
+use serde_json::{Value, json};
+
+use super::codec::{SIG_KEY, UNKNOWN_SENTINEL};
+use super::*;
+use crate::asset::{ArchiveMember, ArchiveSource, AssetSource};
+use crate::secrets::{Crypter, SecretsError};
+use crate::value::{OutputValue, PropertyValue};
+use sha2::{Digest, Sha256};
+
+/// A transparent, deterministic crypter: `test:<plaintext>`. The real passphrase crypter is
+/// tested in `secrets`; here the codec's handling of ciphertexts is what matters.
+struct TestCrypter;
+
+impl Crypter for TestCrypter {
+    fn encrypt(&self, plaintext: &str) -> Result<String, SecretsError> {
+        Ok(format!("test:{plaintext}"))
+    }
+    fn decrypt(&self, ciphertext: &str) -> Result<String, SecretsError> {
+        ciphertext
+            .strip_prefix("test:")
+            .map(str::to_owned)
+            .ok_or(SecretsError::Decrypt)
+    }
+}
+
+fn fixture() -> DeploymentV3 {
+    serde_json::from_str(include_str!("testdata/deployment.json")).unwrap()
+}
+
+fn decode(deployment: &DeploymentV3) -> Snapshot {
+    decode_deployment(deployment, Some(&TestCrypter)).unwrap()
+}
+
+fn encode(snapshot: &Snapshot) -> Value {
+    serde_json::to_value(encode_deployment(snapshot, SecretsMode::Encrypt(&TestCrypter)).unwrap())
+        .unwrap()
+}
+
+fn bucket(snapshot: &Snapshot) -> &ResourceState {
+    snapshot
+        .resources
+        .iter()
+        .find(|r| r.urn.name() == "site-bucket")
+        .unwrap()
+}
+
+#[test]
+fn decodes_every_kind_of_value() {
+    let snapshot = decode(&fixture());
+    let inputs = &bucket(&snapshot).inputs;
+    assert_eq!(
+        inputs["password"],
+        PropertyValue::secret(PropertyValue::from("hunter2"))
+    );
+    assert_eq!(inputs["pending"], PropertyValue::Computed);
+    assert_eq!(
+        inputs["nested"],
+        PropertyValue::Array(vec![
+            1i64.into(),
+            2.5.into(),
+            PropertyValue::Null,
+            true.into(),
+            PropertyValue::Array(vec![]),
+            PropertyValue::Object(Default::default()),
+        ])
+    );
+    let PropertyValue::Asset(asset) = &inputs["index"] else {
+        panic!("index is {:?}", inputs["index"]);
+    };
+    assert_eq!(asset.source, AssetSource::Text("hello".into()));
+    let PropertyValue::Archive(archive) = &inputs["site"] else {
+        panic!("site is {:?}", inputs["site"]);
+    };
+    let ArchiveSource::Assets(members) = &archive.source else {
+        panic!("site source is {:?}", archive.source);
+    };
+    assert!(matches!(members["a.txt"], ArchiveMember::Asset(_)));
+    assert!(matches!(members["sub"], ArchiveMember::Archive(_)));
+    let PropertyValue::ResourceReference(owner) = &inputs["owner"] else {
+        panic!("owner is {:?}", inputs["owner"]);
+    };
+    assert_eq!(owner.urn.name(), "site");
+    assert_eq!(owner.id, None);
+    assert_eq!(owner.package_version.as_deref(), Some("1.2.3"));
+    assert!(bucket(&snapshot).outputs["secretObj"].contains_secrets());
+    assert_eq!(snapshot.pending_operations[0].kind, OperationKind::Creating);
+}
+
+#[test]
+fn decode_then_encode_is_stable_and_keeps_unknown_fields() {
+    let original: Value = serde_json::from_str(include_str!("testdata/deployment.json")).unwrap();
+    let once = encode(&decode(&fixture()));
+    let twice = encode(&decode(&serde_json::from_value(once.clone()).unwrap()));
+    assert_eq!(once, twice, "encoding must be a fixed point");
+    // Every resource comes back exactly as written: same fields, values and key order.
+    assert_eq!(once["resources"], original["resources"]);
+    assert_eq!(once["pending_operations"], original["pending_operations"]);
+    assert_eq!(once["manifest"], original["manifest"]);
+    assert_eq!(once["metadata"], json!({"futureDeploymentField": 1}));
+    assert_eq!(
+        serde_json::to_string(&once["resources"]).unwrap(),
+        serde_json::to_string(&original["resources"]).unwrap(),
+        "key order must survive a round trip"
+    );
+}
+
+#[test]
+fn plaintext_mode_exposes_secrets_and_reimports() {
+    let snapshot = decode(&fixture());
+    let exported =
+        serde_json::to_value(encode_deployment(&snapshot, SecretsMode::Plaintext).unwrap())
+            .unwrap();
+    let password = &exported["resources"][3]["inputs"]["password"];
+    assert_eq!(password[SIG_KEY], "1b47061264138c4ac30d75fd1eb44270");
+    assert_eq!(password["plaintext"], "\"hunter2\"");
+    assert!(password.get("ciphertext").is_none());
+    // A plaintext export needs no secrets manager to read back.
+    let reimported = decode_deployment(&serde_json::from_value(exported).unwrap(), None).unwrap();
+    assert_eq!(reimported.resources, snapshot.resources);
+}
+
+#[test]
+fn numbers_are_written_as_integers_when_exact() {
+    let cases = [
+        (PropertyValue::from(3i64), json!(3)),
+        (PropertyValue::from(-0.0), json!(0)),
+        (PropertyValue::from(2.5), json!(2.5)),
+        (PropertyValue::from(1e300), json!(1e300)),
+        (
+            PropertyValue::from(9_007_199_254_740_992.0),
+            json!(9_007_199_254_740_992i64),
+        ),
+    ];
+    for (value, expected) in cases {
+        let encoded = codec::encode_value(&value, SecretsMode::Plaintext).unwrap();
+        assert_eq!(encoded, expected, "{value:?}");
+    }
+    let err =
+        codec::encode_value(&PropertyValue::from(f64::NAN), SecretsMode::Plaintext).unwrap_err();
+    assert!(
+        err.to_string().contains("cannot be stored in JSON"),
+        "{err}"
+    );
+}
+
+#[test]
+fn outputs_and_unknowns_encode_as_state_values() {
+    let cases = [
+        (PropertyValue::Computed, json!(UNKNOWN_SENTINEL)),
+        (
+            PropertyValue::Output(OutputValue::default()),
+            json!(UNKNOWN_SENTINEL),
+        ),
+        (
+            PropertyValue::Output(OutputValue {
+                value: Some(Box::new("v".into())),
+                secret: false,
+                dependencies: vec![],
+            }),
+            json!("v"),
+        ),
+        (
+            PropertyValue::Output(OutputValue {
+                value: Some(Box::new("v".into())),
+                secret: true,
+                dependencies: vec![],
+            }),
+            json!({SIG_KEY: codec::SECRET_SIG, "plaintext": "\"v\""}),
+        ),
+    ];
+    for (value, expected) in cases {
+        assert_eq!(
+            codec::encode_value(&value, SecretsMode::Plaintext).unwrap(),
+            expected,
+            "{value:?}"
+        );
+    }
+}
+
+#[test]
+fn malformed_values_are_reported_with_resource_and_property_path() {
+    let bad_values = [
+        (
+            json!({SIG_KEY: "nope"}),
+            "inputs.bad: unknown value signature \"nope\"",
+        ),
+        (
+            json!({"x": [0, {SIG_KEY: codec::SECRET_SIG}]}),
+            "inputs.bad.x[1]: a secret needs a \"ciphertext\" or \"plaintext\" field",
+        ),
+        (
+            json!({SIG_KEY: codec::SECRET_SIG, "ciphertext": "garbage"}),
+            "inputs.bad: failed to decrypt",
+        ),
+        (
+            json!({SIG_KEY: codec::SECRET_SIG, "plaintext": "{not json"}),
+            "inputs.bad: the secret's contents are not valid JSON",
+        ),
+        (
+            json!({SIG_KEY: codec::RESOURCE_REFERENCE_SIG, "urn": "nope"}),
+            "inputs.bad: invalid URN \"nope\"",
+        ),
+        (
+            json!({SIG_KEY: codec::ARCHIVE_SIG, "assets": {"a": "text"}}),
+            "inputs.bad.a: an archive member must be an asset or an archive",
+        ),
+        (json!({SIG_KEY: 7}), "inputs.bad: the signature"),
+    ];
+    for (bad, expected) in bad_values {
+        let mut deployment = fixture();
+        deployment.resources[3]
+            .inputs
+            .insert("bad".into(), bad.clone());
+        let err = decode_deployment(&deployment, Some(&TestCrypter))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(
+                "resource urn:pulumi:dev::web::my:index:Site$aws:s3/bucket:Bucket::site-bucket: "
+            ),
+            "{err}"
+        );
+        assert!(err.contains(expected), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn encrypted_secrets_need_a_secrets_manager() {
+    let err = decode_deployment(&fixture(), None).unwrap_err().to_string();
+    assert!(
+        err.contains("inputs.password: the value is encrypted but no secrets manager"),
+        "{err}"
+    );
+}
+
+#[test]
+fn untyped_deployments_must_be_version_3() {
+    let untyped = UntypedDeployment {
+        version: 4,
+        deployment: json!({}),
+    };
+    let err = codec::decode_untyped_deployment(untyped).unwrap_err();
+    assert!(
+        err.to_string().contains("unsupported deployment version 4"),
+        "{err}"
+    );
+    let malformed = UntypedDeployment {
+        version: 3,
+        deployment: json!({"manifest": {"time": "t", "magic": "", "version": ""}, "resources": [{"urn": "bad"}]}),
+    };
+    let err = codec::decode_untyped_deployment(malformed).unwrap_err();
+    assert!(err.to_string().contains("invalid URN \"bad\""), "{err}");
+}
+
+#[test]
+fn the_fixture_passes_the_integrity_check() {
+    verify_integrity(&decode(&fixture())).unwrap();
+}
+
+/// Each case edits the fixture's resource list and names the message it must produce.
+#[test]
+fn integrity_violations_are_reported_with_the_urns_involved() {
+    type Edit = fn(&mut Vec<ResourceV3>);
+    let cases: &[(&str, Edit, &[&str])] = &[
+        (
+            "parent after child",
+            |rs| rs.swap(2, 3),
+            &[
+                "urn:pulumi:dev::web::my:index:Site$aws:s3/bucket:Bucket::site-bucket refers to parent urn:pulumi:dev::web::my:index:Site::site, which appears after it",
+            ],
+        ),
+        (
+            "missing dependency",
+            |rs| {
+                rs[3]
+                    .dependencies
+                    .push(Urn::parse("urn:pulumi:dev::web::a:b:C::ghost").unwrap())
+            },
+            &["refers to dependency urn:pulumi:dev::web::a:b:C::ghost, which is not in the state"],
+        ),
+        (
+            "missing property dependency",
+            |rs| {
+                rs[3].property_dependencies.insert(
+                    "x".into(),
+                    vec![Urn::parse("urn:pulumi:dev::web::a:b:C::ghost").unwrap()],
+                );
+            },
+            &["refers to property dependency urn:pulumi:dev::web::a:b:C::ghost"],
+        ),
+        (
+            "provider after its resource",
+            |rs| {
+                let provider = rs.remove(1);
+                rs.push(provider);
+            },
+            &[
+                "refers to provider urn:pulumi:dev::web::pulumi:providers:aws::default_6_0_0, which appears after it",
+            ],
+        ),
+        (
+            "provider id mismatch",
+            |rs| {
+                rs[3].provider = Some(
+                    ProviderReference::parse(
+                        "urn:pulumi:dev::web::pulumi:providers:aws::default_6_0_0::other-id",
+                    )
+                    .unwrap(),
+                )
+            },
+            &[
+                "refers to provider urn:pulumi:dev::web::pulumi:providers:aws::default_6_0_0 with ID \"other-id\", but that provider's ID is \"5d7a1b2c-0000-4000-8000-000000000001\"",
+            ],
+        ),
+        (
+            "duplicate live urn",
+            |rs| rs[4].delete = false,
+            &[
+                "urn:pulumi:dev::web::aws:s3/bucket:Bucket::old appears more than once without being marked for deletion",
+            ],
+        ),
+        (
+            "component with id",
+            |rs| rs[2].id = Some("comp-1".into()),
+            &["component urn:pulumi:dev::web::my:index:Site::site has an ID (\"comp-1\")"],
+        ),
+        (
+            "provider not custom",
+            |rs| rs[1].custom = false,
+            &[
+                "provider urn:pulumi:dev::web::pulumi:providers:aws::default_6_0_0 is not marked as a custom resource",
+            ],
+        ),
+        (
+            "deletedWith missing",
+            |rs| rs[5].deleted_with = Some(Urn::parse("urn:pulumi:dev::web::a:b:C::gone").unwrap()),
+            &["refers to deletedWith target urn:pulumi:dev::web::a:b:C::gone"],
+        ),
+        (
+            "several at once",
+            |rs| {
+                rs[2].id = Some("x".into());
+                rs[4].delete = false;
+            },
+            &["(2 problems)", "has an ID", "appears more than once"],
+        ),
+    ];
+    for (name, edit, expected) in cases {
+        let mut deployment = fixture();
+        edit(&mut deployment.resources);
+        let err = verify_integrity(&decode(&deployment))
+            .unwrap_err()
+            .to_string();
+        for fragment in *expected {
+            assert!(
+                err.contains(fragment),
+                "{name}: expected {fragment:?} in:\n{err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn provider_references_split_at_the_last_separator() {
+    let reference =
+        ProviderReference::parse("urn:pulumi:dev::p::pulumi:providers:aws::default::abc-123")
+            .unwrap();
+    assert_eq!(reference.urn.name(), "default");
+    assert_eq!(reference.id, "abc-123");
+    assert_eq!(
+        reference.to_string(),
+        "urn:pulumi:dev::p::pulumi:providers:aws::default::abc-123"
+    );
+}
+
+#[test]
+fn provider_references_must_name_a_provider() {
+    let cases = [
+        ("no-separator", "expected \"<provider urn>::<provider id>\""),
+        (
+            "urn:pulumi:dev::p::aws:s3:Bucket::b::id",
+            "is not a provider resource",
+        ),
+        ("bogus::id", "must start with \"urn:pulumi:\""),
+    ];
+    for (input, expected) in cases {
+        let err = ProviderReference::parse(input).unwrap_err().to_string();
+        assert!(err.contains(expected), "{input}: {err}");
+    }
+}
+
+#[test]
+fn magic_is_the_sha256_of_the_version() {
+    let manifest = Manifest::new();
+    assert_eq!(manifest.magic, Manifest::magic_for(&manifest.version));
+    assert_eq!(
+        Manifest::magic_for("v3.0.0"),
+        hex::encode(Sha256::digest(b"v3.0.0"))
+    );
+    assert_eq!(Manifest::magic_for(""), "");
+}
