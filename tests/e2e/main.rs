@@ -1,1 +1,7 @@
-//! End-to-end tests driving the real `cairn` binary.
+//! End-to-end tests: each drives the real `cairn` binary against a temporary home, backend and
+//! project, and checks what a user would see: output, exit status, and files written.
+
+mod config;
+mod stack;
+mod state;
+mod support;

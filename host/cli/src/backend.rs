@@ -99,7 +99,9 @@ impl FileBackend {
         let entries = match fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(e).with_context(|| format!("listing stacks in {}", dir.display())),
+            Err(e) => {
+                return Err(e).with_context(|| format!("listing stacks in {}", dir.display()));
+            }
         };
         let mut stacks = Vec::new();
         for entry in entries {
@@ -259,10 +261,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         .parent()
         .ok_or_else(|| anyhow!("{} has no parent directory", path.display()))?;
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let file_name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("state");
+    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("state");
     let temp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
     let result = (|| -> io::Result<()> {
         let mut file = File::create(&temp)?;
@@ -435,7 +434,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let backend = backend(dir.path(), 2);
         let lock = backend.lock("proj", "dev", "test").unwrap();
-        backend.create(&lock, "proj", "dev", deployment("t0")).unwrap();
+        backend
+            .create(&lock, "proj", "dev", deployment("t0"))
+            .unwrap();
         for t in ["t1", "t2", "t3"] {
             backend.save(&lock, "proj", "dev", deployment(t)).unwrap();
         }
@@ -463,9 +464,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let backend = backend(dir.path(), 1);
         let held = backend.lock("proj", "dev", "cairn up").unwrap();
-        let err = backend.lock("proj", "dev", "cairn destroy").unwrap_err().to_string();
+        let err = backend
+            .lock("proj", "dev", "cairn destroy")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("is locked by `cairn up`"), "{err}");
-        assert!(err.contains(&format!("pid {}", std::process::id())), "{err}");
+        assert!(
+            err.contains(&format!("pid {}", std::process::id())),
+            "{err}"
+        );
         drop(held);
         backend.lock("proj", "dev", "cairn destroy").unwrap();
     }
@@ -495,7 +502,10 @@ mod tests {
         let err = backend
             .save(&lock, "proj", "prod", deployment("t"))
             .unwrap_err();
-        assert!(err.to_string().contains("under the lock of proj/dev"), "{err}");
+        assert!(
+            err.to_string().contains("under the lock of proj/dev"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,2 +1,92 @@
-//! The `cairn` command-line tool.
-fn main() {}
+//! The `cairn` command-line tool: argument parsing, dispatch, and error reporting.
+
+mod backend;
+mod commands;
+mod passphrase;
+mod stack;
+mod workspace;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::workspace::Context;
+
+/// Cairn deploys infrastructure described by programs, with sandboxed WebAssembly providers.
+#[derive(Debug, Parser)]
+#[command(name = "cairn", version, about, propagate_version = true)]
+struct Cli {
+    /// Run as if started in DIR.
+    #[arg(long, global = true, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+
+    /// The stack to operate on (default: the selected stack).
+    #[arg(short = 's', long, global = true, value_name = "NAME")]
+    stack: Option<String>,
+
+    /// The state backend URL, e.g. file:///path/to/state (default: file://$CAIRN_HOME).
+    #[arg(long, global = true, value_name = "URL")]
+    backend: Option<String>,
+
+    /// Never prompt; fail instead when input is needed.
+    #[arg(long, global = true)]
+    non_interactive: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Manage stacks: create, list, select, remove, export and import their state.
+    Stack(commands::stack::StackArgs),
+    /// Manage a stack's configuration (plain and secret values).
+    Config(commands::config::ConfigArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err}");
+            for cause in err.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let context = Context::new(cli.cwd, cli.stack, cli.backend, cli.non_interactive)?;
+    match cli.command {
+        Command::Stack(args) => commands::stack::run(&context, args),
+        Command::Config(args) => commands::config::run(&context, args),
+    }
+}
+
+/// Logs go to stderr, filtered by `CAIRN_LOG` (e.g. `CAIRN_LOG=debug`); warnings by default.
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+}

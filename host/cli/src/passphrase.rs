@@ -52,9 +52,9 @@ fn prompt(interactive: bool, purpose: Purpose) -> Result<String> {
         );
     }
     match purpose {
-        Purpose::Open => {
-            Ok(rpassword::prompt_password("Enter your passphrase to unlock config/secrets: ")?)
-        }
+        Purpose::Open => Ok(rpassword::prompt_password(
+            "Enter your passphrase to unlock config/secrets: ",
+        )?),
         Purpose::Create => {
             let first =
                 rpassword::prompt_password("Enter your passphrase to protect config/secrets: ")?;
@@ -78,7 +78,8 @@ mod tests {
         let file = dir.path().join("pass");
         std::fs::write(&file, "from-file\n").unwrap();
         let file = file.to_str().unwrap().to_owned();
-        let cases: Vec<(Vec<(&str, String)>, Option<&str>)> = vec![
+        type Case<'a> = (Vec<(&'a str, String)>, Option<&'a str>);
+        let cases: Vec<Case> = vec![
             (vec![], None),
             (
                 vec![

@@ -34,7 +34,9 @@ pub enum UrnError {
 /// Why a type token was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TypeTokenError {
-    #[error("type token {token:?} must have the form \"<package>:<module>:<name>\" (module may be empty)")]
+    #[error(
+        "type token {token:?} must have the form \"<package>:<module>:<name>\" (module may be empty)"
+    )]
     Shape { token: String },
     #[error(
         "type token {token:?} has an invalid package {package:?}: it must start with a letter and contain only letters, digits and '-'"
@@ -70,7 +72,9 @@ impl TypeToken {
             }
         };
         let mut package_chars = package.chars();
-        let package_ok = package_chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        let package_ok = package_chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
             && package_chars.all(|c| c.is_ascii_alphanumeric() || c == '-');
         if !package_ok {
             return Err(TypeTokenError::Package {
@@ -240,10 +244,7 @@ impl Urn {
 
     /// The resource's own type: the last `$`-separated element of the qualified type.
     pub fn resource_type(&self) -> &str {
-        self.qualified_type()
-            .rsplit('$')
-            .next()
-            .unwrap_or_default()
+        self.qualified_type().rsplit('$').next().unwrap_or_default()
     }
 
     /// The qualified type of the parent, if the URN records one.
@@ -291,9 +292,8 @@ mod tests {
 
     #[test]
     fn parses_parts_including_parent_chain_and_colons_in_name() {
-        let urn =
-            Urn::parse("urn:pulumi:dev::web::my:mod:Comp$aws:s3/bucket:Bucket::site:assets")
-                .unwrap();
+        let urn = Urn::parse("urn:pulumi:dev::web::my:mod:Comp$aws:s3/bucket:Bucket::site:assets")
+            .unwrap();
         assert_eq!(urn.stack(), "dev");
         assert_eq!(urn.project(), "web");
         assert_eq!(urn.qualified_type(), "my:mod:Comp$aws:s3/bucket:Bucket");

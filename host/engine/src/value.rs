@@ -122,7 +122,8 @@ impl PropertyValue {
             PropertyValue::Computed => true,
             PropertyValue::Output(o) => o.value.is_none(),
             PropertyValue::ResourceReference(r) => {
-                r.id.as_deref().is_some_and(PropertyValue::contains_unknowns)
+                r.id.as_deref()
+                    .is_some_and(PropertyValue::contains_unknowns)
             }
             _ => false,
         })
@@ -255,11 +256,16 @@ mod tests {
             (output(None, false), true),
             (output(Some("x".into()), false), false),
             (
-                PropertyValue::Object(props! {"a" => vec![PropertyValue::Null, PropertyValue::Computed]}),
+                PropertyValue::Object(
+                    props! {"a" => vec![PropertyValue::Null, PropertyValue::Computed]},
+                ),
                 true,
             ),
             (PropertyValue::secret(PropertyValue::Computed), true),
-            (PropertyValue::Object(props! {"a" => 1i64, "b" => "x"}), false),
+            (
+                PropertyValue::Object(props! {"a" => 1i64, "b" => "x"}),
+                false,
+            ),
         ];
         for (value, expected) in cases {
             assert_eq!(value.contains_unknowns(), expected, "{value:?}");

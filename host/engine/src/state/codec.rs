@@ -549,3 +549,26 @@ fn decode_archive_member(value: &Value) -> Result<ArchiveMember, ValueError> {
         _ => Err(not_a_member()),
     }
 }
+
+/// True when a stored deployment holds encrypted secrets (so reading it needs the secrets
+/// manager that wrote it).
+pub fn contains_ciphertext(deployment: &DeploymentV3) -> bool {
+    fn in_value(value: &Value) -> bool {
+        match value {
+            Value::Array(items) => items.iter().any(in_value),
+            Value::Object(object) => {
+                (object.get(SIG_KEY).and_then(Value::as_str) == Some(SECRET_SIG)
+                    && object.contains_key("ciphertext"))
+                    || object.values().any(in_value)
+            }
+            _ => false,
+        }
+    }
+    let in_resource =
+        |r: &Resource<JsonMap>| r.inputs.values().chain(r.outputs.values()).any(in_value);
+    deployment.resources.iter().any(in_resource)
+        || deployment
+            .pending_operations
+            .iter()
+            .any(|op| in_resource(&op.resource))
+}

@@ -401,3 +401,17 @@ fn magic_is_the_sha256_of_the_version() {
     );
     assert_eq!(Manifest::magic_for(""), "");
 }
+
+#[test]
+fn ciphertexts_are_detected_anywhere_in_a_deployment() {
+    let mut deployment = fixture();
+    assert!(codec::contains_ciphertext(&deployment));
+    let plaintext = encode_deployment(&decode(&deployment), SecretsMode::Plaintext).unwrap();
+    assert!(!codec::contains_ciphertext(&plaintext));
+    deployment.resources.clear();
+    deployment.pending_operations[0].resource.outputs.insert(
+        "s".into(),
+        json!({"deep": [{SIG_KEY: codec::SECRET_SIG, "ciphertext": "x"}]}),
+    );
+    assert!(codec::contains_ciphertext(&deployment));
+}

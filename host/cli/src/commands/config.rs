@@ -1,0 +1,196 @@
+//! `cairn config`: read and change a stack's configuration in `Pulumi.<stack>.yaml`.
+
+use std::io::{IsTerminal, Read};
+
+use anyhow::{Result, bail};
+use cairn_engine::config::{ConfigKey, ConfigView};
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use crate::stack::Stack;
+use crate::workspace::Context;
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    #[command(subcommand)]
+    command: Option<ConfigCommand>,
+
+    /// Show secret values in plaintext (for the listing).
+    #[arg(long)]
+    show_secrets: bool,
+
+    /// Print JSON (for the listing).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum ConfigCommand {
+    /// List the stack's configuration (secrets hidden unless --show-secrets).
+    Ls {
+        #[arg(long)]
+        show_secrets: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print one value; secrets are decrypted.
+    Get {
+        /// `key`, `namespace:key`, or with --path a property path such as `data.ports[0]`.
+        key: String,
+        /// Treat KEY as a property path into a structured value.
+        #[arg(long)]
+        path: bool,
+        /// Print `{"value": …, "secret": …}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set a value; it is read from standard input when VALUE is omitted.
+    Set {
+        key: String,
+        value: Option<String>,
+        /// Encrypt the value with the stack's secrets provider.
+        #[arg(long)]
+        secret: bool,
+        /// Treat KEY as a property path into a structured value.
+        #[arg(long)]
+        path: bool,
+    },
+    /// Remove a value (removing one that is not set is not an error).
+    Rm {
+        key: String,
+        #[arg(long)]
+        path: bool,
+    },
+}
+
+pub fn run(context: &Context, args: ConfigArgs) -> Result<()> {
+    let workspace = context.project()?;
+    let stack = Stack::current(&workspace)?;
+    match args.command {
+        None => ls(&stack, args.show_secrets, args.json),
+        Some(ConfigCommand::Ls { show_secrets, json }) => ls(&stack, show_secrets, json),
+        Some(ConfigCommand::Get { key, path, json }) => get(&stack, &key, path, json),
+        Some(ConfigCommand::Set {
+            key,
+            value,
+            secret,
+            path,
+        }) => set(&stack, &key, value, secret, path),
+        Some(ConfigCommand::Rm { key, path }) => rm(&stack, &key, path),
+    }
+}
+
+fn ls(stack: &Stack<'_>, show_secrets: bool, json: bool) -> Result<()> {
+    let config = stack.load_config()?;
+    let crypter = stack.secrets(&config)?;
+    let project = &stack.workspace.project;
+    if json {
+        let listing = config.list_json(project, Some(&crypter), show_secrets)?;
+        println!("{}", serde_json::to_string_pretty(&listing)?);
+        return Ok(());
+    }
+    let entries = config.list(project, Some(&crypter), show_secrets)?;
+    if entries.is_empty() {
+        println!("Stack {:?} has no configuration.", stack.name);
+        return Ok(());
+    }
+    let rows: Vec<(String, &ConfigView)> = entries
+        .iter()
+        .map(|(key, view)| (key.pretty(stack.project()), view))
+        .collect();
+    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0).max(3);
+    println!("{:<width$}  VALUE", "KEY");
+    for (key, view) in rows {
+        println!("{key:<width$}  {}", view.value);
+    }
+    Ok(())
+}
+
+fn parse_key(stack: &Stack<'_>, key: &str) -> Result<ConfigKey> {
+    Ok(ConfigKey::parse(key, stack.project())?)
+}
+
+fn get(stack: &Stack<'_>, key: &str, path: bool, json: bool) -> Result<()> {
+    let config = stack.load_config()?;
+    let crypter = stack.secrets(&config)?;
+    let view = if path {
+        config.get_path(key, stack.project(), Some(&crypter))?
+    } else {
+        config.get(&parse_key(stack, key)?, Some(&crypter))?
+    };
+    let Some(view) = view else {
+        bail!(
+            "configuration key {key:?} is not set for stack {:?}",
+            stack.name
+        );
+    };
+    if json {
+        let mut out = json!({"value": view.value, "secret": view.secret});
+        if let Some(object) = &view.object {
+            out["objectValue"] = object.clone();
+        }
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else if let Some(object) = &view.object {
+        println!("{}", serde_json::to_string_pretty(object)?);
+    } else {
+        println!("{}", view.value);
+    }
+    Ok(())
+}
+
+fn set(
+    stack: &Stack<'_>,
+    key: &str,
+    value: Option<String>,
+    secret: bool,
+    path: bool,
+) -> Result<()> {
+    let value = match value {
+        Some(value) => value,
+        None => read_value(stack, key, secret)?,
+    };
+    let mut config = stack.load_config()?;
+    let crypter = if secret {
+        stack.secrets_or_create(&mut config)?
+    } else {
+        stack.secrets(&config)?
+    };
+    if path {
+        config.set_path(key, &value, secret, Some(&crypter), stack.project())?;
+    } else {
+        config.set(&parse_key(stack, key)?, &value, secret, Some(&crypter))?;
+    }
+    stack.save_config(&config)
+}
+
+/// Reads a value that was not given on the command line: a hidden prompt for secrets, a line at
+/// the terminal, or all of a piped standard input (without its final newline).
+fn read_value(stack: &Stack<'_>, key: &str, secret: bool) -> Result<String> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        if !stack.workspace.context.interactive {
+            bail!("no value given for {key:?}: pass it as an argument or on standard input");
+        }
+        if secret {
+            return Ok(rpassword::prompt_password(format!("{key}: "))?);
+        }
+        eprint!("{key}: ");
+        let mut line = String::new();
+        stdin.read_line(&mut line)?;
+        return Ok(line.trim_end_matches(['\r', '\n']).to_owned());
+    }
+    let mut text = String::new();
+    stdin.lock().read_to_string(&mut text)?;
+    let text = text.strip_suffix('\n').unwrap_or(&text);
+    Ok(text.strip_suffix('\r').unwrap_or(text).to_owned())
+}
+
+fn rm(stack: &Stack<'_>, key: &str, path: bool) -> Result<()> {
+    let mut config = stack.load_config()?;
+    if path {
+        config.remove_path(key, stack.project())?;
+    } else {
+        config.remove(&parse_key(stack, key)?);
+    }
+    stack.save_config(&config)
+}

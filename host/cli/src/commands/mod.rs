@@ -1,0 +1,4 @@
+//! One module per `cairn` command group.
+
+pub mod config;
+pub mod stack;

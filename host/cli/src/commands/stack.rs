@@ -1,0 +1,360 @@
+//! `cairn stack`: create, list, select, remove, export and import stacks.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use cairn_engine::state::{
+    DEPLOYMENT_VERSION, SecretsMode, Snapshot, UntypedDeployment, codec, decode_deployment,
+    decode_untyped_deployment, encode_deployment, verify_integrity,
+};
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use crate::stack::Stack;
+use crate::workspace::{Context, Workspace};
+
+#[derive(Debug, Args)]
+pub struct StackArgs {
+    #[command(subcommand)]
+    command: Option<StackCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+enum StackCommand {
+    /// Create a new stack and select it.
+    Init {
+        /// The stack's name, e.g. `dev`.
+        name: String,
+    },
+    /// List the project's stacks.
+    Ls {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Select the stack later commands act on.
+    Select {
+        name: String,
+        /// Create the stack if it does not exist.
+        #[arg(short, long)]
+        create: bool,
+    },
+    /// Remove a stack and its settings file.
+    Rm {
+        /// The stack to remove (default: the selected one).
+        name: Option<String>,
+        /// Remove the stack even if it still records resources.
+        #[arg(short, long)]
+        force: bool,
+        /// Keep the stack's Pulumi.<stack>.yaml settings file.
+        #[arg(long)]
+        preserve_config: bool,
+        /// Do not ask for confirmation.
+        #[arg(short, long)]
+        yes: bool,
+    },
+    /// Print the stack's deployment state as JSON.
+    Export {
+        /// Write to FILE instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// Decrypt secrets and show them in plaintext.
+        #[arg(long)]
+        show_secrets: bool,
+    },
+    /// Replace the stack's deployment state with an edited or exported one.
+    Import {
+        /// The deployment to import (`{"version": 3, "deployment": …}`); standard input if absent.
+        #[arg(long, value_name = "FILE")]
+        file: Option<PathBuf>,
+    },
+}
+
+pub fn run(context: &Context, args: StackArgs) -> Result<()> {
+    let workspace = context.project()?;
+    match args.command {
+        None => show(&workspace),
+        Some(StackCommand::Init { name }) => init(&workspace, &name),
+        Some(StackCommand::Ls { json }) => ls(&workspace, json),
+        Some(StackCommand::Select { name, create }) => select(&workspace, &name, create),
+        Some(StackCommand::Rm {
+            name,
+            force,
+            preserve_config,
+            yes,
+        }) => rm(&workspace, name, force, preserve_config, yes),
+        Some(StackCommand::Export { file, show_secrets }) => export(&workspace, file, show_secrets),
+        Some(StackCommand::Import { file }) => import(&workspace, file),
+    }
+}
+
+/// `cairn stack`: what the current stack holds.
+fn show(workspace: &Workspace) -> Result<()> {
+    let stack = Stack::current(workspace)?;
+    let deployment = workspace.backend.latest(stack.project(), &stack.name)?;
+    println!("Current stack is {}:", stack.name);
+    println!("    Backend: file://{}", workspace.backend.root().display());
+    match &deployment {
+        Some(d) if !d.resources.is_empty() => {
+            println!("    Last update: {}", d.manifest.time);
+            println!("    Resources: {}", d.resources.len());
+            for resource in &d.resources {
+                println!(
+                    "        {:<40} {}",
+                    resource.resource_type.as_str(),
+                    resource.urn.name()
+                );
+            }
+        }
+        _ => println!("    The stack has no resources."),
+    }
+    if let Some(d) = &deployment
+        && !d.pending_operations.is_empty()
+    {
+        println!(
+            "    Pending operations: {} (interrupted; run `cairn refresh`)",
+            d.pending_operations.len()
+        );
+    }
+    Ok(())
+}
+
+fn init(workspace: &Workspace, name: &str) -> Result<()> {
+    let name = workspace.parse_stack_name(name)?;
+    let project = workspace.name();
+    if workspace.backend.stack_exists(project, &name) {
+        bail!("stack {name:?} already exists");
+    }
+    let stack = Stack {
+        workspace,
+        name: name.clone(),
+    };
+    let lock = workspace.backend.lock(project, &name, "cairn stack init")?;
+    // Keep a settings file that already exists (e.g. committed config), adding a secrets
+    // provider if it has none.
+    let mut config = stack.load_config()?;
+    stack.secrets_or_create(&mut config)?;
+    let snapshot = Snapshot::empty(stack.secrets_provider(&config)?);
+    let deployment = encode_deployment(&snapshot, SecretsMode::Plaintext)?;
+    stack.save_config(&config)?;
+    workspace
+        .backend
+        .create(&lock, project, &name, deployment)?;
+    workspace.select_stack(Some(&name))?;
+    println!("Created stack {name:?}.");
+    Ok(())
+}
+
+fn ls(workspace: &Workspace, json: bool) -> Result<()> {
+    let stacks = workspace.backend.list_stacks(workspace.name())?;
+    let current = workspace.selected_stack()?;
+    if json {
+        let rows: Vec<_> = stacks
+            .iter()
+            .map(|s| {
+                json!({
+                    "name": s.name,
+                    "current": current.as_deref() == Some(s.name.as_str()),
+                    "lastUpdate": s.last_update,
+                    "resourceCount": s.resource_count,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    if stacks.is_empty() {
+        println!(
+            "No stacks for project {:?}; create one with `cairn stack init <name>`.",
+            workspace.name()
+        );
+        return Ok(());
+    }
+    println!("{:<24} {:<32} RESOURCE COUNT", "NAME", "LAST UPDATE");
+    for s in stacks {
+        let marker = if current.as_deref() == Some(s.name.as_str()) {
+            "*"
+        } else {
+            ""
+        };
+        println!(
+            "{:<24} {:<32} {}",
+            format!("{}{marker}", s.name),
+            s.last_update.as_deref().unwrap_or("never"),
+            s.resource_count
+        );
+    }
+    Ok(())
+}
+
+fn select(workspace: &Workspace, name: &str, create: bool) -> Result<()> {
+    let name = workspace.parse_stack_name(name)?;
+    if !workspace.backend.stack_exists(workspace.name(), &name) {
+        if create {
+            return init(workspace, &name);
+        }
+        bail!("stack {name:?} does not exist; create it with `cairn stack init {name}`");
+    }
+    workspace.select_stack(Some(&name))?;
+    println!("Selected stack {name:?}.");
+    Ok(())
+}
+
+fn rm(
+    workspace: &Workspace,
+    name: Option<String>,
+    force: bool,
+    preserve_config: bool,
+    yes: bool,
+) -> Result<()> {
+    let name = match name {
+        Some(name) => workspace.parse_stack_name(&name)?,
+        None => workspace.current_stack()?,
+    };
+    let project = workspace.name();
+    let lock = workspace.backend.lock(project, &name, "cairn stack rm")?;
+    let deployment = workspace.backend.latest(project, &name)?;
+    let count = deployment.as_ref().map_or(0, |d| d.resources.len());
+    if count > 0 && !force {
+        bail!(
+            "stack {name:?} still has {count} resource{}; destroy them first (`cairn destroy`) or pass --force to forget them",
+            if count == 1 { "" } else { "s" }
+        );
+    }
+    if !yes {
+        confirm(workspace, &name)?;
+    }
+    workspace.backend.remove(&lock, project, &name)?;
+    let stack = Stack {
+        workspace,
+        name: name.clone(),
+    };
+    let config_path = stack.config_path();
+    if !preserve_config && config_path.exists() {
+        std::fs::remove_file(&config_path)
+            .with_context(|| format!("removing {}", config_path.display()))?;
+    }
+    if workspace.selected_stack()?.is_none() {
+        workspace.select_stack(None)?;
+    }
+    println!("Removed stack {name:?}.");
+    Ok(())
+}
+
+/// Asks the user to type the stack's name before a destructive change.
+fn confirm(workspace: &Workspace, name: &str) -> Result<()> {
+    if !workspace.context.interactive {
+        bail!("removing stack {name:?} needs confirmation: pass --yes");
+    }
+    print!("This removes stack {name:?} and its state. Type its name to confirm: ");
+    std::io::stdout().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    if answer.trim() != name {
+        bail!("confirmation did not match; nothing was removed");
+    }
+    Ok(())
+}
+
+fn export(workspace: &Workspace, file: Option<PathBuf>, show_secrets: bool) -> Result<()> {
+    let stack = Stack::current(workspace)?;
+    let deployment = workspace
+        .backend
+        .latest(stack.project(), &stack.name)?
+        .ok_or_else(|| anyhow!("stack {:?} has no deployment to export", stack.name))?;
+    let deployment = if show_secrets {
+        let config = stack.load_config()?;
+        let crypter = stack.secrets(&config)?;
+        let snapshot = decode_deployment(&deployment, Some(&crypter))?;
+        encode_deployment(&snapshot, SecretsMode::Plaintext)?
+    } else {
+        // Stored form: secrets stay ciphertext, no passphrase needed.
+        deployment
+    };
+    let untyped = UntypedDeployment {
+        version: DEPLOYMENT_VERSION,
+        deployment: serde_json::to_value(deployment)?,
+    };
+    let mut text = serde_json::to_string_pretty(&untyped)?;
+    text.push('\n');
+    match file {
+        Some(path) => {
+            std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?
+        }
+        None => std::io::stdout().write_all(text.as_bytes())?,
+    }
+    Ok(())
+}
+
+fn import(workspace: &Workspace, file: Option<PathBuf>) -> Result<()> {
+    let stack = Stack::current(workspace)?;
+    let (source, text) = match &file {
+        Some(path) => (
+            path.display().to_string(),
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?,
+        ),
+        None => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+            ("standard input".to_owned(), text)
+        }
+    };
+    let refuse = |what: String| {
+        anyhow!("refusing to import {source} (the stack's state is unchanged): {what}")
+    };
+    let untyped: UntypedDeployment = serde_json::from_str(&text).map_err(|e| {
+        refuse(format!(
+            "it is not a {{\"version\", \"deployment\"}} document ({e})"
+        ))
+    })?;
+    let deployment = decode_untyped_deployment(untyped).map_err(|e| refuse(e.to_string()))?;
+
+    let config = stack.load_config()?;
+    let stack_crypter = stack.secrets(&config)?;
+    // Secrets encrypted by another stack's passphrase provider are opened with that provider's
+    // salt; the passphrase is the one in the environment or prompt.
+    let foreign_salt = deployment
+        .secrets_providers
+        .as_ref()
+        .and_then(|p| p.state.as_ref())
+        .and_then(|state| cairn_engine::secrets::salt_from_provider_state(state).ok())
+        .filter(|salt| Some(*salt) != config.encryption_salt.as_deref())
+        .map(str::to_owned);
+    let snapshot = match foreign_salt {
+        Some(salt) if codec::contains_ciphertext(&deployment) => {
+            let interactive = workspace.context.interactive;
+            let passphrase =
+                crate::passphrase::passphrase(interactive, crate::passphrase::Purpose::Open)?;
+            let crypter = cairn_engine::secrets::PassphraseCrypter::from_salt(&passphrase, &salt)
+                .map_err(|e| refuse(format!("its secrets cannot be decrypted: {e}")))?;
+            decode_deployment(&deployment, Some(&crypter))
+        }
+        _ => decode_deployment(&deployment, Some(&stack_crypter)),
+    }
+    .map_err(|e| refuse(e.to_string()))?;
+    verify_integrity(&snapshot).map_err(|e| refuse(e.to_string()))?;
+
+    let snapshot = Snapshot {
+        secrets_providers: stack.secrets_provider(&config)?,
+        ..snapshot
+    };
+    let stored = encode_deployment(&snapshot, SecretsMode::Encrypt(&stack_crypter))?;
+    let lock = workspace
+        .backend
+        .lock(stack.project(), &stack.name, "cairn stack import")?;
+    workspace
+        .backend
+        .save(&lock, stack.project(), &stack.name, stored)?;
+    println!(
+        "Imported {} resource{} into stack {:?}.",
+        snapshot.resources.len(),
+        if snapshot.resources.len() == 1 {
+            ""
+        } else {
+            "s"
+        },
+        stack.name
+    );
+    Ok(())
+}

@@ -1,0 +1,210 @@
+//! The user's workspace: the project around the working directory, the Cairn home, the backend
+//! in use and the selected stack.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use cairn_engine::project::{PROJECT_FILE_NAMES, Project};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::backend::{FileBackend, ORGANIZATION, write_atomically};
+
+/// Options every command shares.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub cwd: PathBuf,
+    /// Cairn's home directory (`CAIRN_HOME`, default `~/.cairn`): plugins, stack selection, and
+    /// the default backend.
+    pub home: PathBuf,
+    pub stack: Option<String>,
+    pub backend_url: Option<String>,
+    pub interactive: bool,
+}
+
+impl Context {
+    pub fn new(
+        cwd: Option<PathBuf>,
+        stack: Option<String>,
+        backend_url: Option<String>,
+        non_interactive: bool,
+    ) -> Result<Context> {
+        let process_cwd = std::env::current_dir().context("reading the current directory")?;
+        let cwd = match cwd {
+            Some(dir) => {
+                let dir = process_cwd.join(dir);
+                if !dir.is_dir() {
+                    bail!("--cwd {}: not a directory", dir.display());
+                }
+                dir
+            }
+            None => process_cwd,
+        };
+        let home = match std::env::var_os("CAIRN_HOME") {
+            Some(home) => cwd.join(home),
+            None => PathBuf::from(
+                std::env::var_os("HOME")
+                    .ok_or_else(|| anyhow!("neither CAIRN_HOME nor HOME is set"))?,
+            )
+            .join(".cairn"),
+        };
+        let interactive = !non_interactive
+            && std::env::var_os("CI").is_none()
+            && std::io::stdin().is_terminal()
+            && std::io::stdout().is_terminal();
+        Ok(Context {
+            cwd,
+            home,
+            stack,
+            backend_url,
+            interactive,
+        })
+    }
+
+    /// The project whose `Pulumi.yaml` is in the working directory or the nearest parent.
+    pub fn project(&self) -> Result<Workspace> {
+        let mut dir = self.cwd.as_path();
+        loop {
+            for name in PROJECT_FILE_NAMES {
+                let file = dir.join(name);
+                if file.is_file() {
+                    let text = std::fs::read_to_string(&file)
+                        .with_context(|| format!("reading {}", file.display()))?;
+                    let project = Project::from_yaml(&text, &file.display().to_string())?;
+                    return self.workspace(dir.to_path_buf(), project);
+                }
+            }
+            dir = dir.parent().ok_or_else(|| {
+                anyhow!(
+                    "no Pulumi.yaml project file found in {} or any parent directory",
+                    self.cwd.display()
+                )
+            })?;
+        }
+    }
+
+    fn workspace(&self, dir: PathBuf, project: Project) -> Result<Workspace> {
+        // --backend, then CAIRN_BACKEND_URL, then the project's own choice, then the home.
+        let url = self
+            .backend_url
+            .clone()
+            .or_else(|| std::env::var("CAIRN_BACKEND_URL").ok())
+            .or_else(|| project.backend.as_ref().and_then(|b| b.url.clone()))
+            .unwrap_or_else(|| format!("file://{}", self.home.display()));
+        let backend = FileBackend::from_url(&url, &dir)?;
+        Ok(Workspace {
+            context: self.clone(),
+            dir,
+            project,
+            backend,
+        })
+    }
+}
+
+/// A project, its backend, and the user's stack selection for it.
+#[derive(Debug)]
+pub struct Workspace {
+    pub context: Context,
+    /// The directory holding `Pulumi.yaml`.
+    pub dir: PathBuf,
+    pub project: Project,
+    pub backend: FileBackend,
+}
+
+/// The per-project file remembering which stack is selected.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Selection {
+    stack: Option<String>,
+}
+
+impl Workspace {
+    pub fn name(&self) -> &str {
+        &self.project.name
+    }
+
+    /// Validates a stack name given by the user: `dev` or `organization/<project>/dev`.
+    pub fn parse_stack_name(&self, name: &str) -> Result<String> {
+        let parts: Vec<&str> = name.split('/').collect();
+        let short = match parts.as_slice() {
+            [stack] => *stack,
+            [org, project, stack] if *org == ORGANIZATION && *project == self.name() => *stack,
+            [_, project, _] if *project != self.name() => bail!(
+                "stack {name:?} belongs to project {project:?}, but this is project {:?}",
+                self.name()
+            ),
+            _ => bail!(
+                "invalid stack name {name:?}: use a name like \"dev\" or \"{ORGANIZATION}/{}/dev\"",
+                self.name()
+            ),
+        };
+        let valid = !short.is_empty()
+            && short.len() <= 100
+            && short
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !valid {
+            bail!(
+                "invalid stack name {short:?}: it may contain only letters, digits, '-', '_' and '.' (at most 100)"
+            );
+        }
+        Ok(short.to_owned())
+    }
+
+    fn selection_path(&self) -> PathBuf {
+        // Keyed by the project's directory so two checkouts keep separate selections.
+        let digest = Sha256::digest(self.dir.to_string_lossy().as_bytes());
+        self.context.home.join("workspaces").join(format!(
+            "{}-{}.json",
+            self.name(),
+            &hex::encode(digest)[..16]
+        ))
+    }
+
+    /// The stack commands act on: `--stack`, else the selected one.
+    pub fn current_stack(&self) -> Result<String> {
+        if let Some(name) = &self.context.stack {
+            return self.parse_stack_name(name);
+        }
+        self.selected_stack()?.ok_or_else(|| {
+            anyhow!(
+                "no stack selected for project {:?}: run `cairn stack init <name>`, `cairn stack select <name>`, or pass --stack",
+                self.name()
+            )
+        })
+    }
+
+    /// The stack the user selected, if any (and if it still exists).
+    pub fn selected_stack(&self) -> Result<Option<String>> {
+        let path = self.selection_path();
+        let selection: Selection = match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text).unwrap_or_default(),
+            Err(_) => return Ok(None),
+        };
+        Ok(selection
+            .stack
+            .filter(|s| self.backend.stack_exists(self.name(), s)))
+    }
+
+    pub fn select_stack(&self, stack: Option<&str>) -> Result<()> {
+        let selection = Selection {
+            stack: stack.map(str::to_owned),
+        };
+        write_atomically(&self.selection_path(), &serde_json::to_vec(&selection)?)
+    }
+
+    /// The stack's settings file, `Pulumi.<stack>.yaml` beside `Pulumi.yaml` (or in the
+    /// project's `stackConfigDir`).
+    pub fn stack_config_path(&self, stack: &str) -> PathBuf {
+        let dir = match &self.project.stack_config_dir {
+            Some(sub) => self.dir.join(sub),
+            None => self.dir.clone(),
+        };
+        dir.join(format!("Pulumi.{stack}.yaml"))
+    }
+
+    /// Describes a path relative to the project for messages.
+    pub fn display_path<'a>(&self, path: &'a Path) -> std::path::Display<'a> {
+        path.strip_prefix(&self.dir).unwrap_or(path).display()
+    }
+}

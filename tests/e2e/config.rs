@@ -1,0 +1,213 @@
+//! `cairn config`: plain, secret and structured values in `Pulumi.<stack>.yaml`.
+
+use serde_json::Value;
+
+use crate::support::{Sandbox, assert_contains};
+
+fn stack(name: &str) -> Sandbox {
+    let sandbox = Sandbox::new(name);
+    sandbox.ok(&["stack", "init", "dev"]);
+    sandbox
+}
+
+#[test]
+fn plain_and_secret_values() {
+    let sandbox = stack("web");
+    sandbox.ok(&["config", "set", "name", "bob"]);
+    sandbox.ok(&["config", "set", "aws:region", "us-west-2"]);
+    sandbox.ok(&["config", "set", "--secret", "password", "hunter2"]);
+
+    assert_eq!(sandbox.ok(&["config", "get", "name"]), "bob\n");
+    assert_eq!(sandbox.ok(&["config", "get", "web:name"]), "bob\n");
+    assert_eq!(sandbox.ok(&["config", "get", "aws:region"]), "us-west-2\n");
+    assert_eq!(sandbox.ok(&["config", "get", "password"]), "hunter2\n");
+
+    let file = sandbox.read("Pulumi.dev.yaml");
+    assert!(
+        !file.contains("hunter2"),
+        "plaintext secret in the stack file:\n{file}"
+    );
+    assert_contains(
+        &file,
+        &[
+            "web:password:\n    secure: v1:",
+            "web:name: bob",
+            "aws:region: us-west-2",
+        ],
+    );
+
+    let listing = sandbox.ok(&["config"]);
+    assert_contains(
+        &listing,
+        &["KEY", "name", "bob", "password", "[secret]", "aws:region"],
+    );
+    assert!(!listing.contains("hunter2"));
+    assert_contains(
+        &sandbox.ok(&["config", "ls", "--show-secrets"]),
+        &["hunter2"],
+    );
+
+    let json: Value = serde_json::from_str(&sandbox.ok(&["config", "--json"])).unwrap();
+    assert_eq!(json["web:name"]["value"], "bob");
+    assert_eq!(json["web:name"]["secret"], false);
+    assert_eq!(json["web:password"]["secret"], true);
+    assert!(json["web:password"].get("value").is_none());
+    let get: Value =
+        serde_json::from_str(&sandbox.ok(&["config", "get", "password", "--json"])).unwrap();
+    assert_eq!(get, serde_json::json!({"value": "hunter2", "secret": true}));
+
+    sandbox.ok(&["config", "rm", "name"]);
+    sandbox.ok(&["config", "rm", "name"]);
+    assert_contains(
+        &sandbox.fails(&["config", "get", "name"]),
+        &["configuration key \"name\" is not set for stack \"dev\""],
+    );
+}
+
+#[test]
+fn structured_values_by_path() {
+    let sandbox = stack("web");
+    sandbox.ok(&["config", "set", "--path", "data.ports[0]", "8080"]);
+    sandbox.ok(&["config", "set", "--path", "data.ports[1]", "8443"]);
+    sandbox.ok(&["config", "set", "--path", "data.public", "true"]);
+    sandbox.ok(&["config", "set", "--path", "data.owner.name", "ops team"]);
+    sandbox.ok(&[
+        "config",
+        "set",
+        "--path",
+        "--secret",
+        "data.token",
+        "tok-123",
+    ]);
+
+    let file = sandbox.read("Pulumi.dev.yaml");
+    assert_contains(
+        &file,
+        &[
+            "web:data:\n",
+            "ports:\n      - 8080\n      - 8443",
+            "public: true",
+            "token:\n      secure: v1:",
+        ],
+    );
+    assert!(!file.contains("tok-123"));
+
+    assert_eq!(
+        sandbox.ok(&["config", "get", "--path", "data.ports[1]"]),
+        "8443\n"
+    );
+    assert_eq!(
+        sandbox.ok(&["config", "get", "--path", "data.token"]),
+        "tok-123\n"
+    );
+    let data: Value = serde_json::from_str(&sandbox.ok(&["config", "get", "data"])).unwrap();
+    assert_eq!(data["ports"], serde_json::json!([8080, 8443]));
+    assert_eq!(data["public"], true);
+    assert_eq!(data["owner"]["name"], "ops team");
+    assert_eq!(data["token"], "tok-123");
+
+    sandbox.ok(&["config", "rm", "--path", "data.owner"]);
+    let data: Value = serde_json::from_str(&sandbox.ok(&["config", "get", "data"])).unwrap();
+    assert!(data.get("owner").is_none(), "{data}");
+    assert_contains(
+        &sandbox.fails(&["config", "set", "--path", "data.ports[5]", "1"]),
+        &["config key \"web:data\": path \"ports[5]\"", "out of range"],
+    );
+}
+
+#[test]
+fn values_from_standard_input() {
+    let sandbox = stack("web");
+    let mut child = sandbox
+        .command(&["config", "set", "--secret", "cert"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"-----BEGIN-----\nline two\n")
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        sandbox.ok(&["config", "get", "cert"]),
+        "-----BEGIN-----\nline two\n"
+    );
+}
+
+#[test]
+fn secrets_need_the_right_passphrase() {
+    let mut sandbox = stack("web");
+    sandbox.ok(&["config", "set", "--secret", "password", "hunter2"]);
+    sandbox.ok(&["config", "set", "plain", "visible"]);
+
+    sandbox.passphrase = Some("wrong".into());
+    assert_contains(
+        &sandbox.fails(&["config", "get", "password"]),
+        &["incorrect passphrase"],
+    );
+    // Plain values and the listing (secrets hidden) need no passphrase at all.
+    sandbox.passphrase = None;
+    assert_eq!(sandbox.ok(&["config", "get", "plain"]), "visible\n");
+    assert_contains(&sandbox.ok(&["config"]), &["[secret]"]);
+    assert_contains(
+        &sandbox.fails(&["config", "get", "password"]),
+        &["set CAIRN_CONFIG_PASSPHRASE"],
+    );
+
+    // The passphrase may come from a file, or under Pulumi's variable names.
+    let file = sandbox.write("pass.txt", &format!("{}\n", crate::support::PASSPHRASE));
+    let output = sandbox
+        .command(&["config", "get", "password"])
+        .env("CAIRN_CONFIG_PASSPHRASE_FILE", &file)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "hunter2\n");
+    let output = sandbox
+        .command(&["config", "get", "password"])
+        .env("PULUMI_CONFIG_PASSPHRASE", crate::support::PASSPHRASE)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "hunter2\n");
+}
+
+#[test]
+fn a_stack_file_written_by_pulumi_is_read() {
+    // Values from Pulumi's own passphrase manager tests: passphrase "password", and a stack file
+    // whose encryptionsalt Pulumi generated.
+    let mut sandbox = stack("web");
+    sandbox.write(
+        "Pulumi.dev.yaml",
+        "encryptionsalt: v1:fozI5u6B030=:v1:F+6ZduKKd8G0/V7L:PGMFeIzwobWRKmEAzUdaQHqC5mMRIQ==\n\
+         config:\n  web:plain: 1.10\n  aws:region: us-east-1\n",
+    );
+    sandbox.passphrase = Some("password".into());
+    sandbox.ok(&["config", "set", "--secret", "token", "abc"]);
+    assert_eq!(sandbox.ok(&["config", "get", "token"]), "abc\n");
+    // Numbers keep their text exactly as written.
+    assert_eq!(sandbox.ok(&["config", "get", "plain"]), "1.10\n");
+    sandbox.passphrase = Some("password123".into());
+    assert_contains(
+        &sandbox.fails(&["config", "get", "token"]),
+        &["incorrect passphrase"],
+    );
+}
+
+#[test]
+fn project_config_declarations_supply_defaults_and_catch_bad_keys() {
+    let sandbox = Sandbox::new("web");
+    sandbox.write(
+        "Pulumi.yaml",
+        "name: web\nruntime: wasm\nconfig:\n  greeting:\n    type: string\n    default: hello\n",
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    assert_contains(&sandbox.ok(&["config"]), &["greeting", "hello"]);
+    assert_contains(
+        &sandbox.fails(&["config", "set", "a:b:c:d", "x"]),
+        &["a:b:c:d"],
+    );
+    sandbox.write("Pulumi.dev.yaml", "config: [not, a, map]\n");
+    assert_contains(&sandbox.fails(&["config"]), &["Pulumi.dev.yaml"]);
+}

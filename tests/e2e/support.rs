@@ -1,0 +1,113 @@
+//! A sandbox per test: a project directory, a Cairn home (holding the default backend), and a
+//! passphrase, with helpers to run `cairn` in it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tempfile::TempDir;
+
+pub const PASSPHRASE: &str = "correct horse battery staple";
+
+pub struct Sandbox {
+    _dir: TempDir,
+    pub project: PathBuf,
+    pub home: PathBuf,
+    pub passphrase: Option<String>,
+}
+
+impl Sandbox {
+    /// A sandbox with a `Pulumi.yaml` for project `name`.
+    pub fn new(name: &str) -> Sandbox {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let project = dir.path().join("project");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(
+            project.join("Pulumi.yaml"),
+            format!("name: {name}\nruntime: wasm\ndescription: an e2e test project\n"),
+        )
+        .unwrap();
+        Sandbox {
+            _dir: dir,
+            project,
+            home,
+            passphrase: Some(PASSPHRASE.to_owned()),
+        }
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
+        command
+            .args(["--cwd", self.project.to_str().unwrap(), "--non-interactive"])
+            .args(args)
+            .env("CAIRN_HOME", &self.home)
+            .env_remove("CAIRN_BACKEND_URL")
+            .env_remove("CAIRN_CONFIG_PASSPHRASE_FILE")
+            .env_remove("PULUMI_CONFIG_PASSPHRASE")
+            .env_remove("PULUMI_CONFIG_PASSPHRASE_FILE");
+        match &self.passphrase {
+            Some(p) => command.env("CAIRN_CONFIG_PASSPHRASE", p),
+            None => command.env_remove("CAIRN_CONFIG_PASSPHRASE"),
+        };
+        command
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run cairn")
+    }
+
+    /// Runs `cairn` and returns its stdout, failing the test (with stderr) if it fails.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let output = self.run(args);
+        assert!(
+            output.status.success(),
+            "cairn {args:?} failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// Runs `cairn`, expecting failure; returns its stderr.
+    pub fn fails(&self, args: &[&str]) -> String {
+        let output = self.run(args);
+        assert!(
+            !output.status.success(),
+            "cairn {args:?} unexpectedly succeeded:\n{}",
+            String::from_utf8_lossy(&output.stdout)
+        );
+        String::from_utf8(output.stderr).unwrap()
+    }
+
+    pub fn read(&self, relative: &str) -> String {
+        std::fs::read_to_string(self.project.join(relative))
+            .unwrap_or_else(|e| panic!("reading {relative}: {e}"))
+    }
+
+    pub fn write(&self, relative: &str, text: &str) -> PathBuf {
+        let path = self.project.join(relative);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// The stored checkpoint of a stack in the default backend.
+    pub fn state_file(&self, project: &str, stack: &str) -> PathBuf {
+        self.home
+            .join("stacks")
+            .join(project)
+            .join(format!("{stack}.json"))
+    }
+}
+
+/// Asserts `haystack` contains every fragment.
+pub fn assert_contains(haystack: &str, fragments: &[&str]) {
+    for fragment in fragments {
+        assert!(
+            haystack.contains(fragment),
+            "expected {fragment:?} in:\n{haystack}"
+        );
+    }
+}
+
+pub fn exists(path: &Path) -> bool {
+    path.exists()
+}
