@@ -12,6 +12,7 @@ use indexmap::IndexMap;
 use serde_json::Value as Json;
 use serde_yaml_ng::Value as Yaml;
 
+use crate::path::{PathElement, PropertyPath};
 use crate::project::{Project, yaml_key_string, yaml_kind, yaml_to_json};
 use crate::secrets::{Crypter, SecretsError};
 
@@ -621,15 +622,13 @@ impl StackConfigFile {
             return Ok(());
         };
         match (container, last) {
-            (Json::Array(items), Segment::Index(i)) => {
-                match usize::try_from(*i).ok().filter(|i| *i < items.len()) {
-                    Some(i) => {
-                        items.remove(i);
-                    }
-                    None => return Ok(()),
+            (Json::Array(items), PathElement::Index(i)) => {
+                if *i >= items.len() {
+                    return Ok(());
                 }
+                items.remove(*i);
             }
-            (Json::Object(map), Segment::Key(k)) => {
+            (Json::Object(map), PathElement::Key(k)) => {
                 if map.shift_remove(k).is_none() {
                     return Ok(());
                 }
@@ -848,11 +847,11 @@ impl StackConfigFile {
         }
     }
 
-    fn path_error(&self, key: &ConfigKey, inner: &[Segment], reason: String) -> ConfigError {
+    fn path_error(&self, key: &ConfigKey, inner: &[PathElement], reason: String) -> ConfigError {
         ConfigError::Path {
             file: self.file_name.clone(),
             key: key.clone(),
-            path: format_path(inner),
+            path: PropertyPath::from(inner.to_vec()).to_string(),
             reason,
         }
     }
@@ -862,14 +861,18 @@ impl StackConfigFile {
         &self,
         path: &str,
         project: &str,
-    ) -> Result<(ConfigKey, Vec<Segment>), ConfigError> {
+    ) -> Result<(ConfigKey, Vec<PathElement>), ConfigError> {
         let invalid = |reason: String| ConfigError::InvalidPath {
             file: self.file_name.clone(),
             path: path.to_owned(),
             reason,
         };
-        let mut segments = parse_path(path).map_err(invalid)?;
-        let Some(Segment::Key(first)) = segments.first() else {
+        let parsed = PropertyPath::parse(path).map_err(|e| invalid(e.to_string()))?;
+        let mut segments = parsed.elements().to_vec();
+        if segments.contains(&PathElement::Wildcard) {
+            return Err(invalid("wildcards are not allowed in config paths".into()));
+        }
+        let Some(PathElement::Key(first)) = segments.first() else {
             return Err(invalid(
                 "the first path element must be a config key name".into(),
             ));
@@ -1018,99 +1021,6 @@ fn raw_scalar_text(text: &str, wanted: &HashSet<String>) -> Option<HashMap<Strin
         .ok()
 }
 
-/// One element of a config path.
-#[derive(Debug, Clone, PartialEq)]
-enum Segment {
-    Key(String),
-    Index(i64),
-}
-
-/// Parses a property path as Pulumi's `ParsePropertyPath`: names separated by `.`, `[n]`
-/// indices and `["quoted names"]` (`\"` escapes a quote). Names run to the next `.` or `[`, so
-/// `aws:region` is one name.
-fn parse_path(path: &str) -> Result<Vec<Segment>, String> {
-    if path.is_empty() {
-        return Err("the path is empty".into());
-    }
-    let mut out = Vec::new();
-    let mut rest = path;
-    let mut after_dot = false;
-    while let Some(c) = rest.chars().next() {
-        match c {
-            '.' => {
-                if out.is_empty() {
-                    return Err("expected the path to start with a name or index".into());
-                }
-                rest = &rest[1..];
-                if rest.is_empty() || rest.starts_with(['.', '[']) {
-                    return Err("expected a name after '.'".into());
-                }
-                after_dot = true;
-                continue;
-            }
-            '[' if rest[1..].starts_with('"') => {
-                let mut name = String::new();
-                let mut chars = rest[2..].char_indices();
-                let end = loop {
-                    match chars.next() {
-                        None => return Err("missing closing quote in property name".into()),
-                        Some((i, '"')) => break 2 + i + 1,
-                        Some((_, '\\')) if chars.as_str().starts_with('"') => {
-                            chars.next();
-                            name.push('"');
-                        }
-                        Some((_, ch)) => name.push(ch),
-                    }
-                };
-                if !rest[end..].starts_with(']') {
-                    return Err("missing closing bracket in property access".into());
-                }
-                out.push(Segment::Key(name));
-                rest = &rest[end + 1..];
-            }
-            '[' => {
-                let close = rest
-                    .find(']')
-                    .ok_or("missing closing bracket in array index")?;
-                let index = &rest[1..close];
-                let index = index
-                    .parse::<i64>()
-                    .map_err(|_| format!("invalid array index {index:?}"))?;
-                out.push(Segment::Index(index));
-                rest = &rest[close + 1..];
-            }
-            _ => {
-                let end = rest.find(['.', '[']).unwrap_or(rest.len());
-                if !out.is_empty() && !after_dot {
-                    return Err(format!("expected '.' or '[' before {:?}", &rest[..end]));
-                }
-                out.push(Segment::Key(rest[..end].to_owned()));
-                rest = &rest[end..];
-            }
-        }
-        after_dot = false;
-    }
-    Ok(out)
-}
-
-/// Formats a path for messages: `nums[0]`, `a.b`, `["x.y"].z`.
-fn format_path(segments: &[Segment]) -> String {
-    let mut out = String::new();
-    for s in segments {
-        match s {
-            Segment::Index(i) => out.push_str(&format!("[{i}]")),
-            Segment::Key(k) if !k.is_empty() && !k.contains(['.', '[', ']', '"']) => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(k);
-            }
-            Segment::Key(k) => out.push_str(&format!("[\"{}\"]", k.replace('"', "\\\""))),
-        }
-    }
-    out
-}
-
 /// Pulumi's `--path` leaf typing: `true`/`false` are booleans, integers without a leading zero
 /// are numbers (so `007` stays a string), anything else is a string.
 fn path_leaf(value: &str) -> Json {
@@ -1125,33 +1035,33 @@ fn path_leaf(value: &str) -> Json {
     }
 }
 
-fn set_in(root: &mut Json, segments: &[Segment], leaf: Json) -> Result<(), String> {
+fn set_in(root: &mut Json, segments: &[PathElement], leaf: Json) -> Result<(), String> {
     let mut cursor = &mut *root;
     for segment in segments {
         if secure_leaf(cursor).is_some() {
             return Err("cannot set a path inside a secret value".into());
         }
         cursor = match segment {
-            Segment::Index(i) => {
+            PathElement::Index(index) => {
                 if cursor.is_null() {
                     *cursor = Json::Array(Vec::new());
                 }
                 let Json::Array(items) = cursor else {
-                    return Err(format!("an array was expected for index {i}"));
+                    return Err(format!("an array was expected for index {index}"));
                 };
                 let len = items.len();
-                let index = usize::try_from(*i)
-                    .ok()
-                    .filter(|i| *i <= len)
-                    .ok_or_else(|| {
-                        format!("array index {i} out of range (the list has {len} elements)")
-                    })?;
-                if index == len {
+                if *index > len {
+                    return Err(format!(
+                        "array index {index} out of range (the list has {len} elements)"
+                    ));
+                }
+                if *index == len {
                     items.push(Json::Null);
                 }
-                &mut items[index]
+                &mut items[*index]
             }
-            Segment::Key(k) => {
+            PathElement::Wildcard => return Err("wildcards are not allowed in config paths".into()),
+            PathElement::Key(k) => {
                 if cursor.is_null() {
                     *cursor = Json::Object(serde_json::Map::new());
                 }
@@ -1173,30 +1083,30 @@ fn set_in(root: &mut Json, segments: &[Segment], leaf: Json) -> Result<(), Strin
 }
 
 /// The value at a path; secret leaves are opaque.
-fn get_in<'a>(root: &'a Json, segments: &[Segment]) -> Option<&'a Json> {
+fn get_in<'a>(root: &'a Json, segments: &[PathElement]) -> Option<&'a Json> {
     let mut cursor = root;
     for segment in segments {
         if secure_leaf(cursor).is_some() {
             return None;
         }
         cursor = match (cursor, segment) {
-            (Json::Array(items), Segment::Index(i)) => items.get(usize::try_from(*i).ok()?)?,
-            (Json::Object(map), Segment::Key(k)) => map.get(k)?,
+            (Json::Array(items), PathElement::Index(i)) => items.get(*i)?,
+            (Json::Object(map), PathElement::Key(k)) => map.get(k)?,
             _ => return None,
         };
     }
     Some(cursor)
 }
 
-fn get_in_mut<'a>(root: &'a mut Json, segments: &[Segment]) -> Option<&'a mut Json> {
+fn get_in_mut<'a>(root: &'a mut Json, segments: &[PathElement]) -> Option<&'a mut Json> {
     let mut cursor = root;
     for segment in segments {
         if secure_leaf(cursor).is_some() {
             return None;
         }
         cursor = match (cursor, segment) {
-            (Json::Array(items), Segment::Index(i)) => items.get_mut(usize::try_from(*i).ok()?)?,
-            (Json::Object(map), Segment::Key(k)) => map.get_mut(k)?,
+            (Json::Array(items), PathElement::Index(i)) => items.get_mut(*i)?,
+            (Json::Object(map), PathElement::Key(k)) => map.get_mut(k)?,
             _ => return None,
         };
     }
@@ -1734,22 +1644,23 @@ custom: !tag value
         #[rustfmt::skip]
         let cases = [
             ("proj:data:\n    nums: [1]\n", "data.nums[5]", "Pulumi.dev.yaml: config key \"proj:data\": path \"nums[5]\": array index 5 out of range"),
-            ("proj:data:\n    nums: [1]\n", "data.nums[-1]", "array index -1 out of range"),
+            ("proj:data:\n    nums: [1]\n", "data.nums[-1]", "invalid index \"-1\" at byte 10"),
             ("proj:data:\n    nums: [1]\n", "data.nums.x", "config key \"proj:data\": path \"nums.x\": a map was expected for key \"x\""),
             ("proj:data:\n    a: {}\n", "data.a[0]", "path \"a[0]\": an array was expected for index 0"),
             ("proj:data:\n    a: [1]\n", "data.a[0].b", "a map was expected for key \"b\""),
             ("proj:data:\n    pw: {secure: ct}\n", "data.pw.x", "cannot set a path inside a secret value"),
             ("", "data.secure", "\"secure\" key in maps of length 1 are reserved"),
-            ("", "data.nums[x]", "Pulumi.dev.yaml: config path \"data.nums[x]\": invalid array index \"x\""),
-            ("", "data.nums[0", "missing closing bracket"),
-            ("", "data[\"x", "missing closing quote"),
-            ("", "data[\"x\"y", "missing closing bracket in property access"),
+            ("", "data.nums[x]", "Pulumi.dev.yaml: config path \"data.nums[x]\": invalid property path \"data.nums[x]\": invalid index \"x\""),
+            ("", "data.nums[0", "missing ']' to close the '[' at byte 9"),
+            ("", "data[\"x", "unterminated string starting at byte 5"),
+            ("", "data[\"x\"y", "unexpected 'y' at byte 8, expected ']' after the quoted key"),
             ("", "[0].x", "the first path element must be a config key name"),
-            ("", ".data", "expected the path to start with a name or index"),
-            ("", "data..x", "expected a name after '.'"),
-            ("", "data.", "expected a name after '.'"),
-            ("", "data[0]x", "expected '.' or '[' before \"x\""),
-            ("", "", "the path is empty"),
+            ("", ".data", "unexpected '.' at byte 0"),
+            ("", "data..x", "empty key after the '.' at byte 4"),
+            ("", "data.", "empty key after the '.' at byte 4"),
+            ("", "data.list[*]", "wildcards are not allowed in config paths"),
+            ("", "data[0]x", "unexpected 'x' at byte 7"),
+            ("", "", "invalid property path: it is empty"),
             ("", "a:b:c:d.x", "could not parse \"a:b:c:d\" as a configuration key"),
         ];
         for (existing, path, want) in cases {
@@ -2033,25 +1944,7 @@ config:
     }
 
     #[test]
-    fn path_formatting_and_stack_file_names() {
-        let segs =
-            ok(
-                parse_path("a[\"x.y\"][2].b[\"q\\\"\"]").map_err(|reason| ConfigError::Malformed {
-                    file: FILE.into(),
-                    reason,
-                }),
-            );
-        assert_eq!(
-            segs,
-            [
-                Segment::Key("a".into()),
-                Segment::Key("x.y".into()),
-                Segment::Index(2),
-                Segment::Key("b".into()),
-                Segment::Key("q\"".into()),
-            ]
-        );
-        assert_eq!(format_path(&segs), r#"a["x.y"][2].b["q\""]"#);
+    fn stack_file_names() {
         assert_eq!(stack_config_file_name("dev"), "Pulumi.dev.yaml");
     }
 }

@@ -122,28 +122,11 @@ pub fn decode_deployment(
     deployment: &DeploymentV3,
     decrypter: Option<&dyn Crypter>,
 ) -> Result<Snapshot, StateError> {
-    let resources = deployment
-        .resources
-        .iter()
-        .map(|resource| decode_resource(resource, decrypter))
-        .collect::<Result<Vec<_>, _>>()?;
-    let pending_operations = deployment
-        .pending_operations
-        .iter()
-        .map(|op| {
-            let resource = op.resource.try_map_properties(|map, section| {
-                decode_property_map(map, decrypter).map_err(|source| StateError::PendingOperation {
-                    urn: op.resource.urn.clone(),
-                    section,
-                    source,
-                })
-            })?;
-            Ok(Operation {
-                resource,
-                kind: op.kind,
-            })
-        })
-        .collect::<Result<Vec<_>, StateError>>()?;
+    let (resources, pending_operations) = convert(
+        &deployment.resources,
+        &deployment.pending_operations,
+        |map| decode_property_map(map, decrypter),
+    )?;
     Ok(Snapshot {
         manifest: deployment.manifest.clone(),
         secrets_providers: deployment.secrets_providers.clone(),
@@ -153,47 +136,15 @@ pub fn decode_deployment(
     })
 }
 
-/// Decodes one stored resource.
-pub fn decode_resource(
-    resource: &Resource<JsonMap>,
-    decrypter: Option<&dyn Crypter>,
-) -> Result<ResourceState, StateError> {
-    resource.try_map_properties(|map, section| {
-        decode_property_map(map, decrypter).map_err(|source| StateError::Resource {
-            urn: resource.urn.clone(),
-            section,
-            source,
-        })
-    })
-}
-
 /// Encodes a snapshot for storage (or export), encrypting secrets as `mode` says.
 pub fn encode_deployment(
     snapshot: &Snapshot,
     mode: SecretsMode<'_>,
 ) -> Result<DeploymentV3, StateError> {
-    let resources = snapshot
-        .resources
-        .iter()
-        .map(|resource| encode_resource(resource, mode))
-        .collect::<Result<Vec<_>, _>>()?;
-    let pending_operations = snapshot
-        .pending_operations
-        .iter()
-        .map(|op| {
-            let resource = op.resource.try_map_properties(|map, section| {
-                encode_property_map(map, mode).map_err(|source| StateError::PendingOperation {
-                    urn: op.resource.urn.clone(),
-                    section,
-                    source,
-                })
-            })?;
-            Ok(Operation {
-                resource,
-                kind: op.kind,
-            })
-        })
-        .collect::<Result<Vec<_>, StateError>>()?;
+    let (resources, pending_operations) =
+        convert(&snapshot.resources, &snapshot.pending_operations, |map| {
+            encode_property_map(map, mode)
+        })?;
     Ok(DeploymentV3 {
         manifest: snapshot.manifest.clone(),
         secrets_providers: snapshot.secrets_providers.clone(),
@@ -203,16 +154,72 @@ pub fn encode_deployment(
     })
 }
 
+/// Decodes one stored resource.
+pub fn decode_resource(
+    resource: &Resource<JsonMap>,
+    decrypter: Option<&dyn Crypter>,
+) -> Result<ResourceState, StateError> {
+    convert_resource(
+        resource,
+        &mut |map| decode_property_map(map, decrypter),
+        false,
+    )
+}
+
 /// Encodes one resource for storage.
 pub fn encode_resource(
     resource: &ResourceState,
     mode: SecretsMode<'_>,
 ) -> Result<Resource<JsonMap>, StateError> {
+    convert_resource(resource, &mut |map| encode_property_map(map, mode), false)
+}
+
+type Converted<Q> = (Vec<Resource<Q>>, Vec<Operation<Q>>);
+
+/// Converts the property maps of every resource and pending operation.
+fn convert<P, Q>(
+    resources: &[Resource<P>],
+    operations: &[Operation<P>],
+    mut f: impl FnMut(&P) -> Result<Q, ValueError>,
+) -> Result<Converted<Q>, StateError> {
+    let resources = resources
+        .iter()
+        .map(|resource| convert_resource(resource, &mut f, false))
+        .collect::<Result<_, _>>()?;
+    let operations = operations
+        .iter()
+        .map(|op| {
+            Ok(Operation {
+                resource: convert_resource(&op.resource, &mut f, true)?,
+                kind: op.kind,
+            })
+        })
+        .collect::<Result<_, StateError>>()?;
+    Ok((resources, operations))
+}
+
+/// Converts one resource's property maps, naming the resource (and section) on failure.
+fn convert_resource<P, Q>(
+    resource: &Resource<P>,
+    f: &mut impl FnMut(&P) -> Result<Q, ValueError>,
+    pending: bool,
+) -> Result<Resource<Q>, StateError> {
     resource.try_map_properties(|map, section| {
-        encode_property_map(map, mode).map_err(|source| StateError::Resource {
-            urn: resource.urn.clone(),
-            section,
-            source,
+        f(map).map_err(|source| {
+            let urn = resource.urn.clone();
+            if pending {
+                StateError::PendingOperation {
+                    urn,
+                    section,
+                    source,
+                }
+            } else {
+                StateError::Resource {
+                    urn,
+                    section,
+                    source,
+                }
+            }
         })
     })
 }
