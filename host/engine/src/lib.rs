@@ -3,6 +3,7 @@
 
 pub mod asset;
 pub mod config;
+pub mod deploy;
 pub mod path;
 pub mod project;
 pub mod secrets;

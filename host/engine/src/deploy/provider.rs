@@ -1,0 +1,384 @@
+//! The provider contract: the lifecycle every provider implements (wasm component, gRPC plugin,
+//! or in-process), and the loader that instantiates providers by package and version.
+//!
+//! Semantics follow the provider implementer's guide: a provider instance is configured
+//! (`check_config` → `diff_config` → `configure`) before any resource operation.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use indexmap::IndexMap;
+
+use crate::path::PropertyPath;
+use crate::urn::{TypeToken, Urn};
+use crate::value::PropertyMap;
+
+/// A validation failure from `check` / `check_config`: a property path and the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckFailure {
+    /// The property at fault (a property path), or empty for the resource as a whole.
+    pub property: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckRequest {
+    pub urn: Urn,
+    /// The last recorded inputs (from a prior `check` or `read`); empty for a new resource.
+    pub olds: PropertyMap,
+    /// The new inputs; may contain unknowns.
+    pub news: PropertyMap,
+    /// A seed for generated values, stable per resource.
+    pub random_seed: Vec<u8>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CheckResult {
+    /// The validated inputs, with provider defaults applied.
+    pub inputs: PropertyMap,
+    pub failures: Vec<CheckFailure>,
+}
+
+/// Whether a diff found changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DiffChanges {
+    /// The provider could not tell; the engine compares old and new inputs itself.
+    #[default]
+    Unknown,
+    None,
+    Some,
+}
+
+/// How one property differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffKind {
+    Add,
+    AddReplace,
+    Delete,
+    DeleteReplace,
+    Update,
+    UpdateReplace,
+}
+
+impl DiffKind {
+    pub fn is_replace(self) -> bool {
+        matches!(
+            self,
+            DiffKind::AddReplace | DiffKind::DeleteReplace | DiffKind::UpdateReplace
+        )
+    }
+
+    /// The same change, requiring replacement.
+    pub fn with_replace(self) -> DiffKind {
+        match self {
+            DiffKind::Add | DiffKind::AddReplace => DiffKind::AddReplace,
+            DiffKind::Delete | DiffKind::DeleteReplace => DiffKind::DeleteReplace,
+            DiffKind::Update | DiffKind::UpdateReplace => DiffKind::UpdateReplace,
+        }
+    }
+}
+
+/// One entry of a detailed diff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PropertyDiff {
+    pub kind: DiffKind,
+    /// True when the old value was read from the old inputs rather than the old outputs.
+    pub input_diff: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffRequest {
+    pub urn: Urn,
+    pub id: String,
+    pub old_inputs: PropertyMap,
+    pub old_outputs: PropertyMap,
+    /// The checked new inputs; may contain unknowns.
+    pub news: PropertyMap,
+    pub ignore_changes: Vec<PropertyPath>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DiffResult {
+    pub changes: DiffChanges,
+    /// Top-level input properties whose change requires replacement.
+    pub replace_keys: Vec<String>,
+    /// Properties guaranteed not to change.
+    pub stable_keys: Vec<String>,
+    /// Top-level input properties that changed.
+    pub changed_keys: Vec<String>,
+    /// Per-property-path changes, when the provider reports them.
+    pub detailed_diff: Option<IndexMap<String, PropertyDiff>>,
+    /// The resource must be deleted before its replacement is created.
+    pub delete_before_replace: bool,
+}
+
+impl DiffResult {
+    /// A result saying nothing changed.
+    pub fn none() -> DiffResult {
+        DiffResult {
+            changes: DiffChanges::None,
+            ..DiffResult::default()
+        }
+    }
+
+    /// True when the diff asks for replacement.
+    pub fn requires_replacement(&self) -> bool {
+        !self.replace_keys.is_empty()
+            || self
+                .detailed_diff
+                .as_ref()
+                .is_some_and(|d| d.values().any(|p| p.kind.is_replace()))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateRequest {
+    pub urn: Urn,
+    pub properties: PropertyMap,
+    /// Seconds; 0 means the provider's default.
+    pub timeout: f64,
+    pub preview: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CreateResult {
+    /// Ignored in previews.
+    pub id: String,
+    pub outputs: PropertyMap,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadRequest {
+    pub urn: Urn,
+    pub id: String,
+    /// The last recorded inputs; empty when importing.
+    pub inputs: PropertyMap,
+    /// The last recorded state; empty when importing or reading an external resource.
+    pub state: PropertyMap,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReadResult {
+    /// The resource's ID; empty when the resource no longer exists.
+    pub id: String,
+    /// The resource's inputs as the provider sees them (empty if the provider cannot tell).
+    pub inputs: PropertyMap,
+    pub outputs: PropertyMap,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateRequest {
+    pub urn: Urn,
+    pub id: String,
+    pub old_inputs: PropertyMap,
+    pub old_outputs: PropertyMap,
+    pub news: PropertyMap,
+    pub timeout: f64,
+    pub ignore_changes: Vec<PropertyPath>,
+    pub preview: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct UpdateResult {
+    pub outputs: PropertyMap,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeleteRequest {
+    pub urn: Urn,
+    pub id: String,
+    pub inputs: PropertyMap,
+    pub outputs: PropertyMap,
+    pub timeout: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InvokeRequest {
+    pub token: String,
+    pub args: PropertyMap,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InvokeResult {
+    pub outputs: PropertyMap,
+    pub failures: Vec<CheckFailure>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CallRequest {
+    pub token: String,
+    pub args: PropertyMap,
+    pub arg_dependencies: IndexMap<String, Vec<Urn>>,
+    pub project: String,
+    pub stack: String,
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CallResult {
+    pub outputs: PropertyMap,
+    pub output_dependencies: IndexMap<String, Vec<Urn>>,
+    pub failures: Vec<CheckFailure>,
+}
+
+/// A request to construct a remote component.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ConstructRequest {
+    pub project: String,
+    pub stack: String,
+    pub resource_type: String,
+    pub name: String,
+    pub parent: Option<Urn>,
+    pub inputs: PropertyMap,
+    pub input_dependencies: IndexMap<String, Vec<Urn>>,
+    pub dependencies: Vec<Urn>,
+    pub protect: bool,
+    pub providers: IndexMap<String, String>,
+    pub aliases: Vec<Urn>,
+    pub dry_run: bool,
+    pub config: IndexMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ConstructResult {
+    pub urn: Option<Urn>,
+    pub state: PropertyMap,
+    pub state_dependencies: IndexMap<String, Vec<Urn>>,
+}
+
+/// What a provider returns when an operation failed after partly succeeding (for example a
+/// resource was created but did not become healthy): its ID and state are still recorded.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PartialState {
+    pub id: String,
+    pub inputs: PropertyMap,
+    pub outputs: PropertyMap,
+}
+
+/// Why a provider operation failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    #[error("{message}")]
+    Failed {
+        message: String,
+        /// Set when the operation left a real resource behind.
+        partial: Option<Box<PartialState>>,
+    },
+    #[error("the provider does not implement {method}")]
+    Unimplemented { method: &'static str },
+    #[error("the operation was cancelled")]
+    Cancelled,
+    #[error("the operation did not finish within {seconds} s")]
+    Timeout { seconds: f64 },
+}
+
+impl ProviderError {
+    pub fn failed(message: impl Into<String>) -> ProviderError {
+        ProviderError::Failed {
+            message: message.into(),
+            partial: None,
+        }
+    }
+
+    pub fn partial(&self) -> Option<&PartialState> {
+        match self {
+            ProviderError::Failed { partial, .. } => partial.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// A provider instance. Every method is called only after `configure` (except the config
+/// methods, `get_schema` and `cancel`).
+#[async_trait]
+pub trait Provider: Send + Sync {
+    /// The package this provider implements (`aws`, `random`, ...).
+    fn package(&self) -> &str;
+
+    /// The provider's version, if known.
+    fn version(&self) -> Option<semver::Version> {
+        None
+    }
+
+    /// The package schema (JSON text).
+    async fn get_schema(&self) -> Result<String, ProviderError> {
+        Err(ProviderError::Unimplemented {
+            method: "GetSchema",
+        })
+    }
+
+    /// Validates provider configuration (the `check` of a provider resource).
+    async fn check_config(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
+        Ok(CheckResult {
+            inputs: request.news,
+            failures: vec![],
+        })
+    }
+
+    /// Compares provider configurations (the `diff` of a provider resource).
+    async fn diff_config(&self, _request: DiffRequest) -> Result<DiffResult, ProviderError> {
+        Ok(DiffResult::default())
+    }
+
+    /// Applies checked configuration. `preview` configurations may contain unknowns.
+    async fn configure(&self, inputs: PropertyMap, preview: bool) -> Result<(), ProviderError>;
+
+    async fn check(&self, request: CheckRequest) -> Result<CheckResult, ProviderError>;
+    async fn diff(&self, request: DiffRequest) -> Result<DiffResult, ProviderError>;
+    async fn create(&self, request: CreateRequest) -> Result<CreateResult, ProviderError>;
+    async fn read(&self, request: ReadRequest) -> Result<ReadResult, ProviderError>;
+    async fn update(&self, request: UpdateRequest) -> Result<UpdateResult, ProviderError>;
+    async fn delete(&self, request: DeleteRequest) -> Result<(), ProviderError>;
+
+    async fn construct(
+        &self,
+        _request: ConstructRequest,
+        _monitor: crate::deploy::monitor::Monitor,
+    ) -> Result<ConstructResult, ProviderError> {
+        Err(ProviderError::Unimplemented {
+            method: "Construct",
+        })
+    }
+
+    async fn invoke(&self, _request: InvokeRequest) -> Result<InvokeResult, ProviderError> {
+        Err(ProviderError::Unimplemented { method: "Invoke" })
+    }
+
+    async fn call(
+        &self,
+        _request: CallRequest,
+        _monitor: crate::deploy::monitor::Monitor,
+    ) -> Result<CallResult, ProviderError> {
+        Err(ProviderError::Unimplemented { method: "Call" })
+    }
+
+    /// Asks the provider to stop outstanding work; advisory and non-blocking.
+    async fn cancel(&self) {}
+}
+
+/// Why a provider could not be instantiated.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LoadError {
+    #[error("no provider for package {package:?}{} is installed", version.as_ref().map(|v| format!(" compatible with version {v}")).unwrap_or_default())]
+    NotFound {
+        package: String,
+        version: Option<String>,
+    },
+    #[error("loading the provider for package {package:?}: {message}")]
+    Failed { package: String, message: String },
+}
+
+/// Instantiates unconfigured providers by package and version (the spec's provider lookup).
+#[async_trait]
+pub trait ProviderLoader: Send + Sync {
+    async fn load(
+        &self,
+        package: &str,
+        version: Option<&semver::Version>,
+    ) -> Result<Arc<dyn Provider>, LoadError>;
+}
+
+/// The type token of provider resources for a package: `pulumi:providers:<package>`.
+pub fn provider_type(package: &str) -> Result<TypeToken, crate::urn::TypeTokenError> {
+    TypeToken::parse(&format!("pulumi:providers:{package}"))
+}
