@@ -2,6 +2,8 @@
 
 mod backend;
 mod commands;
+#[allow(dead_code)] // Wired into the deployment commands separately.
+mod display;
 mod passphrase;
 mod stack;
 mod workspace;
@@ -43,6 +45,8 @@ enum Command {
     Stack(commands::stack::StackArgs),
     /// Manage a stack's configuration (plain and secret values).
     Config(commands::config::ConfigArgs),
+    /// Edit a stack's recorded state directly: delete, protect or unprotect resources.
+    State(commands::state::StateArgs),
 }
 
 fn main() -> ExitCode {
@@ -65,6 +69,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Stack(args) => commands::stack::run(&context, args),
         Command::Config(args) => commands::config::run(&context, args),
+        Command::State(args) => commands::state::run(&context, args),
     }
 }
 

@@ -1,8 +1,273 @@
 //! The deployment engine: resource monitor, step generator, step executor, and the journaled
 //! snapshot they update.
+//!
+//! A [`Deployment`] runs one operation (update, refresh or destroy, possibly as a preview)
+//! against the snapshot held by a [`journal::SnapshotManager`], reporting progress as
+//! [`events::EngineEvent`]s.
 
+pub mod diff;
+mod engine;
 pub mod events;
+pub mod graph;
 pub mod journal;
 pub mod monitor;
 pub mod program;
 pub mod provider;
+mod providers;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use indexmap::IndexMap;
+
+use crate::state::Snapshot;
+use crate::urn::Urn;
+use crate::value::{PropertyMap, PropertyValue};
+
+use engine::Engine;
+use events::{EngineEvent, EventSink, Operation, StepOp};
+use journal::SnapshotManager;
+use monitor::Monitor;
+use program::Program;
+use provider::ProviderLoader;
+
+/// What to deploy, and how.
+#[derive(Debug, Clone)]
+pub struct DeploymentOptions {
+    pub project: String,
+    pub stack: String,
+    /// Plan only: providers are called with `preview = true` and nothing is persisted.
+    pub preview: bool,
+    /// Provider operations running at once.
+    pub parallel: usize,
+    /// Only these resources are changed (empty: all).
+    pub targets: Vec<Urn>,
+    /// These resources are left alone.
+    pub excludes: Vec<Urn>,
+    /// These resources are replaced even without changes.
+    pub replaces: Vec<Urn>,
+    /// Replace these resources, and change nothing else.
+    pub target_replaces: Vec<Urn>,
+    /// With `targets`: also act on resources that depend on them (destroy).
+    pub target_dependents: bool,
+    /// Stack configuration, `namespace:key` → value; `<package>:*` configures default providers.
+    pub config: IndexMap<String, PropertyValue>,
+}
+
+impl DeploymentOptions {
+    pub fn new(project: impl Into<String>, stack: impl Into<String>) -> DeploymentOptions {
+        DeploymentOptions {
+            project: project.into(),
+            stack: stack.into(),
+            preview: false,
+            parallel: default_parallelism(),
+            targets: vec![],
+            excludes: vec![],
+            replaces: vec![],
+            target_replaces: vec![],
+            target_dependents: false,
+            config: IndexMap::new(),
+        }
+    }
+}
+
+/// Four provider operations per core, as a starting point for I/O-bound providers.
+pub fn default_parallelism() -> usize {
+    4 * std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A step that failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepFailure {
+    pub urn: Urn,
+    pub op: StepOp,
+    pub message: String,
+}
+
+/// Why a deployment did not complete. The state records everything that did.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DeployError {
+    #[error("the program failed: {0}")]
+    Program(String),
+    #[error("{}", describe_failures(.0))]
+    Steps(Vec<StepFailure>),
+    #[error("{0}")]
+    Engine(String),
+}
+
+fn describe_failures(failures: &[StepFailure]) -> String {
+    let lines: Vec<String> = failures
+        .iter()
+        .map(|f| format!("{} {}: {}", f.op, f.urn, f.message))
+        .collect();
+    match lines.len() {
+        1 => lines[0].clone(),
+        n => format!("{n} steps failed:\n  {}", lines.join("\n  ")),
+    }
+}
+
+/// What a deployment did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The resulting snapshot (in a preview: the planned one, not persisted).
+    pub snapshot: Snapshot,
+    /// Changing steps per kind.
+    pub changes: IndexMap<StepOp, usize>,
+    pub unchanged: usize,
+    /// The stack outputs.
+    pub outputs: PropertyMap,
+}
+
+/// One deployment of a stack.
+pub struct Deployment {
+    engine: Arc<Engine>,
+    journal: Arc<SnapshotManager>,
+}
+
+impl Deployment {
+    pub fn new(
+        options: DeploymentOptions,
+        loader: Arc<dyn ProviderLoader>,
+        events: Arc<dyn EventSink>,
+        journal: Arc<SnapshotManager>,
+    ) -> Result<Deployment, DeployError> {
+        let engine = Engine::new(options, loader, events, journal.clone())
+            .map_err(|e| DeployError::Engine(e.message))?;
+        Ok(Deployment {
+            engine: Arc::new(engine),
+            journal,
+        })
+    }
+
+    /// Runs `program` and brings the stack to the state it declares: creates, updates and
+    /// replaces what it registers, then deletes what it no longer does.
+    pub async fn update(&self, program: Arc<dyn Program>) -> Result<Outcome, DeployError> {
+        let started = self.start(Operation::Update);
+        let result = async {
+            self.engine
+                .register_root()
+                .await
+                .map_err(|e| DeployError::Engine(e.message))?;
+            let monitor = Monitor::new(self.engine.clone());
+            let program_result = program.run(monitor).await;
+            self.check_failures()?;
+            program_result.map_err(|e| DeployError::Program(e.message))?;
+            let deletions = self.engine.update_deletions();
+            let deleted = self.engine.delete_all(deletions).await;
+            self.check_failures()?;
+            deleted.map_err(|e| DeployError::Engine(e.message))
+        }
+        .await;
+        self.finish(Operation::Update, started, result)
+    }
+
+    /// Reads every resource from its provider and records what changed out of band.
+    pub async fn refresh(&self) -> Result<Outcome, DeployError> {
+        let started = self.start(Operation::Refresh);
+        let result = self.engine.refresh_all().await.map_err(|e| {
+            let failures = self.engine.failures();
+            if failures.is_empty() {
+                DeployError::Engine(e.message)
+            } else {
+                DeployError::Steps(failures)
+            }
+        });
+        self.finish(Operation::Refresh, started, result)
+    }
+
+    /// Deletes every resource of the stack (or the targets), dependents first.
+    pub async fn destroy(&self) -> Result<Outcome, DeployError> {
+        let started = self.start(Operation::Destroy);
+        let result = async {
+            let base = self.engine.base();
+            let options = &self.engine.options;
+            let mut chosen: Vec<usize> = (0..base.resources.len()).collect();
+            if !options.targets.is_empty() {
+                let refs: Vec<&crate::state::ResourceState> = base.resources.iter().collect();
+                let graph = graph::DependencyGraph::new(&refs);
+                let targeted: Vec<usize> = chosen
+                    .iter()
+                    .copied()
+                    .filter(|&i| options.targets.contains(&base.resources[i].urn))
+                    .collect();
+                let mut selected: Vec<usize> = targeted.clone();
+                for &t in &targeted {
+                    for d in graph.transitive_dependents(t) {
+                        if selected.contains(&d) {
+                            continue;
+                        }
+                        if options.target_dependents {
+                            selected.push(d);
+                        } else {
+                            return Err(DeployError::Engine(format!(
+                                "{} depends on targeted resource {}; target it too, or pass --target-dependents",
+                                base.resources[d].urn, base.resources[t].urn
+                            )));
+                        }
+                    }
+                }
+                chosen = selected;
+            }
+            chosen.retain(|&i| !options.excludes.contains(&base.resources[i].urn));
+            let deleted = self.engine.delete_all(chosen).await;
+            self.check_failures()?;
+            deleted.map_err(|e| DeployError::Engine(e.message))
+        }
+        .await;
+        self.finish(Operation::Destroy, started, result)
+    }
+
+    fn start(&self, operation: Operation) -> Instant {
+        self.engine.emit(EngineEvent::Started {
+            operation,
+            preview: self.engine.options.preview,
+        });
+        Instant::now()
+    }
+
+    fn check_failures(&self) -> Result<(), DeployError> {
+        let failures = self.engine.failures();
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(DeployError::Steps(failures))
+        }
+    }
+
+    /// Persists what happened (also after a failure) and reports the summary.
+    fn finish(
+        &self,
+        operation: Operation,
+        started: Instant,
+        result: Result<(), DeployError>,
+    ) -> Result<Outcome, DeployError> {
+        let persisted = self
+            .journal
+            .finish()
+            .map_err(|e| DeployError::Engine(format!("saving the state failed: {e}")));
+        let (changes, unchanged) = self.engine.tally();
+        let succeeded = result.is_ok() && persisted.is_ok();
+        self.engine.emit(EngineEvent::Summary {
+            operation,
+            preview: self.engine.options.preview,
+            changes: changes.clone(),
+            unchanged,
+            duration: started.elapsed(),
+            succeeded,
+        });
+        result?;
+        let snapshot = persisted?;
+        let outputs = snapshot
+            .resources
+            .iter()
+            .find(|r| r.urn == self.engine.root_urn)
+            .map(|r| r.outputs.clone())
+            .unwrap_or_default();
+        Ok(Outcome {
+            snapshot,
+            changes,
+            unchanged,
+            outputs,
+        })
+    }
+}

@@ -6,6 +6,7 @@
 //! between the two, encrypting and decrypting secrets on the way.
 
 pub mod codec;
+pub mod edit;
 pub mod integrity;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,2163 @@
+//! The engine of one deployment: the step generator's plan state, the registration flows the
+//! resource monitor drives, and step execution against providers and the journal.
+//!
+//! Concurrency: every registration runs in the caller's task, so independent registrations
+//! proceed in parallel. The plan state (which URNs are registered, which old states are claimed)
+//! sits behind one mutex that is never held across an `await`: the generator stays the single
+//! owner of its plan while `Check`, `Diff` and provider mutations run concurrently, bounded by
+//! the `--parallel` semaphore.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use futures::future::join_all;
+use indexmap::IndexMap;
+use tokio::sync::{OnceCell, Semaphore};
+
+use crate::path::PropertyPath;
+use crate::state::{
+    CustomTimeouts, OperationKind, ProviderReference, ResourceState, Snapshot, UNKNOWN_ID,
+    is_provider_type,
+};
+use crate::urn::{ROOT_STACK_TYPE, TypeToken, Urn};
+use crate::value::{PropertyMap, PropertyValue};
+
+use super::diff::{Decision, DiffFacts, changes_from_detailed, decide, diff_properties};
+use super::events::{EngineEvent, EventSink, Severity, StepInfo, StepOp, StepState};
+use super::graph::DependencyGraph;
+use super::journal::{BaseIndex, Mutation, SnapshotManager};
+use super::monitor::MonitorError;
+use super::program::{
+    Alias, ProgramCallRequest, ProgramInvokeRequest, ReadResourceRequest, RegisterResourceRequest,
+    RegisterResourceResponse, ResourceOptions,
+};
+use super::provider::{
+    CallRequest, CallResult, CheckRequest, CheckResult, ConstructRequest, CreateRequest,
+    DeleteRequest, DiffChanges, DiffRequest, InvokeRequest, InvokeResult, Provider, ProviderError,
+    ReadRequest, UpdateRequest, provider_type,
+};
+use super::providers::{ProviderRegistry, version_input};
+use super::{DeploymentOptions, StepFailure};
+
+/// Which old states this deployment has accounted for, and what it has registered.
+#[derive(Default)]
+struct Plan {
+    /// The live (not `delete`-marked) copy of each URN in the base snapshot.
+    live: HashMap<Urn, BaseIndex>,
+    /// URNs registered in this deployment, with the aliases they were registered under.
+    registered: HashMap<Urn, Vec<Urn>>,
+    /// Base entries taken over by a registration.
+    claimed: HashSet<BaseIndex>,
+    /// Base entries deleted ahead of their replacement (delete-before-replace).
+    deleted_early: HashSet<BaseIndex>,
+    /// Base entries replaced create-before-delete, to delete once the program has finished.
+    pending_deletes: Vec<BaseIndex>,
+    /// The states this deployment has recorded, by URN.
+    states: HashMap<Urn, ResourceState>,
+}
+
+/// A default provider's reference (`<urn>::<id>`), or why it could not be registered.
+type DefaultSlot = Arc<OnceCell<Result<String, String>>>;
+
+/// Counts of steps, for the summary.
+#[derive(Default)]
+struct Tally {
+    changes: IndexMap<StepOp, usize>,
+    unchanged: usize,
+}
+
+pub(crate) struct Engine {
+    pub options: DeploymentOptions,
+    events: Arc<dyn EventSink>,
+    pub journal: Arc<SnapshotManager>,
+    base: Snapshot,
+    pub providers: ProviderRegistry,
+    permits: Semaphore,
+    cancelled: AtomicBool,
+    failures: Mutex<Vec<StepFailure>>,
+    plan: Mutex<Plan>,
+    tally: Mutex<Tally>,
+    /// Default provider references by (package, version), each registered once.
+    defaults: Mutex<HashMap<(String, Option<String>), DefaultSlot>>,
+    pub root_urn: Urn,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn err(message: impl Into<String>) -> MonitorError {
+    MonitorError {
+        message: message.into(),
+    }
+}
+
+/// The secret-ness rules for outputs: an output named like a secret input is secret, and so is
+/// every output listed in `additionalSecretOutputs`.
+fn secure_outputs(
+    mut outputs: PropertyMap,
+    inputs: &PropertyMap,
+    additional: &[String],
+) -> PropertyMap {
+    for (key, value) in outputs.iter_mut() {
+        let input_secret = inputs
+            .get(key)
+            .is_some_and(|i| matches!(i, PropertyValue::Secret(_)));
+        let listed = additional.iter().any(|k| k == key);
+        if (input_secret || listed) && !matches!(value, PropertyValue::Secret(_)) {
+            *value = PropertyValue::secret(std::mem::take(value));
+        }
+    }
+    outputs
+}
+
+fn timeout_of(timeouts: Option<&CustomTimeouts>, pick: fn(&CustomTimeouts) -> f64) -> f64 {
+    timeouts.map(pick).unwrap_or(0.0)
+}
+
+impl Engine {
+    pub fn new(
+        options: DeploymentOptions,
+        loader: Arc<dyn super::provider::ProviderLoader>,
+        events: Arc<dyn EventSink>,
+        journal: Arc<SnapshotManager>,
+    ) -> Result<Engine, MonitorError> {
+        let base = journal.base().clone();
+        let mut plan = Plan::default();
+        for (i, resource) in base.resources.iter().enumerate() {
+            if !resource.delete {
+                plan.live.insert(resource.urn.clone(), i);
+            }
+        }
+        let root_type = TypeToken::parse(ROOT_STACK_TYPE).map_err(|e| err(e.to_string()))?;
+        let root_urn = Urn::new(
+            &options.stack,
+            &options.project,
+            None,
+            &root_type,
+            &format!("{}-{}", options.project, options.stack),
+        )
+        .map_err(|e| err(e.to_string()))?;
+        let parallel = options.parallel.max(1);
+        Ok(Engine {
+            options,
+            events,
+            journal,
+            base,
+            providers: ProviderRegistry::new(loader),
+            permits: Semaphore::new(parallel),
+            cancelled: AtomicBool::new(false),
+            failures: Mutex::new(Vec::new()),
+            plan: Mutex::new(plan),
+            tally: Mutex::new(Tally::default()),
+            defaults: Mutex::new(HashMap::new()),
+            root_urn,
+        })
+    }
+
+    pub fn base(&self) -> &Snapshot {
+        &self.base
+    }
+
+    pub fn emit(&self, event: EngineEvent) {
+        self.events.emit(event);
+    }
+
+    pub fn warn(&self, urn: Option<&Urn>, message: impl Into<String>) {
+        self.emit(EngineEvent::Diagnostic {
+            severity: Severity::Warning,
+            urn: urn.cloned(),
+            message: message.into(),
+        });
+    }
+
+    pub fn failures(&self) -> Vec<StepFailure> {
+        lock(&self.failures).clone()
+    }
+
+    pub fn tally(&self) -> (IndexMap<StepOp, usize>, usize) {
+        let tally = lock(&self.tally);
+        (tally.changes.clone(), tally.unchanged)
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+
+    fn ensure_running(&self) -> Result<(), MonitorError> {
+        if self.is_cancelled() {
+            return Err(err("the deployment was cancelled after an earlier failure"));
+        }
+        Ok(())
+    }
+
+    /// Stops new work and asks every provider to cancel what it is doing.
+    pub async fn cancel(&self) {
+        if self.cancelled.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        join_all(self.providers.all().into_iter().map(|p| async move {
+            p.cancel().await;
+        }))
+        .await;
+    }
+
+    fn count(&self, op: StepOp) {
+        let mut tally = lock(&self.tally);
+        if op.is_change() {
+            *tally.changes.entry(op).or_default() += 1;
+        } else {
+            tally.unchanged += 1;
+        }
+    }
+
+    fn preview(&self) -> bool {
+        self.options.preview
+    }
+
+    fn is_targeted(&self, urn: &Urn) -> bool {
+        if self.options.excludes.contains(urn) {
+            return false;
+        }
+        self.options.targets.is_empty()
+            || self.options.targets.contains(urn)
+            || self.options.target_replaces.contains(urn)
+    }
+
+    fn forced_replace(&self, urn: &Urn) -> bool {
+        self.options.replaces.contains(urn) || self.options.target_replaces.contains(urn)
+    }
+
+    /// Runs one step: announces it, runs `work` under a parallelism permit, reports the result.
+    /// A failure cancels the deployment.
+    async fn step<T>(
+        &self,
+        info: StepInfo,
+        counted: bool,
+        work: impl Future<Output = Result<T, String>>,
+    ) -> Result<T, MonitorError> {
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| err("the deployment is shutting down"))?;
+        self.ensure_running()?;
+        let started = Instant::now();
+        self.emit(EngineEvent::StepStarted(info.clone()));
+        match work.await {
+            Ok(value) => {
+                if counted {
+                    self.count(info.op);
+                }
+                self.emit(EngineEvent::StepFinished {
+                    step: info,
+                    duration: started.elapsed(),
+                });
+                Ok(value)
+            }
+            Err(message) => {
+                let urn = info.urn.clone();
+                self.emit(EngineEvent::StepFailed {
+                    step: info.clone(),
+                    error: message.clone(),
+                    duration: started.elapsed(),
+                });
+                lock(&self.failures).push(StepFailure {
+                    urn: urn.clone(),
+                    op: info.op,
+                    message: message.clone(),
+                });
+                self.cancel().await;
+                Err(err(format!("{} of {urn} failed: {message}", info.op)))
+            }
+        }
+    }
+
+    fn step_info(&self, op: StepOp, urn: &Urn, resource_type: &str, custom: bool) -> StepInfo {
+        StepInfo {
+            op,
+            urn: urn.clone(),
+            resource_type: resource_type.to_owned(),
+            custom,
+            old: None,
+            new: None,
+            changes: vec![],
+            replace_keys: vec![],
+            preview: self.preview(),
+        }
+    }
+
+    fn journal_err(e: impl std::fmt::Display) -> String {
+        format!("recording the state failed: {e}")
+    }
+
+    /// Durably brackets a provider mutation with begin/end journal records.
+    async fn journaled<T>(
+        &self,
+        kind: OperationKind,
+        pending: &ResourceState,
+        work: impl Future<Output = Result<(T, Vec<Mutation>), ProviderError>>,
+    ) -> Result<T, String> {
+        let id = self
+            .journal
+            .begin(kind, pending)
+            .map_err(Self::journal_err)?;
+        match work.await {
+            Ok((value, mutations)) => {
+                self.journal.end(id, mutations).map_err(Self::journal_err)?;
+                Ok(value)
+            }
+            Err(e) => {
+                // A failed operation leaves either nothing or, with partial state, a resource
+                // that must be recorded so it is not leaked.
+                let mutations = match e.partial() {
+                    Some(partial) if !partial.id.is_empty() => {
+                        let mut state = pending.clone();
+                        state.id = Some(partial.id.clone());
+                        state.outputs = partial.outputs.clone();
+                        state.init_errors = vec![e.to_string()];
+                        vec![Mutation::Append(state)]
+                    }
+                    _ => vec![],
+                };
+                self.journal.end(id, mutations).map_err(Self::journal_err)?;
+                Err(e.to_string())
+            }
+        }
+    }
+
+    fn apply(&self, mutations: Vec<Mutation>) -> Result<(), MonitorError> {
+        self.journal
+            .apply(mutations)
+            .map_err(|e| err(Self::journal_err(e)))
+    }
+
+    fn record(&self, state: &ResourceState) {
+        lock(&self.plan)
+            .states
+            .insert(state.urn.clone(), state.clone());
+    }
+
+    /// The state this deployment recorded for `urn`, else the old one.
+    pub fn state_of(&self, urn: &Urn) -> Option<ResourceState> {
+        let plan = lock(&self.plan);
+        if let Some(state) = plan.states.get(urn) {
+            return Some(state.clone());
+        }
+        plan.live.get(urn).map(|&i| self.base.resources[i].clone())
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Registration: URN, old state, aliases.
+
+    fn urn_for(
+        &self,
+        parent: Option<&Urn>,
+        resource_type: &TypeToken,
+        name: &str,
+    ) -> Result<Urn, MonitorError> {
+        Urn::new(
+            &self.options.stack,
+            &self.options.project,
+            parent.map(Urn::qualified_type),
+            resource_type,
+            name,
+        )
+        .map_err(|e| err(e.to_string()))
+    }
+
+    /// The old URNs a resource may have had, from its aliases and its parent's aliases.
+    fn alias_urns(
+        &self,
+        urn: &Urn,
+        parent: Option<&Urn>,
+        resource_type: &TypeToken,
+        name: &str,
+        aliases: &[Alias],
+    ) -> Result<Vec<Urn>, MonitorError> {
+        let mut out = Vec::new();
+        for alias in aliases {
+            let alias_urn = match alias {
+                Alias::Urn(u) => u.clone(),
+                Alias::Spec {
+                    name: alias_name,
+                    resource_type: alias_type,
+                    parent: alias_parent,
+                    stack,
+                    project,
+                } => {
+                    let parent_type = match alias_parent {
+                        None => parent.map(|p| p.qualified_type().to_owned()),
+                        Some(None) => None,
+                        Some(Some(p)) => Some(p.qualified_type().to_owned()),
+                    };
+                    Urn::new(
+                        stack.as_deref().unwrap_or(&self.options.stack),
+                        project.as_deref().unwrap_or(&self.options.project),
+                        parent_type.as_deref(),
+                        alias_type.as_ref().unwrap_or(resource_type),
+                        alias_name.as_deref().unwrap_or(name),
+                    )
+                    .map_err(|e| err(format!("invalid alias for {urn}: {e}")))?
+                }
+            };
+            if &alias_urn != urn && !out.contains(&alias_urn) {
+                out.push(alias_urn);
+            }
+        }
+        // A parent's old identities change its children's URNs too.
+        if let Some(parent) = parent {
+            let parent_aliases = lock(&self.plan)
+                .registered
+                .get(parent)
+                .cloned()
+                .unwrap_or_default();
+            for parent_alias in parent_aliases {
+                let candidate = Urn::new(
+                    &self.options.stack,
+                    &self.options.project,
+                    Some(parent_alias.qualified_type()),
+                    resource_type,
+                    name,
+                )
+                .map_err(|e| err(e.to_string()))?;
+                if &candidate != urn && !out.contains(&candidate) {
+                    out.push(candidate);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Records the registration of `urn` and claims its old state, if any.
+    fn claim(&self, urn: &Urn, aliases: Vec<Urn>) -> Result<Option<BaseIndex>, MonitorError> {
+        let mut plan = lock(&self.plan);
+        if plan.registered.contains_key(urn) {
+            return Err(err(format!(
+                "duplicate resource URN {urn}: a resource with this type, name and parent was already registered; give it a unique name"
+            )));
+        }
+        let mut found: Vec<BaseIndex> = Vec::new();
+        if let Some(&i) = plan.live.get(urn) {
+            found.push(i);
+        }
+        for alias in &aliases {
+            if let Some(&i) = plan.live.get(alias)
+                && !found.contains(&i)
+            {
+                found.push(i);
+            }
+        }
+        if found.len() > 1 {
+            let urns: Vec<String> = found
+                .iter()
+                .map(|&i| self.base.resources[i].urn.to_string())
+                .collect();
+            return Err(err(format!(
+                "resource {urn} matches {} resources in the existing state through its aliases ({}); remove the aliases that no longer apply",
+                found.len(),
+                urns.join(", ")
+            )));
+        }
+        if let Some(&i) = found.first()
+            && plan.claimed.contains(&i)
+        {
+            return Err(err(format!(
+                "resource {urn} aliases {}, which another resource in this deployment already took over",
+                self.base.resources[i].urn
+            )));
+        }
+        plan.registered.insert(urn.clone(), aliases);
+        if let Some(&i) = found.first() {
+            plan.claimed.insert(i);
+        }
+        Ok(found.first().copied())
+    }
+
+    fn was_deleted_early(&self, index: BaseIndex) -> bool {
+        lock(&self.plan).deleted_early.contains(&index)
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Providers.
+
+    /// The provider reference and configured instance for a resource of `package`.
+    async fn resolve_provider(
+        self: &Arc<Self>,
+        explicit: Option<&str>,
+        providers: &IndexMap<String, String>,
+        package: &str,
+        version: Option<&str>,
+    ) -> Result<(ProviderReference, Arc<dyn Provider>), MonitorError> {
+        let explicit = explicit.or_else(|| providers.get(package).map(String::as_str));
+        let reference = match explicit {
+            Some(text) => ProviderReference::parse(text).map_err(|e| err(e.to_string()))?,
+            None => self.default_provider(package, version).await?,
+        };
+        let provider = self.providers.registered(&reference).ok_or_else(|| {
+            err(format!(
+                "provider {reference} is not registered in this deployment; register the provider resource before the resources that use it"
+            ))
+        })?;
+        Ok((reference, provider))
+    }
+
+    /// The default provider for `(package, version)`, registering it on first use.
+    async fn default_provider(
+        self: &Arc<Self>,
+        package: &str,
+        version: Option<&str>,
+    ) -> Result<ProviderReference, MonitorError> {
+        let cell = lock(&self.defaults)
+            .entry((package.to_owned(), version.map(str::to_owned)))
+            .or_default()
+            .clone();
+        let reference = cell
+            .get_or_init(|| async {
+                let name = match version {
+                    Some(v) => format!("default_{}", v.replace(['.', '-', '+'], "_")),
+                    None => "default".to_owned(),
+                };
+                let mut inputs = PropertyMap::new();
+                let prefix = format!("{package}:");
+                for (key, value) in &self.options.config {
+                    if let Some(name) = key.strip_prefix(&prefix) {
+                        inputs.insert(name.to_owned(), value.clone());
+                    }
+                }
+                if let Some(v) = version {
+                    inputs.insert("version".into(), PropertyValue::String(v.to_owned()));
+                }
+                let resource_type = provider_type(package).map_err(|e| e.to_string())?;
+                let urn = self
+                    .urn_for(None, &resource_type, &name)
+                    .map_err(|e| e.message)?;
+                self.register_provider(urn, resource_type, inputs, ResourceOptions::default())
+                    .await
+                    .map(|response| {
+                        format!("{}::{}", response.urn, response.id.unwrap_or_default())
+                    })
+                    .map_err(|e| e.message)
+            })
+            .await
+            .clone()
+            .map_err(err)?;
+        ProviderReference::parse(&reference).map_err(|e| err(e.to_string()))
+    }
+
+    /// Registers a provider resource (`pulumi:providers:<package>`): `check_config`,
+    /// `diff_config`, then `configure`.
+    async fn register_provider(
+        self: &Arc<Self>,
+        urn: Urn,
+        resource_type: TypeToken,
+        inputs: PropertyMap,
+        options: ResourceOptions,
+    ) -> Result<RegisterResourceResponse, MonitorError> {
+        self.ensure_running()?;
+        let claimed = self.claim(&urn, vec![])?;
+        let old = claimed.map(|i| self.base.resources[i].clone());
+        let package = resource_type.name().to_owned();
+        let version = version_input(&inputs);
+        let loader = self.providers.loader().clone();
+        let provider = loader
+            .load(&package, version.as_ref())
+            .await
+            .map_err(|e| err(format!("{urn}: {e}")))?;
+
+        let olds = old.as_ref().map(|o| o.inputs.clone()).unwrap_or_default();
+        let checked = self
+            .call_check(
+                &urn,
+                provider.check_config(CheckRequest {
+                    urn: urn.clone(),
+                    olds,
+                    news: inputs,
+                    random_seed: vec![],
+                }),
+            )
+            .await?;
+
+        let mut state = ResourceState::new(urn.clone(), resource_type.clone(), true);
+        state.inputs = checked.clone();
+        state.outputs = checked.clone();
+        state.protect = options.protect;
+
+        let (op, mutations, id) = match (&old, claimed) {
+            (Some(old), Some(i)) => {
+                let diff = provider
+                    .diff_config(DiffRequest {
+                        urn: urn.clone(),
+                        id: old.id.clone().unwrap_or_default(),
+                        old_inputs: old.inputs.clone(),
+                        old_outputs: old.outputs.clone(),
+                        news: checked.clone(),
+                        ignore_changes: vec![],
+                    })
+                    .await
+                    .map_err(|e| err(format!("{urn}: DiffConfig failed: {e}")))?;
+                let decision = decide(&DiffFacts {
+                    diff: Some(&diff),
+                    old_inputs: Some(&old.inputs),
+                    new_inputs: Some(&checked),
+                    ..DiffFacts::default()
+                });
+                match decision {
+                    Decision::Same | Decision::Update => {
+                        let op = if decision == Decision::Same {
+                            StepOp::Same
+                        } else {
+                            StepOp::Update
+                        };
+                        (
+                            op,
+                            vec![Mutation::RemoveBase(i)],
+                            old.id.clone().unwrap_or_default(),
+                        )
+                    }
+                    Decision::Replace { .. } => {
+                        let mut doomed = old.clone();
+                        doomed.delete = true;
+                        lock(&self.plan).pending_deletes.push(i);
+                        (
+                            StepOp::Replace,
+                            vec![Mutation::ReplaceBase(i, doomed)],
+                            self.new_id(),
+                        )
+                    }
+                }
+            }
+            _ => (StepOp::Create, vec![], self.new_id()),
+        };
+        state.id = Some(id.clone());
+        let reference = ProviderReference {
+            urn: urn.clone(),
+            id: id.clone(),
+        };
+        let mut info = self.step_info(op, &urn, resource_type.as_str(), true);
+        info.old = old.as_ref().map(step_state);
+        info.new = Some(step_state(&state));
+        if let Some(old) = &old {
+            info.changes = diff_properties(&old.inputs, &checked);
+        }
+        let preview = self.preview();
+        let configured = provider.clone();
+        let config = checked.clone();
+        self.step(info, true, async move {
+            configured
+                .configure(config, preview)
+                .await
+                .map_err(|e| format!("configuring the provider failed: {e}"))
+        })
+        .await?;
+        self.providers.insert(&reference, provider);
+        let mut all = vec![Mutation::Append(state.clone())];
+        all.extend(mutations);
+        self.apply(all)?;
+        self.record(&state);
+        Ok(RegisterResourceResponse {
+            urn,
+            id: Some(id),
+            outputs: checked,
+            property_dependencies: IndexMap::new(),
+        })
+    }
+
+    /// A fresh ID for a created provider; unknown in a preview.
+    fn new_id(&self) -> String {
+        if self.preview() {
+            UNKNOWN_ID.to_owned()
+        } else {
+            uuid::Uuid::new_v4().to_string()
+        }
+    }
+
+    async fn call_check(
+        &self,
+        urn: &Urn,
+        check: impl Future<Output = Result<CheckResult, ProviderError>>,
+    ) -> Result<PropertyMap, MonitorError> {
+        let result = {
+            let _permit = self
+                .permits
+                .acquire()
+                .await
+                .map_err(|_| err("the deployment is shutting down"))?;
+            check.await
+        }
+        .map_err(|e| err(format!("{urn}: Check failed: {e}")))?;
+        if result.failures.is_empty() {
+            return Ok(result.inputs);
+        }
+        let reasons: Vec<String> = result
+            .failures
+            .iter()
+            .map(|f| {
+                if f.property.is_empty() {
+                    f.reason.clone()
+                } else {
+                    format!("property {}: {}", f.property, f.reason)
+                }
+            })
+            .collect();
+        let message = format!("{urn}: invalid inputs: {}", reasons.join("; "));
+        for reason in &reasons {
+            self.emit(EngineEvent::Diagnostic {
+                severity: Severity::Error,
+                urn: Some(urn.clone()),
+                message: reason.clone(),
+            });
+        }
+        lock(&self.failures).push(StepFailure {
+            urn: urn.clone(),
+            op: StepOp::Create,
+            message: message.clone(),
+        });
+        self.cancel().await;
+        Err(err(message))
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // The root stack resource.
+
+    /// Registers the stack's root resource (a component with no provider).
+    pub async fn register_root(self: &Arc<Self>) -> Result<(), MonitorError> {
+        let root_type = TypeToken::parse(ROOT_STACK_TYPE).map_err(|e| err(e.to_string()))?;
+        let urn = self.root_urn.clone();
+        self.register_component(
+            urn,
+            root_type,
+            None,
+            PropertyMap::new(),
+            &ResourceOptions::default(),
+            IndexMap::new(),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Sets a component's (or the stack's) outputs.
+    pub fn register_outputs(&self, urn: &Urn, outputs: PropertyMap) -> Result<(), MonitorError> {
+        let mut plan = lock(&self.plan);
+        let Some(state) = plan.states.get_mut(urn) else {
+            return Err(err(format!(
+                "cannot register outputs for {urn}: it was not registered in this deployment"
+            )));
+        };
+        state.outputs = outputs.clone();
+        let updated = state.clone();
+        drop(plan);
+        self.apply(vec![Mutation::ReplaceAppended(urn.clone(), updated)])?;
+        self.emit(EngineEvent::Outputs {
+            urn: urn.clone(),
+            outputs,
+        });
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // RegisterResource.
+
+    pub async fn register_resource(
+        self: &Arc<Self>,
+        request: RegisterResourceRequest,
+    ) -> Result<RegisterResourceResponse, MonitorError> {
+        self.ensure_running()?;
+        if request.resource_type.as_str() == ROOT_STACK_TYPE {
+            // SDKs register the root themselves; the engine already has.
+            return Ok(RegisterResourceResponse {
+                urn: self.root_urn.clone(),
+                id: None,
+                outputs: PropertyMap::new(),
+                property_dependencies: IndexMap::new(),
+            });
+        }
+        let is_provider = is_provider_type(&request.resource_type);
+        let parent = match &request.parent {
+            Some(parent) => Some(parent.clone()),
+            None if is_provider => None,
+            None => Some(self.root_urn.clone()),
+        };
+        let urn = self.urn_for(parent.as_ref(), &request.resource_type, &request.name)?;
+        let dependencies = all_dependencies(&request);
+        if request.remote {
+            return self.construct(urn, parent, request).await;
+        }
+        if !request.custom {
+            return self
+                .register_component(
+                    urn,
+                    request.resource_type.clone(),
+                    parent,
+                    request.inputs.clone(),
+                    &request.options,
+                    request.property_dependencies.clone(),
+                )
+                .await;
+        }
+        if is_provider {
+            return self
+                .register_provider(urn, request.resource_type, request.inputs, request.options)
+                .await;
+        }
+        self.register_custom(urn, parent, dependencies, request)
+            .await
+    }
+
+    async fn register_component(
+        self: &Arc<Self>,
+        urn: Urn,
+        resource_type: TypeToken,
+        parent: Option<Urn>,
+        inputs: PropertyMap,
+        options: &ResourceOptions,
+        property_dependencies: IndexMap<String, Vec<Urn>>,
+    ) -> Result<RegisterResourceResponse, MonitorError> {
+        let aliases = self.alias_urns(
+            &urn,
+            parent.as_ref(),
+            &resource_type,
+            urn.name(),
+            &options.aliases,
+        )?;
+        let claimed = self.claim(&urn, aliases)?;
+        let old = claimed.map(|i| self.base.resources[i].clone());
+        let mut state = ResourceState::new(urn.clone(), resource_type.clone(), false);
+        state.parent = parent;
+        state.inputs = inputs;
+        state.outputs = old.as_ref().map(|o| o.outputs.clone()).unwrap_or_default();
+        state.protect = options.protect;
+        state.dependencies = options.depends_on.clone();
+        state.property_dependencies = property_dependencies;
+        state.aliases = old
+            .as_ref()
+            .filter(|o| o.urn != urn)
+            .map(|o| vec![o.urn.clone()])
+            .unwrap_or_default();
+        state.retain_on_delete = options.retain_on_delete;
+        state.deleted_with = options.deleted_with.clone();
+        state.created = old.as_ref().and_then(|o| o.created.clone());
+
+        let op = match &old {
+            None => StepOp::Create,
+            Some(o) if o.inputs == state.inputs && o.urn == urn => StepOp::Same,
+            Some(_) => StepOp::Update,
+        };
+        let mut info = self.step_info(op, &urn, resource_type.as_str(), false);
+        info.old = old.as_ref().map(step_state);
+        info.new = Some(step_state(&state));
+        if let Some(old) = &old {
+            info.changes = diff_properties(&old.inputs, &state.inputs);
+        }
+        let mut mutations = vec![Mutation::Append(state.clone())];
+        mutations.extend(claimed.map(Mutation::RemoveBase));
+        self.step(info, true, async { Ok(()) }).await?;
+        self.apply(mutations)?;
+        self.record(&state);
+        Ok(RegisterResourceResponse {
+            urn,
+            id: None,
+            outputs: state.outputs,
+            property_dependencies: IndexMap::new(),
+        })
+    }
+
+    async fn construct(
+        self: &Arc<Self>,
+        urn: Urn,
+        parent: Option<Urn>,
+        request: RegisterResourceRequest,
+    ) -> Result<RegisterResourceResponse, MonitorError> {
+        let package = request.resource_type.package().to_owned();
+        let (_, provider) = self
+            .resolve_provider(
+                request.options.provider.as_deref(),
+                &request.options.providers,
+                &package,
+                request.options.version.as_deref(),
+            )
+            .await?;
+        let config = self
+            .options
+            .config
+            .iter()
+            .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
+            .collect();
+        let result = provider
+            .construct(
+                ConstructRequest {
+                    project: self.options.project.clone(),
+                    stack: self.options.stack.clone(),
+                    resource_type: request.resource_type.to_string(),
+                    name: request.name.clone(),
+                    parent,
+                    inputs: request.inputs.clone(),
+                    input_dependencies: request.property_dependencies.clone(),
+                    dependencies: request.options.depends_on.clone(),
+                    protect: request.options.protect,
+                    providers: request.options.providers.clone(),
+                    aliases: vec![],
+                    dry_run: self.preview(),
+                    config,
+                },
+                super::monitor::Monitor::new(self.clone()),
+            )
+            .await
+            .map_err(|e| err(format!("constructing {urn} failed: {e}")))?;
+        Ok(RegisterResourceResponse {
+            urn: result.urn.unwrap_or(urn),
+            id: None,
+            outputs: result.state,
+            property_dependencies: result.state_dependencies,
+        })
+    }
+
+    async fn register_custom(
+        self: &Arc<Self>,
+        urn: Urn,
+        parent: Option<Urn>,
+        dependencies: Vec<Urn>,
+        request: RegisterResourceRequest,
+    ) -> Result<RegisterResourceResponse, MonitorError> {
+        let options = &request.options;
+        let aliases = self.alias_urns(
+            &urn,
+            parent.as_ref(),
+            &request.resource_type,
+            &request.name,
+            &options.aliases,
+        )?;
+        let claimed = self.claim(&urn, aliases)?;
+        let old = claimed.map(|i| self.base.resources[i].clone());
+        let package = request.resource_type.package().to_owned();
+        let (provider_ref, provider) = self
+            .resolve_provider(
+                options.provider.as_deref(),
+                &options.providers,
+                &package,
+                options.version.as_deref(),
+            )
+            .await?;
+
+        // The new state, before the provider has had its say.
+        let mut state = ResourceState::new(urn.clone(), request.resource_type.clone(), true);
+        state.parent = parent;
+        state.provider = Some(provider_ref.clone());
+        state.protect = options.protect;
+        state.dependencies = dependencies;
+        state.property_dependencies = request.property_dependencies.clone();
+        state.additional_secret_outputs = options.additional_secret_outputs.clone();
+        state.custom_timeouts = options.custom_timeouts;
+        state.retain_on_delete = options.retain_on_delete;
+        state.deleted_with = options.deleted_with.clone();
+        state.ignore_changes = options.ignore_changes.clone();
+        state.replace_on_changes = options.replace_on_changes.clone();
+        state.import_id = options.import_id.clone();
+        state.aliases = old
+            .as_ref()
+            .filter(|o| o.urn != urn)
+            .map(|o| vec![o.urn.clone()])
+            .unwrap_or_default();
+
+        let ignore_changes = parse_paths(&urn, "ignoreChanges", &options.ignore_changes)?;
+        let replace_on_changes =
+            parse_paths(&urn, "replaceOnChanges", &options.replace_on_changes)?;
+        let mut inputs = request.inputs.clone();
+        if let Some(old) = &old {
+            let old_root = PropertyValue::Object(old.inputs.clone());
+            let mut new_root = PropertyValue::Object(inputs);
+            for path in &ignore_changes {
+                path.reset(&old_root, &mut new_root);
+            }
+            inputs = match new_root {
+                PropertyValue::Object(map) => map,
+                _ => PropertyMap::new(),
+            };
+        }
+
+        if !self.is_targeted(&urn) {
+            return self.untargeted(urn, claimed, old, state, inputs);
+        }
+
+        // `import`: adopt an existing resource.
+        if let Some(import_id) = &options.import_id {
+            let same_resource = old.as_ref().is_some_and(|o| {
+                o.id.as_deref() == Some(import_id.as_str())
+                    || o.import_id.as_deref() == Some(import_id.as_str())
+            });
+            if !same_resource {
+                return self
+                    .import(
+                        urn,
+                        claimed,
+                        old,
+                        state,
+                        inputs,
+                        import_id.clone(),
+                        provider,
+                    )
+                    .await;
+            }
+        }
+
+        let old_usable = old
+            .as_ref()
+            .filter(|o| !o.pending_replacement)
+            .filter(|_| !claimed.is_some_and(|i| self.was_deleted_early(i)));
+
+        let checked = self
+            .call_check(
+                &urn,
+                provider.check(CheckRequest {
+                    urn: urn.clone(),
+                    olds: old_usable.map(|o| o.inputs.clone()).unwrap_or_default(),
+                    news: inputs.clone(),
+                    random_seed: urn.as_str().as_bytes().to_vec(),
+                }),
+            )
+            .await?;
+        state.inputs = checked.clone();
+
+        let Some(old) = old_usable.cloned() else {
+            // New, or re-created after a delete-before-replace.
+            let op = if old.is_some() {
+                StepOp::CreateReplacement
+            } else {
+                StepOp::Create
+            };
+            let base = claimed.filter(|_| old.is_some());
+            return self.create(op, state, provider, base, None, options).await;
+        };
+        let index = claimed.ok_or_else(|| err("internal error: old state without an index"))?;
+
+        // The resource's provider changed: replace, unless both are default providers and the
+        // new one's DiffConfig says it can manage what the old one created.
+        let provider_replaced = match &old.provider {
+            Some(old_ref) if old_ref != &provider_ref => {
+                !self
+                    .default_provider_can_adopt(old_ref, &provider_ref, &provider)
+                    .await
+            }
+            _ => false,
+        };
+        let forced = self.forced_replace(&urn);
+        let diff = if provider_replaced {
+            None
+        } else {
+            let _permit = self
+                .permits
+                .acquire()
+                .await
+                .map_err(|_| err("the deployment is shutting down"))?;
+            Some(
+                provider
+                    .diff(DiffRequest {
+                        urn: urn.clone(),
+                        id: old.id.clone().unwrap_or_default(),
+                        old_inputs: old.inputs.clone(),
+                        old_outputs: old.outputs.clone(),
+                        news: checked.clone(),
+                        ignore_changes: ignore_changes.clone(),
+                    })
+                    .await
+                    .map_err(|e| err(format!("{urn}: Diff failed: {e}")))?,
+            )
+        };
+        let decision = decide(&DiffFacts {
+            forced_replace: forced,
+            provider_replaced,
+            diff: diff.as_ref(),
+            old_inputs: Some(&old.inputs),
+            new_inputs: Some(&checked),
+            replace_on_changes: &replace_on_changes,
+            delete_before_replace: options.delete_before_replace,
+        });
+        let changes = diff
+            .as_ref()
+            .and_then(|d| changes_from_detailed(d, &old.inputs, &old.outputs, &checked))
+            .unwrap_or_else(|| diff_properties(&old.inputs, &checked));
+
+        match decision {
+            Decision::Same => self.same(state, &old, index),
+            Decision::Update => {
+                self.update(state, old, index, provider, changes, ignore_changes)
+                    .await
+            }
+            Decision::Replace {
+                delete_before_replace,
+                keys,
+            } => {
+                if old.protect {
+                    let message = format!(
+                        "{urn} is protected and cannot be replaced (it would be because of {}); run `cairn state unprotect {urn}` first",
+                        if keys.is_empty() {
+                            "a forced replacement".to_owned()
+                        } else {
+                            keys.join(", ")
+                        }
+                    );
+                    lock(&self.failures).push(StepFailure {
+                        urn: urn.clone(),
+                        op: StepOp::Replace,
+                        message: message.clone(),
+                    });
+                    self.cancel().await;
+                    return Err(err(message));
+                }
+                // Re-check without old inputs so generated defaults are not reused.
+                let rechecked = self
+                    .call_check(
+                        &urn,
+                        provider.check(CheckRequest {
+                            urn: urn.clone(),
+                            olds: PropertyMap::new(),
+                            news: inputs,
+                            random_seed: urn.as_str().as_bytes().to_vec(),
+                        }),
+                    )
+                    .await?;
+                state.inputs = rechecked;
+                let mut replace_info =
+                    self.step_info(StepOp::Replace, &urn, request.resource_type.as_str(), true);
+                replace_info.old = Some(step_state(&old));
+                replace_info.new = Some(step_state(&state));
+                replace_info.changes = mark_replace(changes, &keys);
+                replace_info.replace_keys = keys;
+                if delete_before_replace {
+                    self.delete_dependents_of(index).await?;
+                    self.delete_replaced(&old, index).await?;
+                    self.step(replace_info.clone(), true, async { Ok(()) })
+                        .await?;
+                    self.create(
+                        StepOp::CreateReplacement,
+                        state,
+                        provider,
+                        Some(index),
+                        None,
+                        options,
+                    )
+                    .await
+                } else {
+                    self.step(replace_info, true, async { Ok(()) }).await?;
+                    self.create(
+                        StepOp::CreateReplacement,
+                        state,
+                        provider,
+                        None,
+                        Some((index, old)),
+                        options,
+                    )
+                    .await
+                }
+            }
+        }
+    }
+
+    /// A resource left out by `--target` / `--exclude`: keep its old state untouched.
+    fn untargeted(
+        &self,
+        urn: Urn,
+        claimed: Option<BaseIndex>,
+        old: Option<ResourceState>,
+        state: ResourceState,
+        inputs: PropertyMap,
+    ) -> Result<RegisterResourceResponse, MonitorError> {
+        match (old, claimed) {
+            (Some(old), Some(i)) => {
+                self.count(StepOp::Same);
+                self.apply(vec![Mutation::Append(old.clone()), Mutation::RemoveBase(i)])?;
+                self.record(&old);
+                Ok(RegisterResourceResponse {
+                    urn,
+                    id: old.id,
+                    outputs: old.outputs,
+                    property_dependencies: IndexMap::new(),
+                })
+            }
+            _ => {
+                self.warn(
+                    Some(&urn),
+                    format!("{urn} is not targeted by this update, so it is not created"),
+                );
+                let _ = state;
+                Ok(RegisterResourceResponse {
+                    urn,
+                    id: None,
+                    outputs: inputs,
+                    property_dependencies: IndexMap::new(),
+                })
+            }
+        }
+    }
+
+    /// Whether a resource may move from one default provider to another without replacement.
+    async fn default_provider_can_adopt(
+        &self,
+        old_ref: &ProviderReference,
+        new_ref: &ProviderReference,
+        new_provider: &Arc<dyn Provider>,
+    ) -> bool {
+        let is_default = |r: &ProviderReference| r.urn.name().starts_with("default");
+        if !is_default(old_ref)
+            || !is_default(new_ref)
+            || old_ref.urn.resource_type() != new_ref.urn.resource_type()
+        {
+            return false;
+        }
+        let Some(old_provider) = self.state_of_base(&old_ref.urn) else {
+            return false;
+        };
+        let Some(new_state) = self.state_of(&new_ref.urn) else {
+            return false;
+        };
+        match new_provider
+            .diff_config(DiffRequest {
+                urn: new_ref.urn.clone(),
+                id: new_ref.id.clone(),
+                old_inputs: old_provider.inputs.clone(),
+                old_outputs: old_provider.outputs.clone(),
+                news: new_state.inputs.clone(),
+                ignore_changes: vec![],
+            })
+            .await
+        {
+            Ok(diff) => !decide(&DiffFacts {
+                diff: Some(&diff),
+                old_inputs: Some(&old_provider.inputs),
+                new_inputs: Some(&new_state.inputs),
+                ..DiffFacts::default()
+            })
+            .is_replace(),
+            Err(_) => false,
+        }
+    }
+
+    fn state_of_base(&self, urn: &Urn) -> Option<ResourceState> {
+        self.base
+            .resources
+            .iter()
+            .find(|r| &r.urn == urn && !r.delete)
+            .cloned()
+    }
+
+    fn same(
+        &self,
+        mut state: ResourceState,
+        old: &ResourceState,
+        index: BaseIndex,
+    ) -> Result<RegisterResourceResponse, MonitorError> {
+        state.id = old.id.clone();
+        state.outputs = old.outputs.clone();
+        state.created = old.created.clone();
+        state.modified = old.modified.clone();
+        state.init_errors = vec![];
+        let mut info = self.step_info(StepOp::Same, &state.urn, state.resource_type.as_str(), true);
+        info.old = Some(step_state(old));
+        info.new = Some(step_state(&state));
+        self.count(StepOp::Same);
+        self.emit(EngineEvent::StepFinished {
+            step: info,
+            duration: Duration::ZERO,
+        });
+        self.apply(vec![
+            Mutation::Append(state.clone()),
+            Mutation::RemoveBase(index),
+        ])?;
+        self.record(&state);
+        Ok(RegisterResourceResponse {
+            urn: state.urn.clone(),
+            id: state.id.clone(),
+            outputs: state.outputs,
+            property_dependencies: IndexMap::new(),
+        })
+    }
+
+    async fn create(
+        &self,
+        op: StepOp,
+        mut state: ResourceState,
+        provider: Arc<dyn Provider>,
+        // For a delete-before-replace re-creation: the base entry this state supersedes.
+        supersedes: Option<BaseIndex>,
+        // For a create-before-replace: the old entry, to mark for deletion.
+        replaces: Option<(BaseIndex, ResourceState)>,
+        options: &ResourceOptions,
+    ) -> Result<RegisterResourceResponse, MonitorError> {
+        let urn = state.urn.clone();
+        let preview = self.preview();
+        let timeout = timeout_of(options.custom_timeouts.as_ref(), |t| t.create);
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
+        let mut info = self.step_info(op, &urn, state.resource_type.as_str(), true);
+        info.old = replaces.as_ref().map(|(_, o)| step_state(o));
+        info.new = Some(step_state(&state));
+        if replaces.is_none() && supersedes.is_none() {
+            info.changes = diff_properties(&PropertyMap::new(), &state.inputs);
+        }
+        let counted = op == StepOp::Create;
+        let request = CreateRequest {
+            urn: urn.clone(),
+            properties: state.inputs.clone(),
+            timeout,
+            preview,
+        };
+        let pending = state.clone();
+        let result = self
+            .step(info, counted, async {
+                let work = async {
+                    let created = with_timeout(timeout, provider.create(request)).await?;
+                    let mut done = pending.clone();
+                    if !preview {
+                        done.id = Some(created.id.clone());
+                    }
+                    done.outputs = secure_outputs(
+                        created.outputs,
+                        &done.inputs,
+                        &done.additional_secret_outputs,
+                    );
+                    done.created = Some(now.clone());
+                    done.modified = Some(now.clone());
+                    let mut mutations = vec![Mutation::Append(done.clone())];
+                    if let Some(i) = supersedes {
+                        mutations.push(Mutation::RemoveBase(i));
+                    }
+                    if let Some((i, old)) = &replaces {
+                        let mut doomed = old.clone();
+                        doomed.delete = true;
+                        mutations.push(Mutation::ReplaceBase(*i, doomed));
+                    }
+                    Ok((done, mutations))
+                };
+                self.journaled(OperationKind::Creating, &pending, work)
+                    .await
+            })
+            .await?;
+        if let Some((i, _)) = replaces {
+            lock(&self.plan).pending_deletes.push(i);
+        }
+        state = result;
+        self.record(&state);
+        Ok(RegisterResourceResponse {
+            urn,
+            id: state.id.clone().filter(|id| !id.is_empty()),
+            outputs: state.outputs,
+            property_dependencies: IndexMap::new(),
+        })
+    }
+
+    async fn update(
+        &self,
+        state: ResourceState,
+        old: ResourceState,
+        index: BaseIndex,
+        provider: Arc<dyn Provider>,
+        changes: Vec<super::events::PropertyChange>,
+        ignore_changes: Vec<PropertyPath>,
+    ) -> Result<RegisterResourceResponse, MonitorError> {
+        let urn = state.urn.clone();
+        let preview = self.preview();
+        let timeout = timeout_of(state.custom_timeouts.as_ref(), |t| t.update);
+        let mut info = self.step_info(StepOp::Update, &urn, state.resource_type.as_str(), true);
+        info.old = Some(step_state(&old));
+        info.new = Some(step_state(&state));
+        info.changes = changes;
+        let request = UpdateRequest {
+            urn: urn.clone(),
+            id: old.id.clone().unwrap_or_default(),
+            old_inputs: old.inputs.clone(),
+            old_outputs: old.outputs.clone(),
+            news: state.inputs.clone(),
+            timeout,
+            ignore_changes,
+            preview,
+        };
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
+        let done = self
+            .step(info, true, async {
+                let work = async {
+                    let updated = with_timeout(timeout, provider.update(request)).await?;
+                    let mut done = state.clone();
+                    done.id = old.id.clone();
+                    done.created = old.created.clone();
+                    done.modified = Some(now);
+                    done.outputs = secure_outputs(
+                        updated.outputs,
+                        &done.inputs,
+                        &done.additional_secret_outputs,
+                    );
+                    let mutations =
+                        vec![Mutation::Append(done.clone()), Mutation::RemoveBase(index)];
+                    Ok((done, mutations))
+                };
+                self.journaled(OperationKind::Updating, &old, work).await
+            })
+            .await?;
+        self.record(&done);
+        Ok(RegisterResourceResponse {
+            urn,
+            id: done.id.clone(),
+            outputs: done.outputs,
+            property_dependencies: IndexMap::new(),
+        })
+    }
+
+    /// Deletes an old resource ahead of its replacement (delete-before-replace): it stays in the
+    /// state marked `pendingReplacement` until the replacement exists.
+    async fn delete_replaced(
+        &self,
+        old: &ResourceState,
+        index: BaseIndex,
+    ) -> Result<(), MonitorError> {
+        let provider = self.provider_for_old(old).await.map_err(err)?;
+        let mut info = self.step_info(
+            StepOp::DeleteReplaced,
+            &old.urn,
+            old.resource_type.as_str(),
+            old.custom,
+        );
+        info.old = Some(step_state(old));
+        let preview = self.preview();
+        let mut marked = old.clone();
+        marked.pending_replacement = true;
+        let request = delete_request(old);
+        // The logical replacement is counted once, by its Replace step.
+        self.step(info, false, async {
+            if preview {
+                return Ok(());
+            }
+            let work = async {
+                if let Some(provider) = &provider {
+                    with_timeout(request.timeout, provider.delete(request.clone())).await?;
+                }
+                Ok(((), vec![Mutation::ReplaceBase(index, marked.clone())]))
+            };
+            self.journaled(OperationKind::Deleting, old, work).await
+        })
+        .await?;
+        lock(&self.plan).deleted_early.insert(index);
+        Ok(())
+    }
+
+    /// Before a delete-before-replace of base[index]: deletes the resources that depend on it and
+    /// would themselves be replaced (dependents first), per the spec's dependent-replacement rule.
+    async fn delete_dependents_of(&self, index: BaseIndex) -> Result<(), MonitorError> {
+        let refs: Vec<&ResourceState> = self.base.resources.iter().collect();
+        let graph = DependencyGraph::new(&refs);
+        let dependents = graph.transitive_dependents(index);
+        let mut replaced: HashSet<Urn> = HashSet::from([self.base.resources[index].urn.clone()]);
+        let mut doomed: Vec<BaseIndex> = Vec::new();
+        for i in dependents {
+            let dependent = &self.base.resources[i];
+            {
+                let plan = lock(&self.plan);
+                if plan.claimed.contains(&i) || plan.deleted_early.contains(&i) || dependent.delete
+                {
+                    continue;
+                }
+            }
+            if self.replaced_by_dependency(dependent, &replaced).await {
+                replaced.insert(dependent.urn.clone());
+                doomed.push(i);
+            }
+        }
+        // Dependents of dependents first.
+        for &i in doomed.iter().rev() {
+            let dependent = self.base.resources[i].clone();
+            if dependent.protect {
+                return Err(err(format!(
+                    "{} is protected and would have to be replaced because a resource it depends on is replaced delete-before-replace; run `cairn state unprotect {}` first",
+                    dependent.urn, dependent.urn
+                )));
+            }
+            self.delete_replaced(&dependent, i).await?;
+        }
+        Ok(())
+    }
+
+    /// Whether `dependent` must be replaced when the resources in `replaced` are: its provider
+    /// or parent is among them, or its provider's Diff says so once the inputs that flow from
+    /// them are unknown.
+    async fn replaced_by_dependency(
+        &self,
+        dependent: &ResourceState,
+        replaced: &HashSet<Urn>,
+    ) -> bool {
+        if dependent
+            .provider
+            .as_ref()
+            .is_some_and(|p| replaced.contains(&p.urn))
+        {
+            return true;
+        }
+        if !dependent.custom {
+            return false;
+        }
+        let affected: Vec<&String> = dependent
+            .property_dependencies
+            .iter()
+            .filter(|(_, urns)| urns.iter().any(|u| replaced.contains(u)))
+            .map(|(key, _)| key)
+            .collect();
+        if affected.is_empty() {
+            // Only `dependsOn` (or a parent): its inputs do not change.
+            return false;
+        }
+        let mut news = dependent.inputs.clone();
+        for key in affected {
+            news.insert(key.clone(), PropertyValue::Computed);
+        }
+        let Ok(Some(provider)) = self.provider_for_old(dependent).await else {
+            return true;
+        };
+        match provider
+            .diff(DiffRequest {
+                urn: dependent.urn.clone(),
+                id: dependent.id.clone().unwrap_or_default(),
+                old_inputs: dependent.inputs.clone(),
+                old_outputs: dependent.outputs.clone(),
+                news,
+                ignore_changes: vec![],
+            })
+            .await
+        {
+            Ok(diff) => diff.requires_replacement(),
+            // When in doubt, replace: deleting the dependency would break it otherwise.
+            Err(_) => true,
+        }
+    }
+
+    /// The configured provider managing an old resource (None for components and providers).
+    async fn provider_for_old(
+        &self,
+        resource: &ResourceState,
+    ) -> Result<Option<Arc<dyn Provider>>, String> {
+        if !resource.custom || resource.is_provider() {
+            return Ok(None);
+        }
+        let Some(reference) = &resource.provider else {
+            return Err(format!("{} records no provider", resource.urn));
+        };
+        if let Some(provider) = self.providers.registered(reference) {
+            return Ok(Some(provider));
+        }
+        let provider_state = self
+            .base
+            .resources
+            .iter()
+            .find(|r| r.urn == reference.urn && r.id.as_deref() == Some(reference.id.as_str()));
+        self.providers
+            .recorded(reference, provider_state)
+            .await
+            .map(Some)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn import(
+        &self,
+        urn: Urn,
+        claimed: Option<BaseIndex>,
+        old: Option<ResourceState>,
+        mut state: ResourceState,
+        inputs: PropertyMap,
+        import_id: String,
+        provider: Arc<dyn Provider>,
+    ) -> Result<RegisterResourceResponse, MonitorError> {
+        let op = if old.is_some() {
+            StepOp::ImportReplacement
+        } else {
+            StepOp::Import
+        };
+        let mut info = self.step_info(op, &urn, state.resource_type.as_str(), true);
+        info.old = old.as_ref().map(step_state);
+        let preview = self.preview();
+        let ignore = parse_paths(&urn, "ignoreChanges", &state.ignore_changes)?;
+        let pending = state.clone();
+        let engine = self;
+        let done = self
+            .step(info, true, async {
+                let work = async {
+                    let read = provider
+                        .read(ReadRequest {
+                            urn: urn.clone(),
+                            id: import_id.clone(),
+                            inputs: PropertyMap::new(),
+                            state: PropertyMap::new(),
+                        })
+                        .await?;
+                    if read.id.is_empty() {
+                        return Err(ProviderError::failed(format!(
+                            "there is no resource with ID {import_id:?} to import"
+                        )));
+                    }
+                    // ignoreChanges: keep the actual values of ignored properties.
+                    let mut desired = PropertyValue::Object(inputs.clone());
+                    let actual = PropertyValue::Object(read.inputs.clone());
+                    for path in &ignore {
+                        path.reset(&actual, &mut desired);
+                    }
+                    let desired = match desired {
+                        PropertyValue::Object(m) => m,
+                        _ => PropertyMap::new(),
+                    };
+                    let checked = provider
+                        .check(CheckRequest {
+                            urn: urn.clone(),
+                            olds: read.inputs.clone(),
+                            news: desired,
+                            random_seed: vec![],
+                        })
+                        .await?;
+                    if !checked.failures.is_empty() {
+                        let reasons: Vec<String> = checked
+                            .failures
+                            .iter()
+                            .map(|f| format!("{}: {}", f.property, f.reason))
+                            .collect();
+                        return Err(ProviderError::failed(format!(
+                            "the imported resource's inputs are invalid: {}",
+                            reasons.join("; ")
+                        )));
+                    }
+                    let diff = provider
+                        .diff(DiffRequest {
+                            urn: urn.clone(),
+                            id: read.id.clone(),
+                            old_inputs: read.inputs.clone(),
+                            old_outputs: read.outputs.clone(),
+                            news: checked.inputs.clone(),
+                            ignore_changes: ignore.clone(),
+                        })
+                        .await?;
+                    let differs = match diff.changes {
+                        DiffChanges::None => false,
+                        DiffChanges::Some => true,
+                        DiffChanges::Unknown => read.inputs != checked.inputs,
+                    };
+                    if differs {
+                        let keys = if diff.changed_keys.is_empty() {
+                            diff_properties(&read.inputs, &checked.inputs)
+                                .iter()
+                                .map(|c| c.path.to_string())
+                                .collect()
+                        } else {
+                            diff.changed_keys.clone()
+                        };
+                        let message = format!(
+                            "the program's inputs for the imported resource differ from its actual state ({}); change the program to match",
+                            keys.join(", ")
+                        );
+                        if preview {
+                            engine.warn(Some(&urn), message);
+                        } else {
+                            return Err(ProviderError::failed(message));
+                        }
+                    }
+                    let mut done = pending.clone();
+                    done.id = Some(read.id);
+                    done.inputs = checked.inputs;
+                    done.outputs = secure_outputs(read.outputs, &done.inputs, &done.additional_secret_outputs);
+                    done.import_id = Some(import_id.clone());
+                    let mut mutations = vec![Mutation::Append(done.clone())];
+                    if let (Some(i), Some(old)) = (claimed, &old) {
+                        let mut doomed = old.clone();
+                        doomed.delete = true;
+                        mutations.push(Mutation::ReplaceBase(i, doomed));
+                    }
+                    Ok((done, mutations))
+                };
+                engine.journaled(OperationKind::Importing, &pending, work).await
+            })
+            .await?;
+        if let Some(i) = claimed {
+            lock(&self.plan).pending_deletes.push(i);
+        }
+        state = done;
+        self.record(&state);
+        Ok(RegisterResourceResponse {
+            urn,
+            id: state.id.clone(),
+            outputs: state.outputs,
+            property_dependencies: IndexMap::new(),
+        })
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // ReadResource, Invoke, Call.
+
+    pub async fn read_resource(
+        self: &Arc<Self>,
+        request: ReadResourceRequest,
+    ) -> Result<super::program::ReadResourceResponse, MonitorError> {
+        self.ensure_running()?;
+        let parent = request
+            .parent
+            .clone()
+            .or_else(|| Some(self.root_urn.clone()));
+        let urn = self.urn_for(parent.as_ref(), &request.resource_type, &request.name)?;
+        let claimed = self.claim(&urn, vec![])?;
+        let old = claimed.map(|i| self.base.resources[i].clone());
+        let package = request.resource_type.package().to_owned();
+        let (provider_ref, provider) = self
+            .resolve_provider(
+                request.provider.as_deref(),
+                &IndexMap::new(),
+                &package,
+                request.version.as_deref(),
+            )
+            .await?;
+        let op = match &old {
+            Some(o) if !o.external => StepOp::ReadReplacement,
+            _ => StepOp::Read,
+        };
+        let mut state = ResourceState::new(urn.clone(), request.resource_type.clone(), true);
+        state.parent = parent;
+        state.external = true;
+        state.provider = Some(provider_ref);
+        state.dependencies = request.dependencies.clone();
+        state.additional_secret_outputs = request.additional_secret_outputs.clone();
+        state.id = Some(request.id.clone());
+        let mut info = self.step_info(op, &urn, request.resource_type.as_str(), true);
+        info.old = old.as_ref().map(step_state);
+        let pending = state.clone();
+        let done = self
+            .step(info, true, async {
+                let read = provider
+                    .read(ReadRequest {
+                        urn: urn.clone(),
+                        id: request.id.clone(),
+                        inputs: request.properties.clone(),
+                        state: request.properties.clone(),
+                    })
+                    .await
+                    .map_err(|e| e.to_string())?;
+                if read.id.is_empty() {
+                    return Err(format!("there is no resource with ID {:?}", request.id));
+                }
+                let mut done = pending.clone();
+                done.id = Some(read.id);
+                done.inputs = if read.inputs.is_empty() {
+                    request.properties.clone()
+                } else {
+                    read.inputs
+                };
+                done.outputs =
+                    secure_outputs(read.outputs, &done.inputs, &done.additional_secret_outputs);
+                Ok(done)
+            })
+            .await?;
+        let mut mutations = vec![Mutation::Append(done.clone())];
+        match (claimed, &old) {
+            (Some(i), Some(o)) if !o.external => {
+                let mut doomed = o.clone();
+                doomed.delete = true;
+                mutations.push(Mutation::ReplaceBase(i, doomed));
+                lock(&self.plan).pending_deletes.push(i);
+            }
+            (Some(i), Some(_)) => mutations.push(Mutation::RemoveBase(i)),
+            _ => {}
+        }
+        self.apply(mutations)?;
+        self.record(&done);
+        Ok(super::program::ReadResourceResponse {
+            urn,
+            outputs: done.outputs,
+        })
+    }
+
+    pub async fn invoke(
+        self: &Arc<Self>,
+        request: ProgramInvokeRequest,
+    ) -> Result<InvokeResult, MonitorError> {
+        self.ensure_running()?;
+        let package = request
+            .token
+            .split(':')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        let (_, provider) = self
+            .resolve_provider(
+                request.provider.as_deref(),
+                &IndexMap::new(),
+                &package,
+                request.version.as_deref(),
+            )
+            .await?;
+        provider
+            .invoke(InvokeRequest {
+                token: request.token.clone(),
+                args: request.args,
+            })
+            .await
+            .map_err(|e| err(format!("invoking {} failed: {e}", request.token)))
+    }
+
+    pub async fn call(
+        self: &Arc<Self>,
+        request: ProgramCallRequest,
+    ) -> Result<CallResult, MonitorError> {
+        self.ensure_running()?;
+        let package = request
+            .token
+            .split(':')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        let (_, provider) = self
+            .resolve_provider(
+                request.provider.as_deref(),
+                &IndexMap::new(),
+                &package,
+                request.version.as_deref(),
+            )
+            .await?;
+        provider
+            .call(
+                CallRequest {
+                    token: request.token.clone(),
+                    args: request.args,
+                    arg_dependencies: request.arg_dependencies,
+                    project: self.options.project.clone(),
+                    stack: self.options.stack.clone(),
+                    dry_run: self.preview(),
+                },
+                super::monitor::Monitor::new(self.clone()),
+            )
+            .await
+            .map_err(|e| err(format!("calling {} failed: {e}", request.token)))
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Deletes.
+
+    /// Base entries an update must delete once the program has finished: unregistered
+    /// resources, copies replaced create-before-delete, and leftovers marked for deletion.
+    pub fn update_deletions(&self) -> Vec<BaseIndex> {
+        let plan = lock(&self.plan);
+        let mut out: Vec<BaseIndex> = (0..self.base.resources.len())
+            .filter(|i| !plan.claimed.contains(i) && !plan.deleted_early.contains(i))
+            .collect();
+        out.extend(plan.pending_deletes.iter().copied());
+        out.sort_unstable();
+        out.dedup();
+        // With --target / --exclude, only the chosen resources go (plus replaced copies).
+        out.retain(|&i| {
+            plan.pending_deletes.contains(&i) || self.is_targeted(&self.base.resources[i].urn)
+        });
+        out
+    }
+
+    /// Deletes the given base entries: protected ones refuse (before anything is deleted), the
+    /// rest run as antichains, dependents first, each antichain in parallel.
+    pub async fn delete_all(self: &Arc<Self>, indices: Vec<BaseIndex>) -> Result<(), MonitorError> {
+        let protected: Vec<String> = indices
+            .iter()
+            .map(|&i| &self.base.resources[i])
+            .filter(|r| r.protect && !r.delete)
+            .map(|r| r.urn.to_string())
+            .collect();
+        if !protected.is_empty() {
+            let message = format!(
+                "refusing to delete protected resource{} {}; run `cairn state unprotect <urn>` first",
+                if protected.len() == 1 { "" } else { "s" },
+                protected.join(", ")
+            );
+            for urn in &protected {
+                if let Ok(urn) = Urn::parse(urn) {
+                    lock(&self.failures).push(StepFailure {
+                        urn,
+                        op: StepOp::Delete,
+                        message: message.clone(),
+                    });
+                }
+            }
+            return Err(err(message));
+        }
+        let doomed: HashSet<&Urn> = indices
+            .iter()
+            .map(|&i| &self.base.resources[i].urn)
+            .collect();
+        let refs: Vec<&ResourceState> = indices.iter().map(|&i| &self.base.resources[i]).collect();
+        let layers = DependencyGraph::new(&refs).delete_antichains();
+        for layer in layers {
+            self.ensure_running()?;
+            let results = join_all(layer.into_iter().map(|local| {
+                let index = indices[local];
+                let resource = &self.base.resources[index];
+                let deleted_with = resource
+                    .deleted_with
+                    .as_ref()
+                    .is_some_and(|target| doomed.contains(target));
+                self.delete_one(index, deleted_with)
+            }))
+            .await;
+            if let Some(error) = results.into_iter().find_map(Result::err) {
+                return Err(error);
+            }
+        }
+        Ok(())
+    }
+
+    async fn delete_one(&self, index: BaseIndex, deleted_with: bool) -> Result<(), MonitorError> {
+        let resource = self.base.resources[index].clone();
+        // Already physically gone (an interrupted delete-before-replace), kept only for the
+        // state's sake; or its deletion is implied by another's; or the user asked to keep it.
+        let discard = resource.pending_replacement || deleted_with || resource.retain_on_delete;
+        let op = if resource.delete {
+            StepOp::DeleteReplaced
+        } else if discard {
+            StepOp::Discard
+        } else {
+            StepOp::Delete
+        };
+        let mut info = self.step_info(
+            op,
+            &resource.urn,
+            resource.resource_type.as_str(),
+            resource.custom,
+        );
+        info.old = Some(step_state(&resource));
+        let preview = self.preview();
+        let provider = if discard {
+            None
+        } else {
+            self.provider_for_old(&resource)
+                .await
+                .map_err(|e| err(format!("cannot delete {}: {e}", resource.urn)))?
+        };
+        let counted = !resource.delete;
+        self.step(info, counted, async {
+            if preview {
+                return Ok(());
+            }
+            match provider {
+                Some(provider) => {
+                    let request = delete_request(&resource);
+                    let work = async {
+                        with_timeout(request.timeout, provider.delete(request.clone())).await?;
+                        Ok(((), vec![Mutation::RemoveBase(index)]))
+                    };
+                    self.journaled(OperationKind::Deleting, &resource, work)
+                        .await
+                }
+                None => self
+                    .journal
+                    .apply(vec![Mutation::RemoveBase(index)])
+                    .map_err(Self::journal_err),
+            }
+        })
+        .await
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Refresh.
+
+    /// Reads every managed resource from its provider, recording drift and dropping resources
+    /// deleted out of band.
+    pub async fn refresh_all(self: &Arc<Self>) -> Result<(), MonitorError> {
+        let targets: Vec<BaseIndex> = (0..self.base.resources.len())
+            .filter(|&i| {
+                let r = &self.base.resources[i];
+                r.custom && !r.is_provider() && !r.pending_replacement && self.is_targeted(&r.urn)
+            })
+            .collect();
+        let results = join_all(targets.into_iter().map(|i| self.refresh_one(i))).await;
+        // Report every failure, not only the first.
+        let failures: Vec<String> = results
+            .into_iter()
+            .filter_map(Result::err)
+            .map(|e| e.message)
+            .collect();
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(err(failures.join("; ")))
+        }
+    }
+
+    async fn refresh_one(&self, index: BaseIndex) -> Result<(), MonitorError> {
+        let resource = self.base.resources[index].clone();
+        let provider = self
+            .provider_for_old(&resource)
+            .await
+            .map_err(|e| err(format!("cannot refresh {}: {e}", resource.urn)))?;
+        let Some(provider) = provider else {
+            return Ok(());
+        };
+        let read = {
+            let _permit = self
+                .permits
+                .acquire()
+                .await
+                .map_err(|_| err("the deployment is shutting down"))?;
+            provider
+                .read(ReadRequest {
+                    urn: resource.urn.clone(),
+                    id: resource.id.clone().unwrap_or_default(),
+                    inputs: resource.inputs.clone(),
+                    state: resource.outputs.clone(),
+                })
+                .await
+        };
+        let mut info = self.step_info(
+            StepOp::Refresh,
+            &resource.urn,
+            resource.resource_type.as_str(),
+            true,
+        );
+        info.old = Some(step_state(&resource));
+        let read = match read {
+            Ok(read) => read,
+            Err(e) => {
+                let message = format!("refreshing {} failed: {e}", resource.urn);
+                self.emit(EngineEvent::StepFailed {
+                    step: info,
+                    error: e.to_string(),
+                    duration: Duration::ZERO,
+                });
+                lock(&self.failures).push(StepFailure {
+                    urn: resource.urn.clone(),
+                    op: StepOp::Refresh,
+                    message: message.clone(),
+                });
+                return Err(err(message));
+            }
+        };
+        if read.id.is_empty() {
+            info.op = StepOp::Discard;
+            self.count(StepOp::Discard);
+            self.emit(EngineEvent::Diagnostic {
+                severity: Severity::Info,
+                urn: Some(resource.urn.clone()),
+                message: format!(
+                    "{} no longer exists; it is removed from the state",
+                    resource.urn
+                ),
+            });
+            self.emit(EngineEvent::StepFinished {
+                step: info,
+                duration: Duration::ZERO,
+            });
+            return self.apply(vec![Mutation::RemoveBase(index)]);
+        }
+        let mut refreshed = resource.clone();
+        refreshed.id = Some(read.id);
+        if !read.inputs.is_empty() {
+            refreshed.inputs = read.inputs;
+        }
+        refreshed.outputs = secure_outputs(
+            read.outputs,
+            &refreshed.inputs,
+            &refreshed.additional_secret_outputs,
+        );
+        info.changes = diff_properties(&resource.outputs, &refreshed.outputs);
+        info.new = Some(step_state(&refreshed));
+        let drifted = !info.changes.is_empty() || refreshed.inputs != resource.inputs;
+        if drifted {
+            info.op = StepOp::Update;
+        }
+        self.count(info.op);
+        self.emit(EngineEvent::StepFinished {
+            step: info,
+            duration: Duration::ZERO,
+        });
+        if drifted {
+            self.apply(vec![Mutation::ReplaceBase(index, refreshed)])?;
+        }
+        Ok(())
+    }
+}
+
+impl Decision {
+    fn is_replace(&self) -> bool {
+        matches!(self, Decision::Replace { .. })
+    }
+}
+
+/// The request's dependencies: `dependsOn` plus every property dependency, without repeats.
+fn all_dependencies(request: &RegisterResourceRequest) -> Vec<Urn> {
+    let mut out: Vec<Urn> = Vec::new();
+    for urn in request
+        .options
+        .depends_on
+        .iter()
+        .chain(request.property_dependencies.values().flatten())
+    {
+        if !out.contains(urn) {
+            out.push(urn.clone());
+        }
+    }
+    out
+}
+
+fn parse_paths(
+    urn: &Urn,
+    option: &str,
+    paths: &[String],
+) -> Result<Vec<PropertyPath>, MonitorError> {
+    paths
+        .iter()
+        .map(|p| {
+            PropertyPath::parse(p).map_err(|e| err(format!("{urn}: invalid {option} path: {e}")))
+        })
+        .collect()
+}
+
+fn mark_replace(
+    mut changes: Vec<super::events::PropertyChange>,
+    keys: &[String],
+) -> Vec<super::events::PropertyChange> {
+    for change in &mut changes {
+        if let Some(crate::path::PathElement::Key(top)) = change.path.elements().first()
+            && keys.contains(top)
+        {
+            change.replace = true;
+        }
+    }
+    changes
+}
+
+fn step_state(resource: &ResourceState) -> StepState {
+    StepState {
+        id: resource.id.clone(),
+        inputs: resource.inputs.clone(),
+        outputs: resource.outputs.clone(),
+    }
+}
+
+fn delete_request(resource: &ResourceState) -> DeleteRequest {
+    DeleteRequest {
+        urn: resource.urn.clone(),
+        id: resource.id.clone().unwrap_or_default(),
+        inputs: resource.inputs.clone(),
+        outputs: resource.outputs.clone(),
+        timeout: timeout_of(resource.custom_timeouts.as_ref(), |t| t.delete),
+    }
+}
+
+/// Runs a provider operation under its custom timeout (0: no limit beyond the provider's own).
+async fn with_timeout<T>(
+    seconds: f64,
+    work: impl Future<Output = Result<T, ProviderError>>,
+) -> Result<T, ProviderError> {
+    if seconds <= 0.0 || !seconds.is_finite() {
+        return work.await;
+    }
+    match tokio::time::timeout(Duration::from_secs_f64(seconds), work).await {
+        Ok(result) => result,
+        Err(_) => Err(ProviderError::Timeout { seconds }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Registration futures must be `Send` so hosts can spawn them.
+    #[allow(dead_code)]
+    fn registration_is_send(engine: Arc<Engine>, request: RegisterResourceRequest) {
+        fn is_send<T: Send>(_: T) {}
+        is_send(async move { engine.register_resource(request).await });
+    }
+}
