@@ -72,9 +72,12 @@ pub(crate) struct Engine {
     pub options: DeploymentOptions,
     events: Arc<dyn EventSink>,
     pub journal: Arc<SnapshotManager>,
-    base: Snapshot,
     pub providers: ProviderRegistry,
     permits: Semaphore,
+    /// Bounds how many registrations are being processed at once; the rest wait in a small
+    /// future, so a program that declares 100,000 resources at once does not hold 100,000
+    /// fully grown registration futures.
+    gate: Semaphore,
     cancelled: AtomicBool,
     failures: Mutex<Vec<StepFailure>>,
     plan: Mutex<Plan>,
@@ -124,7 +127,7 @@ impl Engine {
         events: Arc<dyn EventSink>,
         journal: Arc<SnapshotManager>,
     ) -> Result<Engine, MonitorError> {
-        let base = journal.base().clone();
+        let base = journal.base();
         let mut plan = Plan::default();
         for (i, resource) in base.resources.iter().enumerate() {
             if !resource.delete {
@@ -145,9 +148,9 @@ impl Engine {
             options,
             events,
             journal,
-            base,
             providers: ProviderRegistry::new(loader),
             permits: Semaphore::new(parallel),
+            gate: Semaphore::new((4 * parallel).max(64)),
             cancelled: AtomicBool::new(false),
             failures: Mutex::new(Vec::new()),
             plan: Mutex::new(plan),
@@ -158,7 +161,7 @@ impl Engine {
     }
 
     pub fn base(&self) -> &Snapshot {
-        &self.base
+        self.journal.base()
     }
 
     pub fn emit(&self, event: EngineEvent) {
@@ -334,7 +337,13 @@ impl Engine {
             .map_err(|e| err(Self::journal_err(e)))
     }
 
+    /// Remembers a registered state that later requests look up: components (for their
+    /// outputs) and providers (for default-provider upgrades). Custom resources are not kept:
+    /// the journal holds them, and copying every state would double the engine's memory.
     fn record(&self, state: &ResourceState) {
+        if state.custom && !state.is_provider() {
+            return;
+        }
         lock(&self.plan)
             .states
             .insert(state.urn.clone(), state.clone());
@@ -346,7 +355,9 @@ impl Engine {
         if let Some(state) = plan.states.get(urn) {
             return Some(state.clone());
         }
-        plan.live.get(urn).map(|&i| self.base.resources[i].clone())
+        plan.live
+            .get(urn)
+            .map(|&i| self.base().resources[i].clone())
     }
 
     // ---------------------------------------------------------------------------------------
@@ -453,7 +464,7 @@ impl Engine {
         if found.len() > 1 {
             let urns: Vec<String> = found
                 .iter()
-                .map(|&i| self.base.resources[i].urn.to_string())
+                .map(|&i| self.base().resources[i].urn.to_string())
                 .collect();
             return Err(err(format!(
                 "resource {urn} matches {} resources in the existing state through its aliases ({}); remove the aliases that no longer apply",
@@ -466,7 +477,7 @@ impl Engine {
         {
             return Err(err(format!(
                 "resource {urn} aliases {}, which another resource in this deployment already took over",
-                self.base.resources[i].urn
+                self.base().resources[i].urn
             )));
         }
         plan.registered.insert(urn.clone(), aliases);
@@ -558,7 +569,7 @@ impl Engine {
     ) -> Result<RegisterResourceResponse, MonitorError> {
         self.ensure_running()?;
         let claimed = self.claim(&urn, vec![])?;
-        let old = claimed.map(|i| self.base.resources[i].clone());
+        let old = claimed.map(|i| self.base().resources[i].clone());
         let package = resource_type.name().to_owned();
         let version = version_input(&inputs);
         let loader = self.providers.loader().clone();
@@ -785,25 +796,30 @@ impl Engine {
         if request.remote {
             return self.construct(urn, parent, request).await;
         }
-        if !request.custom {
-            return self
-                .register_component(
-                    urn,
-                    request.resource_type.clone(),
-                    parent,
-                    request.inputs.clone(),
-                    &request.options,
-                    request.property_dependencies.clone(),
-                )
-                .await;
-        }
         if is_provider {
             return self
                 .register_provider(urn, request.resource_type, request.inputs, request.options)
                 .await;
         }
-        self.register_custom(urn, parent, dependencies, request)
+        // Providers and remote components are not gated: they register on behalf of (and while)
+        // other registrations hold the gate, and Construct registers children through it.
+        let _gate = self
+            .gate
+            .acquire()
             .await
+            .map_err(|_| err("the deployment is shutting down"))?;
+        if !request.custom {
+            return Box::pin(self.register_component(
+                urn,
+                request.resource_type.clone(),
+                parent,
+                request.inputs.clone(),
+                &request.options,
+                request.property_dependencies.clone(),
+            ))
+            .await;
+        }
+        Box::pin(self.register_custom(urn, parent, dependencies, request)).await
     }
 
     async fn register_component(
@@ -823,7 +839,7 @@ impl Engine {
             &options.aliases,
         )?;
         let claimed = self.claim(&urn, aliases)?;
-        let old = claimed.map(|i| self.base.resources[i].clone());
+        let old = claimed.map(|i| self.base().resources[i].clone());
         let mut state = ResourceState::new(urn.clone(), resource_type.clone(), false);
         state.parent = parent;
         state.inputs = inputs;
@@ -930,7 +946,7 @@ impl Engine {
             &options.aliases,
         )?;
         let claimed = self.claim(&urn, aliases)?;
-        let old = claimed.map(|i| self.base.resources[i].clone());
+        let old = claimed.map(|i| self.base().resources[i].clone());
         let package = request.resource_type.package().to_owned();
         let (provider_ref, provider) = self
             .resolve_provider(
@@ -1235,7 +1251,7 @@ impl Engine {
     }
 
     fn state_of_base(&self, urn: &Urn) -> Option<ResourceState> {
-        self.base
+        self.base()
             .resources
             .iter()
             .find(|r| &r.urn == urn && !r.delete)
@@ -1253,9 +1269,8 @@ impl Engine {
         state.created = old.created.clone();
         state.modified = old.modified.clone();
         state.init_errors = vec![];
-        let mut info = self.step_info(StepOp::Same, &state.urn, state.resource_type.as_str(), true);
-        info.old = Some(step_state(old));
-        info.new = Some(step_state(&state));
+        // No states in the event: nothing changed, and copying them costs at scale.
+        let info = self.step_info(StepOp::Same, &state.urn, state.resource_type.as_str(), true);
         self.count(StepOp::Same);
         self.emit(EngineEvent::StepFinished {
             step: info,
@@ -1442,13 +1457,13 @@ impl Engine {
     /// Before a delete-before-replace of base[index]: deletes the resources that depend on it and
     /// would themselves be replaced (dependents first), per the spec's dependent-replacement rule.
     async fn delete_dependents_of(&self, index: BaseIndex) -> Result<(), MonitorError> {
-        let refs: Vec<&ResourceState> = self.base.resources.iter().collect();
+        let refs: Vec<&ResourceState> = self.base().resources.iter().collect();
         let graph = DependencyGraph::new(&refs);
         let dependents = graph.transitive_dependents(index);
-        let mut replaced: HashSet<Urn> = HashSet::from([self.base.resources[index].urn.clone()]);
+        let mut replaced: HashSet<Urn> = HashSet::from([self.base().resources[index].urn.clone()]);
         let mut doomed: Vec<BaseIndex> = Vec::new();
         for i in dependents {
-            let dependent = &self.base.resources[i];
+            let dependent = &self.base().resources[i];
             {
                 let plan = lock(&self.plan);
                 if plan.claimed.contains(&i) || plan.deleted_early.contains(&i) || dependent.delete
@@ -1463,7 +1478,7 @@ impl Engine {
         }
         // Dependents of dependents first.
         for &i in doomed.iter().rev() {
-            let dependent = self.base.resources[i].clone();
+            let dependent = self.base().resources[i].clone();
             if dependent.protect {
                 return Err(err(format!(
                     "{} is protected and would have to be replaced because a resource it depends on is replaced delete-before-replace; run `cairn state unprotect {}` first",
@@ -1542,7 +1557,7 @@ impl Engine {
             return Ok(Some(provider));
         }
         let provider_state = self
-            .base
+            .base()
             .resources
             .iter()
             .find(|r| r.urn == reference.urn && r.id.as_deref() == Some(reference.id.as_str()));
@@ -1696,7 +1711,7 @@ impl Engine {
             .or_else(|| Some(self.root_urn.clone()));
         let urn = self.urn_for(parent.as_ref(), &request.resource_type, &request.name)?;
         let claimed = self.claim(&urn, vec![])?;
-        let old = claimed.map(|i| self.base.resources[i].clone());
+        let old = claimed.map(|i| self.base().resources[i].clone());
         let package = request.resource_type.package().to_owned();
         let (provider_ref, provider) = self
             .resolve_provider(
@@ -1835,7 +1850,7 @@ impl Engine {
     /// resources, copies replaced create-before-delete, and leftovers marked for deletion.
     pub fn update_deletions(&self) -> Vec<BaseIndex> {
         let plan = lock(&self.plan);
-        let mut out: Vec<BaseIndex> = (0..self.base.resources.len())
+        let mut out: Vec<BaseIndex> = (0..self.base().resources.len())
             .filter(|i| !plan.claimed.contains(i) && !plan.deleted_early.contains(i))
             .collect();
         out.extend(plan.pending_deletes.iter().copied());
@@ -1843,7 +1858,7 @@ impl Engine {
         out.dedup();
         // With --target / --exclude, only the chosen resources go (plus replaced copies).
         out.retain(|&i| {
-            plan.pending_deletes.contains(&i) || self.is_targeted(&self.base.resources[i].urn)
+            plan.pending_deletes.contains(&i) || self.is_targeted(&self.base().resources[i].urn)
         });
         out
     }
@@ -1853,7 +1868,7 @@ impl Engine {
     pub async fn delete_all(self: &Arc<Self>, indices: Vec<BaseIndex>) -> Result<(), MonitorError> {
         let protected: Vec<String> = indices
             .iter()
-            .map(|&i| &self.base.resources[i])
+            .map(|&i| &self.base().resources[i])
             .filter(|r| r.protect && !r.delete)
             .map(|r| r.urn.to_string())
             .collect();
@@ -1876,15 +1891,16 @@ impl Engine {
         }
         let doomed: HashSet<&Urn> = indices
             .iter()
-            .map(|&i| &self.base.resources[i].urn)
+            .map(|&i| &self.base().resources[i].urn)
             .collect();
-        let refs: Vec<&ResourceState> = indices.iter().map(|&i| &self.base.resources[i]).collect();
+        let refs: Vec<&ResourceState> =
+            indices.iter().map(|&i| &self.base().resources[i]).collect();
         let layers = DependencyGraph::new(&refs).delete_antichains();
         for layer in layers {
             self.ensure_running()?;
             let results = join_all(layer.into_iter().map(|local| {
                 let index = indices[local];
-                let resource = &self.base.resources[index];
+                let resource = &self.base().resources[index];
                 let deleted_with = resource
                     .deleted_with
                     .as_ref()
@@ -1900,7 +1916,7 @@ impl Engine {
     }
 
     async fn delete_one(&self, index: BaseIndex, deleted_with: bool) -> Result<(), MonitorError> {
-        let resource = self.base.resources[index].clone();
+        let resource = self.base().resources[index].clone();
         // Already physically gone (an interrupted delete-before-replace), kept only for the
         // state's sake; or its deletion is implied by another's; or the user asked to keep it.
         let discard = resource.pending_replacement || deleted_with || resource.retain_on_delete;
@@ -1956,9 +1972,9 @@ impl Engine {
     /// Reads every managed resource from its provider, recording drift and dropping resources
     /// deleted out of band.
     pub async fn refresh_all(self: &Arc<Self>) -> Result<(), MonitorError> {
-        let targets: Vec<BaseIndex> = (0..self.base.resources.len())
+        let targets: Vec<BaseIndex> = (0..self.base().resources.len())
             .filter(|&i| {
-                let r = &self.base.resources[i];
+                let r = &self.base().resources[i];
                 r.custom && !r.is_provider() && !r.pending_replacement && self.is_targeted(&r.urn)
             })
             .collect();
@@ -1977,7 +1993,7 @@ impl Engine {
     }
 
     async fn refresh_one(&self, index: BaseIndex) -> Result<(), MonitorError> {
-        let resource = self.base.resources[index].clone();
+        let resource = self.base().resources[index].clone();
         let provider = self
             .provider_for_old(&resource)
             .await

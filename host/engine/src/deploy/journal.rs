@@ -416,7 +416,17 @@ impl<P: Clone> Overlay<P> {
 
     /// The resulting resources: appended states in order, then what is left of the base.
     fn resources(&self, base: &[Resource<P>]) -> Vec<Resource<P>> {
-        let mut resources = self.appended.clone();
+        self.with_base(self.appended.clone(), base)
+    }
+
+    /// Like [`Overlay::resources`], moving the appended states out instead of copying them (the
+    /// final snapshot of a large deployment is built once).
+    fn take_resources(&mut self, base: &[Resource<P>]) -> Vec<Resource<P>> {
+        let appended = std::mem::take(&mut self.appended);
+        self.with_base(appended, base)
+    }
+
+    fn with_base(&self, mut resources: Vec<Resource<P>>, base: &[Resource<P>]) -> Vec<Resource<P>> {
         resources.reserve(base.len());
         for (index, resource) in base.iter().enumerate() {
             match self.changed.get(&index) {
@@ -814,8 +824,22 @@ impl SnapshotManager {
     pub fn finish(&self) -> Result<Snapshot, JournalError> {
         let (snapshot, ticket) = {
             let mut state = self.lock()?;
-            let snapshot = self.snapshot_of(&state.overlay);
-            verify_integrity(&snapshot)?;
+            let appended = state.overlay.appended.len();
+            // The appended states move into the snapshot: nothing is recorded after `finish`.
+            let snapshot = Snapshot {
+                manifest: self.manifest.clone(),
+                secrets_providers: self.base.secrets_providers.clone(),
+                pending_operations: state
+                    .overlay
+                    .pending_operations(&self.base.pending_operations),
+                resources: state.overlay.take_resources(&self.base.resources),
+                extra: self.base.extra.clone(),
+            };
+            if let Err(e) = verify_integrity(&snapshot) {
+                // Keep everything recorded, so the journal can still be flushed and replayed.
+                state.overlay.appended = snapshot.resources[..appended].to_vec();
+                return Err(e.into());
+            }
             state.finished = true;
             state.buffered.clear();
             let ticket = state.next_ticket;

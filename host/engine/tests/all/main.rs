@@ -1,0 +1,71 @@
+//! The integration tests of `cairn-engine`: one binary (see the crate's `[[test]]`).
+//!
+//! `scenarios` runs every data-driven lifecycle scenario in `tests/scenarios/` (one YAML file
+//! each; the format is described in `tests/scenarios/README.md`) and reports every failing one.
+//! Set `SCENARIO=<substring>` to run only the scenarios whose file name contains it.
+
+mod persist;
+mod program;
+mod provider;
+mod runner;
+mod scenario;
+mod values;
+
+use std::path::{Path, PathBuf};
+
+fn scenario_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn scenarios() {
+    let filter = std::env::var("SCENARIO").ok();
+    let files = scenario_files();
+    assert!(!files.is_empty(), "no scenarios found");
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for file in &files {
+        let name = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if filter.as_deref().is_some_and(|f| !name.contains(f)) {
+            continue;
+        }
+        ran += 1;
+        let started = std::time::Instant::now();
+        let outcome = std::panic::catch_unwind(|| runner::run_file(file));
+        let outcome = match outcome {
+            Ok(result) => result,
+            Err(payload) => Err(format!(
+                "the harness panicked: {}",
+                payload
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    .unwrap_or_default()
+            )),
+        };
+        match outcome {
+            Ok(()) => eprintln!("PASS {name} ({:.2?})", started.elapsed()),
+            Err(message) => {
+                eprintln!("FAIL {name}");
+                failures.push(format!("== {name}\n{message}"));
+            }
+        }
+    }
+    if !failures.is_empty() {
+        panic!(
+            "{} of {ran} scenarios failed:\n\n{}",
+            failures.len(),
+            failures.join("\n\n")
+        );
+    }
+}
