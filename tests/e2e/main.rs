@@ -2,6 +2,8 @@
 //! project, and checks what a user would see: output, exit status, and files written.
 
 mod config;
+mod deploy;
+mod journal;
 mod stack;
 mod state;
 mod support;

@@ -2,19 +2,30 @@
 //!
 //! Layout under the root:
 //! * `stacks/<project>/<stack>.json` — the stack's checkpoint (`{"version": 3, "checkpoint": …}`);
+//! * `stacks/<project>/<stack>.journal` — the journal of a deployment in progress (or
+//!   interrupted): JSON lines replayed onto the checkpoint (see `cairn_engine::deploy::journal`);
 //! * `history/<project>/<stack>/<stack>-<unix nanos>.checkpoint.json` — previous versions;
 //! * `locks/<project>/<stack>.lock` — held by the one process allowed to write the stack.
 //!
-//! Every write is atomic (temporary file, fsync, rename, fsync of the directory), so a crash
-//! leaves either the old or the new checkpoint, never a torn one.
+//! Every checkpoint write is atomic (temporary file, fsync, rename, fsync of the directory), so a
+//! crash leaves either the old or the new checkpoint, never a torn one. Journal lines are appended
+//! and fdatasync'ed one step at a time. Readers see the checkpoint with the journal replayed onto
+//! it ([`FileBackend::latest`]); writers first make that replay the checkpoint
+//! ([`FileBackend::recover`]), under the stack's lock.
 
+use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, anyhow, bail};
-use cairn_engine::state::{CheckpointV3, DEPLOYMENT_VERSION, DeploymentV3, VersionedCheckpoint};
+use cairn_engine::deploy::journal::{self, JournalError, PersistError, Persister};
+use cairn_engine::state::integrity::verify_resources;
+use cairn_engine::state::{
+    CheckpointV3, DEPLOYMENT_VERSION, DeploymentV3, JsonMap, Operation, VersionedCheckpoint,
+};
 use serde::{Deserialize, Serialize};
 
 /// How many previous checkpoints of a stack are kept, unless `CAIRN_STATE_HISTORY` says otherwise.
@@ -78,6 +89,13 @@ impl FileBackend {
             .join(format!("{stack}.json"))
     }
 
+    fn journal_path(&self, project: &str, stack: &str) -> PathBuf {
+        self.root
+            .join("stacks")
+            .join(project)
+            .join(format!("{stack}.journal"))
+    }
+
     fn history_dir(&self, project: &str, stack: &str) -> PathBuf {
         self.root.join("history").join(project).join(stack)
     }
@@ -115,8 +133,8 @@ impl FileBackend {
             else {
                 continue;
             };
-            let checkpoint = self.load(project, name)?;
-            let latest = checkpoint.checkpoint.latest.as_ref();
+            let latest = self.latest(project, name)?;
+            let latest = latest.as_ref();
             stacks.push(StackSummary {
                 name: name.to_owned(),
                 last_update: latest.map(|d| d.manifest.time.clone()),
@@ -127,7 +145,7 @@ impl FileBackend {
         Ok(stacks)
     }
 
-    /// Reads a stack's checkpoint.
+    /// Reads a stack's checkpoint as stored (without its journal).
     pub fn load(&self, project: &str, stack: &str) -> Result<VersionedCheckpoint> {
         let path = self.stack_path(project, stack);
         let text = fs::read_to_string(&path).map_err(|e| {
@@ -149,9 +167,128 @@ impl FileBackend {
         Ok(checkpoint)
     }
 
-    /// The stack's latest deployment, if it has one.
+    /// The stack's latest deployment, if it has one, including what the journal of an
+    /// interrupted deployment adds (replayed in memory: nothing is written). Warns (once per
+    /// process) if operations are pending.
     pub fn latest(&self, project: &str, stack: &str) -> Result<Option<DeploymentV3>> {
-        Ok(self.load(project, stack)?.checkpoint.latest)
+        let latest = self.load(project, stack)?.checkpoint.latest;
+        let latest = match self.read_journal(project, stack)? {
+            None => latest,
+            Some(journal) => match self.replay_journal(project, stack, latest, &journal)? {
+                Replayed::Recovered(deployment) => Some(deployment),
+                Replayed::Stale(latest) => latest,
+            },
+        };
+        if let Some(deployment) = &latest {
+            warn_pending(project, stack, &deployment.pending_operations);
+        }
+        Ok(latest)
+    }
+
+    /// Makes the stack's checkpoint current: if a deployment was interrupted, replays its
+    /// journal onto the checkpoint and saves the result (emptying the journal). Returns the
+    /// stack's latest deployment, and warns (once per process) if operations are pending.
+    /// Every command that writes a stack calls this first, so none works on a stale checkpoint.
+    pub fn recover(
+        &self,
+        lock: &StackLock,
+        project: &str,
+        stack: &str,
+    ) -> Result<Option<DeploymentV3>> {
+        lock.check(project, stack)?;
+        let Some(journal) = self.read_journal(project, stack)? else {
+            return self.latest(project, stack);
+        };
+        let latest = self.load(project, stack)?.checkpoint.latest;
+        let latest = match self.replay_journal(project, stack, latest, &journal)? {
+            Replayed::Recovered(deployment) => {
+                tracing::info!(
+                    "recovered stack {stack:?} from the journal of its interrupted deployment"
+                );
+                self.save(lock, project, stack, deployment.clone())?;
+                Some(deployment)
+            }
+            Replayed::Stale(latest) => {
+                self.remove_journal(project, stack)?;
+                latest
+            }
+        };
+        if let Some(deployment) = &latest {
+            warn_pending(project, stack, &deployment.pending_operations);
+        }
+        Ok(latest)
+    }
+
+    /// The journal's bytes, or `None` if there is no journal or it is empty.
+    fn read_journal(&self, project: &str, stack: &str) -> Result<Option<Vec<u8>>> {
+        let path = self.journal_path(project, stack);
+        match fs::read(&path) {
+            Ok(bytes) if bytes.is_empty() => Ok(None),
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+        }
+    }
+
+    /// Replays a journal onto the stored deployment, refusing (with the files named) a journal
+    /// that does not belong to it or whose result is inconsistent.
+    fn replay_journal(
+        &self,
+        project: &str,
+        stack: &str,
+        latest: Option<DeploymentV3>,
+        journal: &[u8],
+    ) -> Result<Replayed> {
+        let journal_path = self.journal_path(project, stack);
+        let context = || {
+            format!(
+                "cannot recover stack {stack:?} from the journal of its interrupted deployment, {} \
+                 (the checkpoint {} is unchanged); if the journal belongs to another checkpoint, \
+                 move it out of the way",
+                journal_path.display(),
+                self.stack_path(project, stack).display()
+            )
+        };
+        let Some(base) = latest else {
+            return Err(anyhow!("the checkpoint records no deployment")).with_context(context);
+        };
+        let deployment = match journal::replay(&base, journal) {
+            Ok(deployment) => deployment,
+            Err(JournalError::AlreadyCompacted { .. }) => return Ok(Replayed::Stale(Some(base))),
+            Err(e) => return Err(e).with_context(context),
+        };
+        verify_resources(&deployment.resources)
+            .map_err(|e| anyhow!("the journal replays to an inconsistent state: {e}"))
+            .with_context(context)?;
+        Ok(Replayed::Recovered(deployment))
+    }
+
+    fn remove_journal(&self, project: &str, stack: &str) -> Result<()> {
+        let path = self.journal_path(project, stack);
+        match fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
+        }
+        if let Some(dir) = path.parent() {
+            sync_dir(dir).with_context(|| format!("syncing {}", dir.display()))?;
+        }
+        Ok(())
+    }
+
+    /// The journal of a deployment of the stack, which the caller holds the lock of (and keeps
+    /// holding while the persister is in use). The stack must have been recovered first.
+    #[allow(
+        dead_code,
+        reason = "used by the deployment commands, wired in separately"
+    )]
+    pub fn persister(
+        &self,
+        lock: &StackLock,
+        project: &str,
+        stack: &str,
+    ) -> Result<Arc<dyn Persister>> {
+        Ok(Arc::new(StackJournal::open(self, lock, project, stack)?))
     }
 
     /// Creates a stack with the given initial deployment; fails if it exists.
@@ -168,7 +305,8 @@ impl FileBackend {
         self.save(lock, project, stack, deployment)
     }
 
-    /// Atomically replaces a stack's deployment, keeping the previous version in its history.
+    /// Atomically replaces a stack's deployment, keeping the previous version in its history,
+    /// and drops the stack's journal (which described the previous checkpoint).
     pub fn save(
         &self,
         lock: &StackLock,
@@ -177,6 +315,12 @@ impl FileBackend {
         deployment: DeploymentV3,
     ) -> Result<()> {
         lock.check(project, stack)?;
+        self.write_checkpoint(project, stack, deployment)?;
+        self.remove_journal(project, stack)
+    }
+
+    /// Atomically replaces the checkpoint (the caller holds the lock), keeping the previous one.
+    fn write_checkpoint(&self, project: &str, stack: &str, deployment: DeploymentV3) -> Result<()> {
         let path = self.stack_path(project, stack);
         let previous = match fs::read(&path) {
             Ok(bytes) => Some(bytes),
@@ -230,7 +374,7 @@ impl FileBackend {
         Ok(())
     }
 
-    /// Deletes a stack's checkpoint (its history stays as a backup).
+    /// Deletes a stack's checkpoint and journal (its history stays as a backup).
     pub fn remove(&self, lock: &StackLock, project: &str, stack: &str) -> Result<()> {
         lock.check(project, stack)?;
         let path = self.stack_path(project, stack);
@@ -241,12 +385,132 @@ impl FileBackend {
         if let Some(dir) = path.parent() {
             sync_dir(dir)?;
         }
-        Ok(())
+        self.remove_journal(project, stack)
     }
 
     /// Takes the stack's write lock, refusing if another live process holds it.
     pub fn lock(&self, project: &str, stack: &str, command: &str) -> Result<StackLock> {
         StackLock::acquire(self.lock_path(project, stack), project, stack, command)
+    }
+}
+
+/// What replaying a journal gave.
+enum Replayed {
+    /// The deployment with the journal applied.
+    Recovered(DeploymentV3),
+    /// The journal was already part of the checkpoint (its deployment finished, or it was
+    /// recovered, but the journal was not removed): the stored deployment, unchanged.
+    Stale(Option<DeploymentV3>),
+}
+
+/// The stacks already warned about in this process.
+static WARNED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+
+/// Tells the user (on stderr, once per stack and process) that a deployment was interrupted.
+fn warn_pending(project: &str, stack: &str, pending: &[Operation<JsonMap>]) {
+    if pending.is_empty() {
+        return;
+    }
+    let mut warned = WARNED.lock().unwrap_or_else(PoisonError::into_inner);
+    if warned
+        .get_or_insert_with(HashSet::new)
+        .insert(format!("{project}/{stack}"))
+    {
+        eprintln!("{}", pending_warning(stack, pending));
+    }
+}
+
+/// The warning about an interrupted deployment's pending operations.
+pub fn pending_warning(stack: &str, pending: &[Operation<JsonMap>]) -> String {
+    let mut text = format!(
+        "warning: the last deployment of stack {stack:?} was interrupted; {} operation{} pending:",
+        pending.len(),
+        if pending.len() == 1 { " was" } else { "s were" }
+    );
+    for op in pending {
+        text.push_str(&format!("\n    {} {}", operation_verb(op), op.resource.urn));
+    }
+    text.push_str(
+        "\n  The resources may or may not exist. `cairn refresh` reconciles them with their \
+         providers; `cairn stack clear-pending` forgets them.",
+    );
+    text
+}
+
+/// `creating`, `updating`, ...: how the checkpoint format names an operation's kind.
+pub fn operation_verb<P>(op: &Operation<P>) -> String {
+    serde_json::to_value(op.kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{:?}", op.kind).to_lowercase())
+}
+
+/// The journal of one locked stack: lines are appended to an `O_APPEND` file opened once and
+/// fdatasync'ed; saving writes the checkpoint atomically, then empties the journal.
+struct StackJournal {
+    backend: FileBackend,
+    project: String,
+    stack: String,
+    path: PathBuf,
+    file: Mutex<File>,
+}
+
+impl StackJournal {
+    fn open(backend: &FileBackend, lock: &StackLock, project: &str, stack: &str) -> Result<Self> {
+        lock.check(project, stack)?;
+        let path = backend.journal_path(project, stack);
+        if backend.read_journal(project, stack)?.is_some() {
+            bail!(
+                "internal error: stack {stack:?} still has the journal {} of an earlier deployment; \
+                 it must be recovered first",
+                path.display()
+            );
+        }
+        let dir = path
+            .parent()
+            .ok_or_else(|| anyhow!("{} has no parent directory", path.display()))?;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|file| {
+                // An earlier, empty journal may be left over; start from nothing.
+                file.set_len(0)?;
+                sync_dir(dir)?;
+                Ok(file)
+            })
+            .with_context(|| format!("creating the journal {}", path.display()))?;
+        Ok(StackJournal {
+            backend: backend.clone(),
+            project: project.to_owned(),
+            stack: stack.to_owned(),
+            path,
+            file: Mutex::new(file),
+        })
+    }
+}
+
+impl Persister for StackJournal {
+    fn append(&self, lines: &[u8]) -> Result<(), PersistError> {
+        let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
+        file.write_all(lines)
+            .and_then(|()| file.sync_data())
+            .map_err(|e| {
+                PersistError::with_source(format!("appending to {}", self.path.display()), e)
+            })
+    }
+
+    fn save(&self, deployment: &DeploymentV3) -> Result<(), PersistError> {
+        // Held throughout, so no append lands between the checkpoint and the truncation.
+        let file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
+        self.backend
+            .write_checkpoint(&self.project, &self.stack, deployment.clone())
+            .map_err(|e| PersistError::new(format!("{e:#}")))?;
+        // A crash before this leaves a journal the checkpoint already contains; it is
+        // recognised by its manifest and dropped.
+        file.set_len(0)
+            .and_then(|()| file.sync_all())
+            .map_err(|e| PersistError::with_source(format!("emptying {}", self.path.display()), e))
     }
 }
 
@@ -524,5 +788,223 @@ mod tests {
                 (got, _) => panic!("{url}: unexpected {got:?}"),
             }
         }
+    }
+
+    /// Journal tests: resources with no secrets, so the crypter is never used.
+    struct NoSecrets;
+
+    impl cairn_engine::secrets::Crypter for NoSecrets {
+        fn encrypt(&self, _: &str) -> Result<String, cairn_engine::secrets::SecretsError> {
+            Err(cairn_engine::secrets::SecretsError::Encrypt)
+        }
+        fn decrypt(&self, _: &str) -> Result<String, cairn_engine::secrets::SecretsError> {
+            Err(cairn_engine::secrets::SecretsError::Decrypt)
+        }
+    }
+
+    fn resource(name: &str) -> cairn_engine::state::ResourceState {
+        let ty = cairn_engine::TypeToken::parse("random:index/randomId:RandomId").unwrap();
+        let urn = cairn_engine::Urn::parse(&format!(
+            "urn:pulumi:dev::proj::random:index/randomId:RandomId::{name}"
+        ))
+        .unwrap();
+        let mut r = cairn_engine::state::Resource::new(urn, ty, true);
+        r.id = Some(format!("{name}-id"));
+        r
+    }
+
+    /// A stack whose checkpoint holds resources a and b.
+    fn stack_with_two(backend: &FileBackend, lock: &StackLock) -> cairn_engine::state::Snapshot {
+        let mut snapshot = cairn_engine::state::Snapshot::empty(None);
+        snapshot.manifest.time = "2026-01-01T00:00:00Z".into();
+        snapshot.resources = vec![resource("a"), resource("b")];
+        let stored = cairn_engine::state::encode_deployment(
+            &snapshot,
+            cairn_engine::state::SecretsMode::Plaintext,
+        )
+        .unwrap();
+        backend.create(lock, "proj", "dev", stored).unwrap();
+        snapshot
+    }
+
+    fn manager(
+        base: cairn_engine::state::Snapshot,
+        persister: Arc<dyn Persister>,
+    ) -> journal::SnapshotManager {
+        journal::SnapshotManager::new(base, Manifest::new(), Some(persister), Arc::new(NoSecrets))
+            .unwrap()
+    }
+
+    fn names(deployment: &DeploymentV3) -> Vec<&str> {
+        deployment.resources.iter().map(|r| r.urn.name()).collect()
+    }
+
+    #[test]
+    fn an_interrupted_deployment_is_replayed_then_recovered() {
+        use cairn_engine::deploy::journal::Mutation;
+        use cairn_engine::state::OperationKind;
+
+        let dir = tempfile::tempdir().unwrap();
+        let backend = backend(dir.path(), 5);
+        let lock = backend.lock("proj", "dev", "test").unwrap();
+        let base = stack_with_two(&backend, &lock);
+        let checkpoint = fs::read(backend.stack_path("proj", "dev")).unwrap();
+        let m = manager(base, backend.persister(&lock, "proj", "dev").unwrap());
+        let id = m.begin(OperationKind::Creating, &resource("c")).unwrap();
+        m.end(id, vec![Mutation::Append(resource("c"))]).unwrap();
+        m.begin(OperationKind::Deleting, &resource("b")).unwrap();
+        m.apply(vec![Mutation::RemoveBase(0)]).unwrap();
+        drop(m); // the process dies: no finish
+
+        let journal_path = backend.journal_path("proj", "dev");
+        let journal = fs::read_to_string(&journal_path).unwrap();
+        assert_eq!(
+            journal.lines().count(),
+            4,
+            "header, begin, end, begin:\n{journal}"
+        );
+        // Readers see the replay; nothing is written.
+        let latest = backend.latest("proj", "dev").unwrap().unwrap();
+        assert_eq!(
+            names(&latest),
+            ["c", "a", "b"],
+            "the unflushed removal is lost"
+        );
+        assert_eq!(latest.pending_operations.len(), 1);
+        assert_eq!(
+            fs::read(backend.stack_path("proj", "dev")).unwrap(),
+            checkpoint
+        );
+        let listed = backend.list_stacks("proj").unwrap();
+        assert_eq!(listed[0].resource_count, 3);
+
+        // A writer makes it the checkpoint, and the journal goes.
+        let recovered = backend.recover(&lock, "proj", "dev").unwrap().unwrap();
+        assert_eq!(
+            serde_json::to_value(&recovered).unwrap(),
+            serde_json::to_value(&latest).unwrap()
+        );
+        assert!(!journal_path.exists());
+        let stored = backend
+            .load("proj", "dev")
+            .unwrap()
+            .checkpoint
+            .latest
+            .unwrap();
+        assert_eq!(names(&stored), ["c", "a", "b"]);
+        assert_eq!(stored.pending_operations[0].resource.urn.name(), "b");
+        // Recovering again changes nothing.
+        let again = backend.recover(&lock, "proj", "dev").unwrap().unwrap();
+        assert_eq!(names(&again), ["c", "a", "b"]);
+    }
+
+    #[test]
+    fn a_finished_deployment_compacts_the_journal() {
+        use cairn_engine::deploy::journal::Mutation;
+        use cairn_engine::state::OperationKind;
+
+        let dir = tempfile::tempdir().unwrap();
+        let backend = backend(dir.path(), 5);
+        let lock = backend.lock("proj", "dev", "test").unwrap();
+        let base = stack_with_two(&backend, &lock);
+        let m = manager(
+            base.clone(),
+            backend.persister(&lock, "proj", "dev").unwrap(),
+        );
+        let id = m
+            .begin(OperationKind::Deleting, &base.resources[1])
+            .unwrap();
+        m.end(id, vec![Mutation::RemoveBase(1)]).unwrap();
+        let journal_path = backend.journal_path("proj", "dev");
+        let journal = fs::read(&journal_path).unwrap();
+        m.finish().unwrap();
+        assert_eq!(fs::metadata(&journal_path).unwrap().len(), 0, "emptied");
+        let stored = backend
+            .load("proj", "dev")
+            .unwrap()
+            .checkpoint
+            .latest
+            .unwrap();
+        assert_eq!(names(&stored), ["a"]);
+
+        // A crash between the checkpoint write and the truncation leaves a journal the
+        // checkpoint already contains: it is recognised and dropped, not replayed again.
+        fs::write(&journal_path, &journal).unwrap();
+        assert_eq!(
+            names(&backend.latest("proj", "dev").unwrap().unwrap()),
+            ["a"]
+        );
+        assert_eq!(
+            names(&backend.recover(&lock, "proj", "dev").unwrap().unwrap()),
+            ["a"]
+        );
+        assert!(!journal_path.exists());
+    }
+
+    #[test]
+    fn a_journal_of_another_checkpoint_is_refused_and_the_checkpoint_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = backend(dir.path(), 5);
+        let lock = backend.lock("proj", "dev", "test").unwrap();
+        let mut other = stack_with_two(&backend, &lock);
+        other.manifest.time = "2020-01-01T00:00:00Z".into();
+        let other = cairn_engine::state::encode_deployment(
+            &other,
+            cairn_engine::state::SecretsMode::Plaintext,
+        )
+        .unwrap();
+        let header = journal::JournalHeader::new(&other, Manifest::new())
+            .to_line()
+            .unwrap();
+        fs::write(backend.journal_path("proj", "dev"), header).unwrap();
+        let checkpoint = fs::read(backend.stack_path("proj", "dev")).unwrap();
+        for err in [
+            backend.latest("proj", "dev").unwrap_err(),
+            backend.recover(&lock, "proj", "dev").unwrap_err(),
+        ] {
+            let message = format!("{err:#}");
+            assert!(
+                message.contains("dev.journal")
+                    && message.contains("dev.json is unchanged")
+                    && message.contains("2020-01-01T00:00:00Z")
+                    && message.contains("2026-01-01T00:00:00Z"),
+                "{message}"
+            );
+        }
+        assert_eq!(
+            fs::read(backend.stack_path("proj", "dev")).unwrap(),
+            checkpoint
+        );
+        assert!(
+            backend.persister(&lock, "proj", "dev").is_err(),
+            "not recovered"
+        );
+        // Removing the stack removes its journal too.
+        backend.remove(&lock, "proj", "dev").unwrap();
+        assert!(!backend.journal_path("proj", "dev").exists());
+    }
+
+    #[test]
+    fn the_pending_warning_names_each_operation() {
+        let ops: Vec<Operation<JsonMap>> = ["a", "b"]
+            .iter()
+            .map(|n| Operation {
+                resource: resource(n)
+                    .try_map_properties(|_, _| Ok::<_, ()>(JsonMap::new()))
+                    .unwrap(),
+                kind: cairn_engine::state::OperationKind::Creating,
+            })
+            .collect();
+        let warning = pending_warning("dev", &ops);
+        assert!(
+            warning.starts_with(
+                "warning: the last deployment of stack \"dev\" was interrupted; 2 operations were pending:\n    creating urn:pulumi:dev::proj::random:index/randomId:RandomId::a\n"
+            ),
+            "{warning}"
+        );
+        assert!(
+            warning.contains("`cairn refresh`") && warning.contains("`cairn stack clear-pending`")
+        );
+        assert!(pending_warning("dev", &ops[..1]).contains("1 operation was pending"));
     }
 }

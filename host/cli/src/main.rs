@@ -2,9 +2,9 @@
 
 mod backend;
 mod commands;
-#[allow(dead_code)] // Wired into the deployment commands separately.
 mod display;
 mod passphrase;
+mod providers;
 mod stack;
 mod workspace;
 
@@ -47,6 +47,10 @@ enum Command {
     Config(commands::config::ConfigArgs),
     /// Edit a stack's recorded state directly: delete, protect or unprotect resources.
     State(commands::state::StateArgs),
+    /// Read every resource from its provider and record what changed out of band.
+    Refresh(commands::deploy::DeployArgs),
+    /// Delete every resource of the stack (or the targets), dependents first.
+    Destroy(commands::deploy::DeployArgs),
 }
 
 fn main() -> ExitCode {
@@ -70,6 +74,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Stack(args) => commands::stack::run(&context, args),
         Command::Config(args) => commands::config::run(&context, args),
         Command::State(args) => commands::state::run(&context, args),
+        Command::Refresh(args) => {
+            commands::deploy::run(&context, commands::deploy::Kind::Refresh, args)
+        }
+        Command::Destroy(args) => {
+            commands::deploy::run(&context, commands::deploy::Kind::Destroy, args)
+        }
     }
 }
 

@@ -1,4 +1,6 @@
 //! One module per `cairn` command group.
 
 pub mod config;
+pub mod deploy;
 pub mod stack;
+pub mod state;

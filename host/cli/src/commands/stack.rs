@@ -69,6 +69,12 @@ enum StackCommand {
         #[arg(long, value_name = "FILE")]
         file: Option<PathBuf>,
     },
+    /// Forget the operations an interrupted deployment left pending.
+    ClearPending {
+        /// Do not ask for confirmation.
+        #[arg(short, long)]
+        yes: bool,
+    },
 }
 
 pub fn run(context: &Context, args: StackArgs) -> Result<()> {
@@ -86,6 +92,9 @@ pub fn run(context: &Context, args: StackArgs) -> Result<()> {
         }) => rm(&workspace, name, force, preserve_config, yes),
         Some(StackCommand::Export { file, show_secrets }) => export(&workspace, file, show_secrets),
         Some(StackCommand::Import { file }) => import(&workspace, file),
+        Some(StackCommand::ClearPending { yes }) => {
+            crate::commands::state::clear_pending(&workspace, yes)
+        }
     }
 }
 

@@ -54,6 +54,8 @@ struct Plan {
     deleted_early: HashSet<BaseIndex>,
     /// Base entries replaced create-before-delete, to delete once the program has finished.
     pending_deletes: Vec<BaseIndex>,
+    /// Base entries kept as they are because `--target` / `--exclude` left them out.
+    untargeted: HashSet<BaseIndex>,
     /// The states this deployment has recorded, by URN.
     states: HashMap<Urn, ResourceState>,
 }
@@ -224,7 +226,9 @@ impl Engine {
         if self.options.excludes.contains(urn) {
             return false;
         }
-        self.options.targets.is_empty()
+        let restricted =
+            !self.options.targets.is_empty() || !self.options.target_replaces.is_empty();
+        !restricted
             || self.options.targets.contains(urn)
             || self.options.target_replaces.contains(urn)
     }
@@ -647,22 +651,38 @@ impl Engine {
             urn: urn.clone(),
             id: id.clone(),
         };
-        let mut info = self.step_info(op, &urn, resource_type.as_str(), true);
+        // A replaced provider follows the custom-resource lifecycle: the replacement is created
+        // (configured) first, the logical replace is reported, and the old copy is deleted once
+        // the program has finished.
+        let replaced = op == StepOp::Replace;
+        let configure_op = if replaced {
+            StepOp::CreateReplacement
+        } else {
+            op
+        };
+        let mut info = self.step_info(configure_op, &urn, resource_type.as_str(), true);
         info.old = old.as_ref().map(step_state);
         info.new = Some(step_state(&state));
         if let Some(old) = &old {
             info.changes = diff_properties(&old.inputs, &checked);
         }
+        let replace_info = replaced.then(|| StepInfo {
+            op: StepOp::Replace,
+            ..info.clone()
+        });
         let preview = self.preview();
         let configured = provider.clone();
         let config = checked.clone();
-        self.step(info, true, async move {
+        self.step(info, !replaced, async move {
             configured
                 .configure(config, preview)
                 .await
                 .map_err(|e| format!("configuring the provider failed: {e}"))
         })
         .await?;
+        if let Some(replace_info) = replace_info {
+            self.step(replace_info, true, async { Ok(()) }).await?;
+        }
         self.providers.insert(&reference, provider);
         let mut all = vec![Mutation::Append(state.clone())];
         all.extend(mutations);
@@ -858,7 +878,7 @@ impl Engine {
 
         let op = match &old {
             None => StepOp::Create,
-            Some(o) if o.inputs == state.inputs && o.urn == urn => StepOp::Same,
+            Some(o) if o.inputs == state.inputs => StepOp::Same,
             Some(_) => StepOp::Update,
         };
         let mut info = self.step_info(op, &urn, resource_type.as_str(), false);
@@ -1044,6 +1064,13 @@ impl Engine {
                 StepOp::Create
             };
             let base = claimed.filter(|_| old.is_some());
+            if let Some(old) = &old {
+                let mut info =
+                    self.step_info(StepOp::Replace, &urn, request.resource_type.as_str(), true);
+                info.old = Some(step_state(old));
+                info.new = Some(step_state(&state));
+                self.step(info, true, async { Ok(()) }).await?;
+            }
             return self.create(op, state, provider, base, None, options).await;
         };
         let index = claimed.ok_or_else(|| err("internal error: old state without an index"))?;
@@ -1182,6 +1209,7 @@ impl Engine {
     ) -> Result<RegisterResourceResponse, MonitorError> {
         match (old, claimed) {
             (Some(old), Some(i)) => {
+                lock(&self.plan).untargeted.insert(i);
                 self.count(StepOp::Same);
                 self.apply(vec![Mutation::Append(old.clone()), Mutation::RemoveBase(i)])?;
                 self.record(&old);
@@ -1589,8 +1617,9 @@ impl Engine {
         let ignore = parse_paths(&urn, "ignoreChanges", &state.ignore_changes)?;
         let pending = state.clone();
         let engine = self;
+        let replacing = op == StepOp::ImportReplacement;
         let done = self
-            .step(info, true, async {
+            .step(info, !replacing, async {
                 let work = async {
                     let read = provider
                         .read(ReadRequest {
@@ -1686,6 +1715,12 @@ impl Engine {
             .await?;
         if let Some(i) = claimed {
             lock(&self.plan).pending_deletes.push(i);
+        }
+        if let (true, Some(old)) = (replacing, &old) {
+            let mut info = self.step_info(StepOp::Replace, &urn, done.resource_type.as_str(), true);
+            info.old = Some(step_state(old));
+            info.new = Some(step_state(&done));
+            self.step(info, true, async { Ok(()) }).await?;
         }
         state = done;
         self.record(&state);
@@ -1863,6 +1898,44 @@ impl Engine {
         out
     }
 
+    /// Refuses deletions that would leave a remaining resource referring to a deleted one: a
+    /// resource that stays untouched (not registered, not deleted) or was kept as it is by
+    /// `--target`. Registered resources have new dependencies and cannot refer to these.
+    pub fn check_deletable(&self, doomed: &[BaseIndex]) -> Result<(), MonitorError> {
+        let plan = lock(&self.plan);
+        let doomed_urns: HashMap<&Urn, BaseIndex> = doomed
+            .iter()
+            .filter(|i| !plan.pending_deletes.contains(i))
+            .map(|&i| (&self.base().resources[i].urn, i))
+            .collect();
+        if doomed_urns.is_empty() {
+            return Ok(());
+        }
+        let doomed_set: HashSet<BaseIndex> = doomed.iter().copied().collect();
+        let mut problems = Vec::new();
+        for (i, resource) in self.base().resources.iter().enumerate() {
+            let stays = !doomed_set.contains(&i)
+                && (!plan.claimed.contains(&i) || plan.untargeted.contains(&i));
+            if !stays {
+                continue;
+            }
+            for target in crate::deploy::graph::dependencies_of(resource) {
+                if doomed_urns.contains_key(target) {
+                    problems.push(format!(
+                        "cannot delete {target}: {} depends on it and is not part of this update; target it too, or change what it depends on",
+                        resource.urn
+                    ));
+                }
+            }
+        }
+        problems.dedup();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(err(problems.join("; ")))
+        }
+    }
+
     /// Deletes the given base entries: protected ones refuse (before anything is deleted), the
     /// rest run as antichains, dependents first, each antichain in parallel.
     pub async fn delete_all(self: &Arc<Self>, indices: Vec<BaseIndex>) -> Result<(), MonitorError> {
@@ -1919,8 +1992,15 @@ impl Engine {
         let resource = self.base().resources[index].clone();
         // Already physically gone (an interrupted delete-before-replace), kept only for the
         // state's sake; or its deletion is implied by another's; or the user asked to keep it.
-        let discard = resource.pending_replacement || deleted_with || resource.retain_on_delete;
-        let op = if resource.delete {
+        // External (read) resources are not the stack's to delete.
+        let discard = resource.pending_replacement
+            || deleted_with
+            || resource.retain_on_delete
+            || resource.external;
+        // A copy replaced create-before-delete in this deployment is marked `delete` only in the
+        // journal; its replacement was already counted.
+        let replaced_copy = resource.delete || lock(&self.plan).pending_deletes.contains(&index);
+        let op = if replaced_copy {
             StepOp::DeleteReplaced
         } else if discard {
             StepOp::Discard
@@ -1942,7 +2022,7 @@ impl Engine {
                 .await
                 .map_err(|e| err(format!("cannot delete {}: {e}", resource.urn)))?
         };
-        let counted = !resource.delete;
+        let counted = !replaced_copy;
         self.step(info, counted, async {
             if preview {
                 return Ok(());
@@ -1978,13 +2058,50 @@ impl Engine {
                 r.custom && !r.is_provider() && !r.pending_replacement && self.is_targeted(&r.urn)
             })
             .collect();
-        let results = join_all(targets.into_iter().map(|i| self.refresh_one(i))).await;
-        // Report every failure, not only the first.
-        let failures: Vec<String> = results
+        let results = join_all(
+            targets
+                .into_iter()
+                .map(|i| async move { (i, self.refresh_one(i).await) }),
+        )
+        .await;
+        let mut failures = Vec::new();
+        let mut updated: HashMap<BaseIndex, ResourceState> = HashMap::new();
+        let mut gone: HashMap<Urn, Option<Urn>> = HashMap::new();
+        let mut removed = Vec::new();
+        for (index, result) in results {
+            match result {
+                Ok(Refreshed::Unchanged) => {}
+                Ok(Refreshed::Drifted(state)) => {
+                    updated.insert(index, *state);
+                }
+                Ok(Refreshed::Gone) => {
+                    let r = &self.base().resources[index];
+                    gone.insert(r.urn.clone(), r.parent.clone());
+                    removed.push(index);
+                }
+                // Report every failure, not only the first.
+                Err(e) => failures.push(e.message),
+            }
+        }
+        // What remains must not refer to what is gone: drop those dependencies, and give
+        // children of a vanished resource its parent.
+        if !gone.is_empty() {
+            for (index, resource) in self.base().resources.iter().enumerate() {
+                if removed.contains(&index) {
+                    continue;
+                }
+                let current = updated.get(&index).unwrap_or(resource);
+                if let Some(cleaned) = without_references(current, &gone) {
+                    updated.insert(index, cleaned);
+                }
+            }
+        }
+        let mut mutations: Vec<Mutation> = updated
             .into_iter()
-            .filter_map(Result::err)
-            .map(|e| e.message)
+            .map(|(index, state)| Mutation::ReplaceBase(index, state))
             .collect();
+        mutations.extend(removed.into_iter().map(Mutation::RemoveBase));
+        self.apply(mutations)?;
         if failures.is_empty() {
             Ok(())
         } else {
@@ -1992,14 +2109,14 @@ impl Engine {
         }
     }
 
-    async fn refresh_one(&self, index: BaseIndex) -> Result<(), MonitorError> {
+    async fn refresh_one(&self, index: BaseIndex) -> Result<Refreshed, MonitorError> {
         let resource = self.base().resources[index].clone();
         let provider = self
             .provider_for_old(&resource)
             .await
             .map_err(|e| err(format!("cannot refresh {}: {e}", resource.urn)))?;
         let Some(provider) = provider else {
-            return Ok(());
+            return Ok(Refreshed::Unchanged);
         };
         let read = {
             let _permit = self
@@ -2055,7 +2172,7 @@ impl Engine {
                 step: info,
                 duration: Duration::ZERO,
             });
-            return self.apply(vec![Mutation::RemoveBase(index)]);
+            return Ok(Refreshed::Gone);
         }
         let mut refreshed = resource.clone();
         refreshed.id = Some(read.id);
@@ -2078,11 +2195,55 @@ impl Engine {
             step: info,
             duration: Duration::ZERO,
         });
-        if drifted {
-            self.apply(vec![Mutation::ReplaceBase(index, refreshed)])?;
-        }
-        Ok(())
+        Ok(if drifted {
+            Refreshed::Drifted(Box::new(refreshed))
+        } else {
+            Refreshed::Unchanged
+        })
     }
+}
+
+/// What a refresh found for one resource.
+enum Refreshed {
+    Unchanged,
+    Drifted(Box<ResourceState>),
+    /// Deleted out of band.
+    Gone,
+}
+
+/// `resource` without references to vanished resources (`gone`: URN → its parent), or `None`
+/// if it has none.
+fn without_references(
+    resource: &ResourceState,
+    gone: &HashMap<Urn, Option<Urn>>,
+) -> Option<ResourceState> {
+    let refers = crate::deploy::graph::dependencies_of(resource).any(|u| gone.contains_key(u));
+    if !refers {
+        return None;
+    }
+    let mut cleaned = resource.clone();
+    cleaned.dependencies.retain(|u| !gone.contains_key(u));
+    // Entries left empty by the cleanup go; entries that were empty already stay.
+    cleaned.property_dependencies.retain(|_, urns| {
+        let before = urns.len();
+        urns.retain(|u| !gone.contains_key(u));
+        before == 0 || !urns.is_empty()
+    });
+    if cleaned
+        .deleted_with
+        .as_ref()
+        .is_some_and(|u| gone.contains_key(u))
+    {
+        cleaned.deleted_with = None;
+    }
+    // Climb past vanished parents to the nearest one that remains.
+    while let Some(parent) = cleaned.parent.clone() {
+        match gone.get(&parent) {
+            Some(grandparent) => cleaned.parent = grandparent.clone(),
+            None => break,
+        }
+    }
+    Some(cleaned)
 }
 
 impl Decision {

@@ -36,7 +36,7 @@ use crate::secrets::Crypter;
 use crate::state::{
     DeploymentV3, IntegrityError, JsonMap, Manifest, Operation, OperationKind, Resource,
     ResourceState, ResourceV3, SecretsMode, Snapshot, StateError, encode_deployment,
-    encode_resource, verify_integrity,
+    encode_resource, sort_dependencies_first, verify_integrity,
 };
 use crate::urn::Urn;
 use crate::value::PropertyMap;
@@ -435,6 +435,9 @@ impl<P: Clone> Overlay<P> {
                 Some(Some(replaced)) => resources.push(replaced.clone()),
             }
         }
+        // Appended states come first; where one depends on a resource still in the base (an
+        // untargeted one, say), the stable sort moves just enough to keep dependencies first.
+        sort_dependencies_first(&mut resources);
         resources
     }
 
@@ -1734,7 +1737,8 @@ mod tests {
         // Replayed and decoded, the secret is back.
         let replayed = replay(&stored_base, &journal).unwrap();
         let decoded = decode_deployment(&replayed, Some(&TestCrypter)).unwrap();
-        assert_eq!(decoded.resources[0], pet);
+        let found = decoded.resources.iter().find(|r| r.urn == pet.urn).unwrap();
+        assert_eq!(found, &pet);
     }
 
     #[test]

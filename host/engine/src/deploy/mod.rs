@@ -153,6 +153,9 @@ impl Deployment {
             self.check_failures()?;
             program_result.map_err(|e| DeployError::Program(e.message))?;
             let deletions = self.engine.update_deletions();
+            self.engine
+                .check_deletable(&deletions)
+                .map_err(|e| DeployError::Engine(e.message))?;
             let deleted = self.engine.delete_all(deletions).await;
             self.check_failures()?;
             deleted.map_err(|e| DeployError::Engine(e.message))

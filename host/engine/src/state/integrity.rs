@@ -233,3 +233,64 @@ pub fn verify_resources<P>(resources: &[Resource<P>]) -> Result<(), IntegrityErr
         Err(IntegrityError { violations })
     }
 }
+
+/// Reorders resources so that each follows everything it refers to, keeping the existing order
+/// wherever it is already valid (a stable topological sort). References to URNs not in the list
+/// are ignored (the integrity check reports them); a cycle, which a valid state never has, keeps
+/// its members in their existing order.
+pub fn sort_dependencies_first<P>(resources: &mut Vec<Resource<P>>) {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    let n = resources.len();
+    // Each URN is satisfied by its first copy in the current order.
+    let mut first: HashMap<&Urn, usize> = HashMap::with_capacity(n);
+    for (i, r) in resources.iter().enumerate() {
+        first.entry(&r.urn).or_insert(i);
+    }
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut waiting: Vec<usize> = vec![0; n];
+    let mut out_of_order = false;
+    for (i, r) in resources.iter().enumerate() {
+        let references = r
+            .parent
+            .iter()
+            .chain(r.provider.as_ref().map(|p| &p.urn))
+            .chain(&r.dependencies)
+            .chain(r.property_dependencies.values().flatten())
+            .chain(&r.deleted_with);
+        let mut seen: Vec<usize> = Vec::new();
+        for target in references {
+            if let Some(&j) = first.get(target)
+                && j != i
+                && !seen.contains(&j)
+            {
+                seen.push(j);
+                dependents[j].push(i);
+                waiting[i] += 1;
+                out_of_order |= j > i;
+            }
+        }
+    }
+    if !out_of_order {
+        return;
+    }
+    // Kahn's algorithm, always taking the earliest ready resource.
+    let mut ready: BinaryHeap<Reverse<usize>> =
+        (0..n).filter(|&i| waiting[i] == 0).map(Reverse).collect();
+    let mut order = Vec::with_capacity(n);
+    let mut placed = vec![false; n];
+    while let Some(Reverse(i)) = ready.pop() {
+        order.push(i);
+        placed[i] = true;
+        for &d in &dependents[i] {
+            waiting[d] -= 1;
+            if waiting[d] == 0 {
+                ready.push(Reverse(d));
+            }
+        }
+    }
+    order.extend((0..n).filter(|&i| !placed[i]));
+    let mut slots: Vec<Option<Resource<P>>> = resources.drain(..).map(Some).collect();
+    resources.extend(order.into_iter().filter_map(|i| slots[i].take()));
+}

@@ -415,3 +415,27 @@ fn ciphertexts_are_detected_anywhere_in_a_deployment() {
     );
     assert!(codec::contains_ciphertext(&deployment));
 }
+
+#[test]
+fn sorting_puts_dependencies_first_and_keeps_valid_order() {
+    let mut resources = fixture().resources;
+    let valid: Vec<String> = resources.iter().map(|r| r.urn.to_string()).collect();
+    integrity::sort_dependencies_first(&mut resources);
+    let after: Vec<String> = resources.iter().map(|r| r.urn.to_string()).collect();
+    assert_eq!(after, valid, "a valid order is kept as is");
+
+    // Parent after child, provider after its resource: both repaired, the rest stays put.
+    resources.swap(2, 3);
+    let provider = resources.remove(1);
+    resources.push(provider);
+    integrity::sort_dependencies_first(&mut resources);
+    let snapshot = Snapshot {
+        resources: resources
+            .iter()
+            .map(|r| codec::decode_resource(r, Some(&TestCrypter)).unwrap())
+            .collect(),
+        ..decode(&fixture())
+    };
+    verify_integrity(&snapshot).unwrap();
+    assert_eq!(resources[0].urn.name(), "web-dev", "the root stays first");
+}

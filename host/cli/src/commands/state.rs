@@ -1,0 +1,233 @@
+//! `cairn state`: edit a stack's recorded state directly (delete, protect, unprotect), and
+//! `cairn stack clear-pending`. No provider is called: only the state changes.
+
+use std::io::{BufRead, Write};
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use cairn_engine::state::edit::{self, EditError};
+use cairn_engine::state::{
+    SecretsMode, Snapshot, decode_deployment, encode_deployment, verify_integrity,
+};
+use cairn_engine::urn::Urn;
+use clap::{Args, Subcommand};
+
+use crate::backend::operation_verb;
+use crate::stack::Stack;
+use crate::workspace::{Context, Workspace};
+
+#[derive(Debug, Args)]
+pub struct StateArgs {
+    #[command(subcommand)]
+    command: StateCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum StateCommand {
+    /// Remove a resource from the stack's state; the real resource is left alone.
+    Delete {
+        /// The URN of the resource.
+        urn: String,
+        /// Remove it even if it is protected.
+        #[arg(long)]
+        force: bool,
+        /// Also remove the resources that depend on it.
+        #[arg(long)]
+        target_dependents: bool,
+        /// Do not ask for confirmation.
+        #[arg(short, long)]
+        yes: bool,
+    },
+    /// Protect a resource (or all) from deletion.
+    Protect(ProtectArgs),
+    /// Remove the protection of a resource (or all).
+    Unprotect(ProtectArgs),
+}
+
+#[derive(Debug, Args)]
+struct ProtectArgs {
+    /// The URN of the resource.
+    #[arg(required_unless_present = "all")]
+    urn: Option<String>,
+    /// Every resource of the stack.
+    #[arg(long, conflicts_with = "urn")]
+    all: bool,
+}
+
+pub fn run(context: &Context, args: StateArgs) -> Result<()> {
+    let workspace = context.project()?;
+    match args.command {
+        StateCommand::Delete {
+            urn,
+            force,
+            target_dependents,
+            yes,
+        } => delete(&workspace, &urn, force, target_dependents, yes),
+        StateCommand::Protect(args) => protect(&workspace, args, true),
+        StateCommand::Unprotect(args) => protect(&workspace, args, false),
+    }
+}
+
+fn parse_urn(urn: &str) -> Result<Urn> {
+    Urn::parse(urn).with_context(|| format!("{urn:?} is not a resource URN"))
+}
+
+/// Loads the current stack's state under its lock (recovering an interrupted deployment's
+/// journal first), lets `change` edit it, checks it, and saves it. Nothing is saved if `change`
+/// fails or returns `false`.
+fn edit_state(
+    workspace: &Workspace,
+    command: &str,
+    change: impl FnOnce(&Stack, &mut Snapshot) -> Result<bool>,
+) -> Result<()> {
+    let stack = Stack::current(workspace)?;
+    let project = stack.project();
+    let backend = &workspace.backend;
+    let lock = backend.lock(project, &stack.name, command)?;
+    let deployment = backend
+        .recover(&lock, project, &stack.name)?
+        .ok_or_else(|| anyhow!("stack {:?} has no state to edit", stack.name))?;
+    let config = stack.load_config()?;
+    let crypter = stack.secrets(&config)?;
+    let mut snapshot = decode_deployment(&deployment, Some(&crypter))
+        .with_context(|| format!("reading the state of stack {:?}", stack.name))?;
+    if !change(&stack, &mut snapshot)? {
+        return Ok(());
+    }
+    verify_integrity(&snapshot).context("the edited state is inconsistent; nothing was saved")?;
+    let stored = encode_deployment(&snapshot, SecretsMode::Encrypt(&crypter))?;
+    backend.save(&lock, project, &stack.name, stored)
+}
+
+fn delete(
+    workspace: &Workspace,
+    urn: &str,
+    force: bool,
+    target_dependents: bool,
+    yes: bool,
+) -> Result<()> {
+    let urn = parse_urn(urn)?;
+    let mut removed = Vec::new();
+    edit_state(workspace, "cairn state delete", |stack, snapshot| {
+        removed = edit::delete_resource(snapshot, &urn, force, target_dependents).map_err(|e| {
+            let hint = match &e {
+                EditError::Protected(_) => {
+                    "; unprotect it with `cairn state unprotect`, or pass --force"
+                }
+                EditError::HasDependents { .. } => {
+                    "\nDelete those first, or pass --target-dependents to delete them too"
+                }
+                EditError::NotFound(_) => "",
+            };
+            anyhow!("{e}{hint}")
+        })?;
+        if !yes {
+            let mut question = format!(
+                "This removes {} resource{} from the state of stack {:?} (the real resources are left alone):",
+                removed.len(),
+                if removed.len() == 1 { "" } else { "s" },
+                stack.name
+            );
+            for urn in &removed {
+                question.push_str(&format!("\n    {urn}"));
+            }
+            confirm(workspace, &question, "deleting resources from the state")?;
+        }
+        Ok(true)
+    })?;
+    for urn in &removed {
+        println!("Deleted {urn} from the state.");
+    }
+    Ok(())
+}
+
+fn protect(workspace: &Workspace, args: ProtectArgs, protect: bool) -> Result<()> {
+    let urn = args.urn.as_deref().map(parse_urn).transpose()?;
+    let (verb, command) = if protect {
+        ("protected", "cairn state protect")
+    } else {
+        ("unprotected", "cairn state unprotect")
+    };
+    let mut changed = 0;
+    edit_state(workspace, command, |_, snapshot| {
+        changed = edit::set_protect(snapshot, urn.as_ref(), protect)?;
+        Ok(changed > 0)
+    })?;
+    match (&urn, changed) {
+        (Some(urn), 0) => println!("{urn} is already {verb}."),
+        (Some(urn), _) => println!("{} {urn}.", capitalized(verb)),
+        (None, n) => println!(
+            "{} {n} resource{}.",
+            capitalized(verb),
+            if n == 1 { "" } else { "s" }
+        ),
+    }
+    Ok(())
+}
+
+fn capitalized(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// `cairn stack clear-pending`: forgets the operations an interrupted deployment left pending.
+pub fn clear_pending(workspace: &Workspace, yes: bool) -> Result<()> {
+    let mut cleared = Vec::new();
+    let mut name = String::new();
+    edit_state(workspace, "cairn stack clear-pending", |stack, snapshot| {
+        name = stack.name.clone();
+        if snapshot.pending_operations.is_empty() {
+            return Ok(false);
+        }
+        let mut question = format!(
+            "Stack {:?} has {} pending operation{}:",
+            stack.name,
+            snapshot.pending_operations.len(),
+            if snapshot.pending_operations.len() == 1 {
+                ""
+            } else {
+                "s"
+            }
+        );
+        for op in &snapshot.pending_operations {
+            question.push_str(&format!("\n    {} {}", operation_verb(op), op.resource.urn));
+        }
+        println!("{question}");
+        if !yes {
+            confirm(
+                workspace,
+                "Forget them? The resources they were changing may exist; refresh or import them later.",
+                "clearing pending operations",
+            )?;
+        }
+        cleared = edit::clear_pending(snapshot);
+        Ok(true)
+    })?;
+    if cleared.is_empty() {
+        println!("Stack {name:?} has no pending operations.");
+    } else {
+        println!(
+            "Cleared {} pending operation{}.",
+            cleared.len(),
+            if cleared.len() == 1 { "" } else { "s" }
+        );
+    }
+    Ok(())
+}
+
+/// Asks a yes/no question; non-interactively, refuses (the user must pass --yes).
+fn confirm(workspace: &Workspace, question: &str, what: &str) -> Result<()> {
+    if !workspace.context.interactive {
+        bail!("{what} needs confirmation: pass --yes");
+    }
+    print!("{question}\nContinue? [y/N] ");
+    std::io::stdout().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    if !matches!(answer.trim(), "y" | "Y" | "yes" | "Yes") {
+        bail!("cancelled; the state is unchanged");
+    }
+    Ok(())
+}
