@@ -814,12 +814,16 @@ impl Engine {
         let urn = self.urn_for(parent.as_ref(), &request.resource_type, &request.name)?;
         let dependencies = all_dependencies(&request);
         if request.remote {
-            return self.construct(urn, parent, request).await;
+            return Box::pin(self.construct(urn, parent, request)).await;
         }
         if is_provider {
-            return self
-                .register_provider(urn, request.resource_type, request.inputs, request.options)
-                .await;
+            return Box::pin(self.register_provider(
+                urn,
+                request.resource_type,
+                request.inputs,
+                request.options,
+            ))
+            .await;
         }
         // Providers and remote components are not gated: they register on behalf of (and while)
         // other registrations hold the gate, and Construct registers children through it.
@@ -1297,6 +1301,9 @@ impl Engine {
         state.created = old.created.clone();
         state.modified = old.modified.clone();
         state.init_errors = vec![];
+        // Fields this engine does not manage carry over untouched.
+        state.source_position = old.source_position.clone();
+        state.extra = old.extra.clone();
         // No states in the event: nothing changed, and copying them costs at scale.
         let info = self.step_info(StepOp::Same, &state.urn, state.resource_type.as_str(), true);
         self.count(StepOp::Same);
@@ -1304,10 +1311,14 @@ impl Engine {
             step: info,
             duration: Duration::ZERO,
         });
-        self.apply(vec![
-            Mutation::Append(state.clone()),
-            Mutation::RemoveBase(index),
-        ])?;
+        // An identical state stays where it is in the base: nothing to record or copy. (Moved
+        // states are re-ordered dependencies-first when the snapshot is assembled.)
+        if &state != old {
+            self.apply(vec![
+                Mutation::Append(state.clone()),
+                Mutation::RemoveBase(index),
+            ])?;
+        }
         self.record(&state);
         Ok(RegisterResourceResponse {
             urn: state.urn.clone(),
@@ -1423,6 +1434,8 @@ impl Engine {
                     let mut done = state.clone();
                     done.id = old.id.clone();
                     done.created = old.created.clone();
+                    done.source_position = old.source_position.clone();
+                    done.extra = old.extra.clone();
                     done.modified = Some(now);
                     done.outputs = secure_outputs(
                         updated.outputs,
@@ -2330,6 +2343,59 @@ async fn with_timeout<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pending registration must stay small: programs may have 100,000 in flight, so the
+    /// large parts of the flow are boxed and allocated only when reached.
+    #[tokio::test]
+    async fn a_pending_registration_future_is_small() {
+        let journal = Arc::new(
+            SnapshotManager::new(
+                Snapshot::empty(None),
+                crate::state::Manifest::new(),
+                None,
+                Arc::new(NoSecrets),
+            )
+            .unwrap(),
+        );
+        let engine = Arc::new(
+            Engine::new(
+                DeploymentOptions::new("p", "s"),
+                Arc::new(NoProviders),
+                Arc::new(super::super::events::NullSink),
+                journal,
+            )
+            .unwrap(),
+        );
+        let request = RegisterResourceRequest::component(TypeToken::parse("a:b:C").unwrap(), "c");
+        let future = engine.register_resource(request);
+        let size = std::mem::size_of_val(&future);
+        assert!(size < 2048, "a registration future takes {size} bytes");
+    }
+
+    struct NoSecrets;
+    impl crate::secrets::Crypter for NoSecrets {
+        fn encrypt(&self, p: &str) -> Result<String, crate::secrets::SecretsError> {
+            Ok(p.to_owned())
+        }
+        fn decrypt(&self, c: &str) -> Result<String, crate::secrets::SecretsError> {
+            Ok(c.to_owned())
+        }
+    }
+
+    struct NoProviders;
+    #[async_trait::async_trait]
+    impl super::super::provider::ProviderLoader for NoProviders {
+        async fn load(
+            &self,
+            package: &str,
+            _: Option<&semver::Version>,
+        ) -> Result<Arc<dyn Provider>, super::super::provider::LoadError> {
+            Err(super::super::provider::LoadError::NotFound {
+                package: package.to_owned(),
+                version: None,
+            })
+        }
+    }
 
     /// Registration futures must be `Send` so hosts can spawn them.
     #[allow(dead_code)]
