@@ -2122,6 +2122,36 @@ impl Engine {
         }
     }
 
+    /// Resolves the pending operations an interrupted deployment left in the base snapshot:
+    /// the refresh has re-read every resource that still exists, so what remains to say is
+    /// what may have escaped the state (an interrupted create). Then they are forgotten.
+    pub fn resolve_pending(&self) -> Result<(), MonitorError> {
+        let pending = &self.base().pending_operations;
+        if pending.is_empty() {
+            return Ok(());
+        }
+        for op in pending {
+            let urn = &op.resource.urn;
+            let verb = match op.kind {
+                OperationKind::Creating => "creating",
+                OperationKind::Updating => "updating",
+                OperationKind::Deleting => "deleting",
+                OperationKind::Reading => "reading",
+                OperationKind::Importing => "importing",
+            };
+            let advice = match op.kind {
+                OperationKind::Creating | OperationKind::Importing => {
+                    "if the provider created it, it is not tracked: check, and delete it or adopt it with the `import` option"
+                }
+                _ => "the refresh has recorded its current state",
+            };
+            self.warn(Some(urn), format!("{verb} {urn} was interrupted; {advice}"));
+        }
+        self.journal
+            .drop_base_pending()
+            .map_err(|e| err(Self::journal_err(e)))
+    }
+
     async fn refresh_one(&self, index: BaseIndex) -> Result<Refreshed, MonitorError> {
         let resource = self.base().resources[index].clone();
         let provider = self

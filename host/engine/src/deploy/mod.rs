@@ -167,7 +167,12 @@ impl Deployment {
     /// Reads every resource from its provider and records what changed out of band.
     pub async fn refresh(&self) -> Result<Outcome, DeployError> {
         let started = self.start(Operation::Refresh);
-        let result = self.engine.refresh_all().await.map_err(|e| {
+        let result = async {
+            self.engine.refresh_all().await?;
+            self.engine.resolve_pending()
+        }
+        .await
+        .map_err(|e| {
             let failures = self.engine.failures();
             if failures.is_empty() {
                 DeployError::Engine(e.message)
