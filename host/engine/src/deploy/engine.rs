@@ -750,6 +750,48 @@ impl Engine {
         Err(err(message))
     }
 
+    /// Runs the configured analyzers on a resource's checked inputs: advisory violations warn,
+    /// mandatory ones fail the resource before anything is changed.
+    async fn analyze(
+        &self,
+        urn: &Urn,
+        resource_type: &TypeToken,
+        inputs: &PropertyMap,
+    ) -> Result<(), MonitorError> {
+        let mut mandatory = Vec::new();
+        for analyzer in &self.options.analyzers.0 {
+            let violations = analyzer
+                .analyze(urn, resource_type, inputs)
+                .await
+                .map_err(|e| err(format!("{urn}: analyzer {} failed: {e}", analyzer.name())))?;
+            for v in violations {
+                let message = format!("{}/{}: {}", analyzer.name(), v.policy, v.message);
+                match v.enforcement {
+                    super::analyzer::Enforcement::Advisory => self.warn(Some(urn), message),
+                    super::analyzer::Enforcement::Mandatory => {
+                        self.emit(EngineEvent::Diagnostic {
+                            severity: Severity::Error,
+                            urn: Some(urn.clone()),
+                            message: message.clone(),
+                        });
+                        mandatory.push(message);
+                    }
+                }
+            }
+        }
+        if mandatory.is_empty() {
+            return Ok(());
+        }
+        let message = format!("{urn}: policy violation: {}", mandatory.join("; "));
+        lock(&self.failures).push(StepFailure {
+            urn: urn.clone(),
+            op: StepOp::Create,
+            message: message.clone(),
+        });
+        self.cancel().await;
+        Err(err(message))
+    }
+
     // ---------------------------------------------------------------------------------------
     // The root stack resource.
 
@@ -1059,6 +1101,7 @@ impl Engine {
             )
             .await?;
         state.inputs = checked.clone();
+        self.analyze(&urn, &request.resource_type, &checked).await?;
 
         let Some(old) = old_usable.cloned() else {
             // New, or re-created after a delete-before-replace.

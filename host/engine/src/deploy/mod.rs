@@ -5,6 +5,7 @@
 //! against the snapshot held by a [`journal::SnapshotManager`], reporting progress as
 //! [`events::EngineEvent`]s.
 
+pub mod analyzer;
 pub mod diff;
 mod engine;
 pub mod events;
@@ -52,6 +53,8 @@ pub struct DeploymentOptions {
     pub target_dependents: bool,
     /// Stack configuration, `namespace:key` → value; `<package>:*` configures default providers.
     pub config: IndexMap<String, PropertyValue>,
+    /// Policy checks run on every resource's checked inputs.
+    pub analyzers: analyzer::Analyzers,
 }
 
 impl DeploymentOptions {
@@ -67,6 +70,7 @@ impl DeploymentOptions {
             target_replaces: vec![],
             target_dependents: false,
             config: IndexMap::new(),
+            analyzers: analyzer::Analyzers::default(),
         }
     }
 }

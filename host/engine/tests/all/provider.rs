@@ -535,3 +535,40 @@ impl ProviderLoader for TestLoader {
         }))
     }
 }
+
+/// The scenario's analyzer: flags resources whose input equals a forbidden value.
+pub struct PolicyPack {
+    pub policies: Vec<crate::scenario::PolicySpec>,
+}
+
+#[async_trait::async_trait]
+impl cairn_engine::deploy::analyzer::Analyzer for PolicyPack {
+    fn name(&self) -> &str {
+        "test-policies"
+    }
+
+    async fn analyze(
+        &self,
+        _urn: &cairn_engine::Urn,
+        _resource_type: &cairn_engine::TypeToken,
+        inputs: &cairn_engine::PropertyMap,
+    ) -> Result<Vec<cairn_engine::deploy::analyzer::Violation>, String> {
+        use cairn_engine::deploy::analyzer::{Enforcement, Violation};
+        let mut out = Vec::new();
+        for policy in &self.policies {
+            let forbidden = crate::values::from_yaml(&policy.equals)?;
+            if inputs.get(&policy.property) == Some(&forbidden) {
+                out.push(Violation {
+                    policy: policy.policy.clone(),
+                    message: format!("{} must not be {:?}", policy.property, forbidden),
+                    enforcement: if policy.enforcement == "mandatory" {
+                        Enforcement::Mandatory
+                    } else {
+                        Enforcement::Advisory
+                    },
+                });
+            }
+        }
+        Ok(out)
+    }
+}

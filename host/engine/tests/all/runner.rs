@@ -256,6 +256,13 @@ fn run_deployment(
     options.replaces = resolve(&spec.replaces, "replaces");
     options.excludes = resolve(&spec.excludes, "excludes");
     options.target_dependents = spec.target_dependents;
+    if !spec.analyzers.is_empty() {
+        options.analyzers = cairn_engine::deploy::analyzer::Analyzers(vec![Arc::new(
+            crate::provider::PolicyPack {
+                policies: spec.analyzers.clone(),
+            },
+        )]);
+    }
     for (key, value) in &spec.config {
         match crate::values::from_yaml(value) {
             Ok(v) => {

@@ -61,6 +61,9 @@ pub struct DeploymentSpec {
     /// Stack configuration (`test:region: us-east`).
     #[serde(default)]
     pub config: IndexMap<String, Yaml>,
+    /// Policies: a violation when a resource's checked input `property` equals `equals`.
+    #[serde(default)]
+    pub analyzers: Vec<PolicySpec>,
     /// Simulate a crash: once a provider operation blocks (`block` behaviour), drop the runtime.
     /// The stored state becomes the replay of the journal onto the last checkpoint.
     #[serde(default)]
@@ -448,4 +451,15 @@ pub struct Expect {
     /// The summary's change counts (`{create: 2}`); unchanged count under `same`.
     #[serde(default)]
     pub changes: Option<IndexMap<String, usize>>,
+}
+
+/// One policy of the scenario's analyzer.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PolicySpec {
+    pub policy: String,
+    pub property: String,
+    pub equals: Yaml,
+    /// `advisory` or `mandatory`.
+    pub enforcement: String,
 }
