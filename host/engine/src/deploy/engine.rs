@@ -271,15 +271,24 @@ impl Engine {
                     error: message.clone(),
                     duration: started.elapsed(),
                 });
-                lock(&self.failures).push(StepFailure {
-                    urn: urn.clone(),
-                    op: info.op,
-                    message: message.clone(),
-                });
-                self.cancel().await;
-                Err(err(format!("{} of {urn} failed: {message}", info.op)))
+                let failure = self.fail(&urn, info.op, message).await;
+                Err(err(format!(
+                    "{} of {urn} failed: {}",
+                    info.op, failure.message
+                )))
             }
         }
+    }
+
+    /// Records a failed step, cancels the deployment, and returns the error to report.
+    async fn fail(&self, urn: &Urn, op: StepOp, message: String) -> MonitorError {
+        lock(&self.failures).push(StepFailure {
+            urn: urn.clone(),
+            op,
+            message: message.clone(),
+        });
+        self.cancel().await;
+        err(message)
     }
 
     fn step_info(&self, op: StepOp, urn: &Urn, resource_type: &str, custom: bool) -> StepInfo {
@@ -741,13 +750,7 @@ impl Engine {
                 message: reason.clone(),
             });
         }
-        lock(&self.failures).push(StepFailure {
-            urn: urn.clone(),
-            op: StepOp::Create,
-            message: message.clone(),
-        });
-        self.cancel().await;
-        Err(err(message))
+        Err(self.fail(urn, StepOp::Create, message).await)
     }
 
     /// Runs the configured analyzers on a resource's checked inputs: advisory violations warn,
@@ -783,13 +786,7 @@ impl Engine {
             return Ok(());
         }
         let message = format!("{urn}: policy violation: {}", mandatory.join("; "));
-        lock(&self.failures).push(StepFailure {
-            urn: urn.clone(),
-            op: StepOp::Create,
-            message: message.clone(),
-        });
-        self.cancel().await;
-        Err(err(message))
+        Err(self.fail(urn, StepOp::Create, message).await)
     }
 
     // ---------------------------------------------------------------------------------------
@@ -1188,13 +1185,7 @@ impl Engine {
                             keys.join(", ")
                         }
                     );
-                    lock(&self.failures).push(StepFailure {
-                        urn: urn.clone(),
-                        op: StepOp::Replace,
-                        message: message.clone(),
-                    });
-                    self.cancel().await;
-                    return Err(err(message));
+                    return Err(self.fail(&urn, StepOp::Replace, message).await);
                 }
                 // Re-check without old inputs so generated defaults are not reused.
                 let rechecked = self
@@ -1871,22 +1862,29 @@ impl Engine {
         })
     }
 
+    /// The provider of a function token's package (`pkg:module:function`).
+    async fn function_provider(
+        self: &Arc<Self>,
+        token: &str,
+        explicit: Option<&str>,
+        version: Option<&str>,
+    ) -> Result<Arc<dyn Provider>, MonitorError> {
+        self.ensure_running()?;
+        let package = token.split(':').next().unwrap_or_default();
+        let (_, provider) = self
+            .resolve_provider(explicit, &IndexMap::new(), package, version)
+            .await?;
+        Ok(provider)
+    }
+
     pub async fn invoke(
         self: &Arc<Self>,
         request: ProgramInvokeRequest,
     ) -> Result<InvokeResult, MonitorError> {
-        self.ensure_running()?;
-        let package = request
-            .token
-            .split(':')
-            .next()
-            .unwrap_or_default()
-            .to_owned();
-        let (_, provider) = self
-            .resolve_provider(
+        let provider = self
+            .function_provider(
+                &request.token,
                 request.provider.as_deref(),
-                &IndexMap::new(),
-                &package,
                 request.version.as_deref(),
             )
             .await?;
@@ -1903,18 +1901,10 @@ impl Engine {
         self: &Arc<Self>,
         request: ProgramCallRequest,
     ) -> Result<CallResult, MonitorError> {
-        self.ensure_running()?;
-        let package = request
-            .token
-            .split(':')
-            .next()
-            .unwrap_or_default()
-            .to_owned();
-        let (_, provider) = self
-            .resolve_provider(
+        let provider = self
+            .function_provider(
+                &request.token,
                 request.provider.as_deref(),
-                &IndexMap::new(),
-                &package,
                 request.version.as_deref(),
             )
             .await?;
