@@ -7,3 +7,4 @@ mod journal;
 mod stack;
 mod state;
 mod support;
+mod wasm;

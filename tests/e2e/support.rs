@@ -111,3 +111,40 @@ pub fn assert_contains(haystack: &str, fragments: &[&str]) {
 pub fn exists(path: &Path) -> bool {
     path.exists()
 }
+
+/// The example provider components (`random`, `file`), built once per test binary from the
+/// examples guest workspace.
+pub fn example_wasm(name: &str) -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let target = repo.join("target/guests");
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "--manifest-path",
+        ])
+        .arg(repo.join("examples/Cargo.toml"))
+        .env("CARGO_TARGET_DIR", &target);
+        // The outer `cargo test`'s per-crate variables must not leak into the guest build.
+        for (key, _) in std::env::vars_os() {
+            let key = key.to_string_lossy();
+            if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key == "RUSTFLAGS" {
+                cmd.env_remove(key.as_ref());
+            }
+        }
+        let out = cmd
+            .output()
+            .expect("running cargo to build the example providers");
+        assert!(
+            out.status.success(),
+            "building the example providers failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        target.join("wasm32-wasip2/release")
+    });
+    dir.join(format!("{name}.wasm"))
+}

@@ -47,6 +47,8 @@ enum Command {
     Config(commands::config::ConfigArgs),
     /// Edit a stack's recorded state directly: delete, protect or unprotect resources.
     State(commands::state::StateArgs),
+    /// Install, list, inspect and remove provider components.
+    Plugin(commands::plugin::PluginArgs),
     /// Read every resource from its provider and record what changed out of band.
     Refresh(commands::deploy::DeployArgs),
     /// Delete every resource of the stack (or the targets), dependents first.
@@ -74,6 +76,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Stack(args) => commands::stack::run(&context, args),
         Command::Config(args) => commands::config::run(&context, args),
         Command::State(args) => commands::state::run(&context, args),
+        Command::Plugin(args) => commands::plugin::run(&context, args),
         Command::Refresh(args) => {
             commands::deploy::run(&context, commands::deploy::Kind::Refresh, args)
         }

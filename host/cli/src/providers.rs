@@ -1,32 +1,91 @@
-//! Where the CLI finds providers: the installed plugins a deployment may load.
-//!
-//! Provider kinds register here as Cairn gains them (WebAssembly components, gRPC plugins); a
-//! package with no installed provider is a clear error naming it.
+//! Where the CLI finds providers: WebAssembly components installed in the Cairn home
+//! (`cairn plugin install`) or named by the project's `plugins:` section, sandboxed with the
+//! grants in the stack's `cairn:grants` configuration.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use cairn_engine::deploy::provider::{LoadError, Provider, ProviderLoader};
+use anyhow::{Context as _, Result, bail};
+use cairn_engine::config::{ConfigKey, ResolvedConfig};
+use cairn_engine::deploy::events::EventSink;
+use cairn_engine::project::Project;
+use cairn_wasm::{Grants, PluginStore, RuntimeOptions, WasmLoader, WasmRuntime, events_log_sink};
+use indexmap::IndexMap;
 
-/// Loads installed provider plugins.
-pub struct PluginLoader {}
+/// The config key holding the user's sandbox grants.
+pub const GRANTS_KEY: &str = "cairn:grants";
 
-impl PluginLoader {
-    pub fn new() -> PluginLoader {
-        PluginLoader {}
-    }
+/// The installed-plugin store under the Cairn home.
+pub fn store(home: &Path) -> PluginStore {
+    PluginStore::new(home.join("plugins"))
 }
 
-#[async_trait]
-impl ProviderLoader for PluginLoader {
-    async fn load(
-        &self,
-        package: &str,
-        version: Option<&semver::Version>,
-    ) -> Result<Arc<dyn Provider>, LoadError> {
-        Err(LoadError::NotFound {
-            package: package.to_owned(),
-            version: version.map(ToString::to_string),
-        })
+/// The process's wasm runtime, caching compiled components under the Cairn home.
+pub fn runtime(home: &Path) -> Result<WasmRuntime> {
+    Ok(WasmRuntime::new(RuntimeOptions {
+        cache_dir: Some(home.join("cache").join("wasm")),
+        pool_size: None,
+    })?)
+}
+
+/// The provider loader for a deployment of `project` (in `project_dir`) with its resolved
+/// configuration; provider logs go to `events`.
+pub fn loader(
+    home: &Path,
+    project_dir: &Path,
+    project: &Project,
+    config: &IndexMap<ConfigKey, ResolvedConfig>,
+    events: Arc<dyn EventSink>,
+) -> Result<WasmLoader> {
+    let grants = grants(config, project_dir)?;
+    let runtime = runtime(home)?;
+    let mut loader = WasmLoader::new(runtime.clone(), grants, events_log_sink(events))
+        .with_store(store(home).with_runtime(runtime));
+    for path in local_plugins(project, project_dir)? {
+        loader = loader
+            .with_local_plugin(&path)
+            .with_context(|| format!("loading the project's plugin {}", path.display()))?;
     }
+    Ok(loader)
+}
+
+/// The user's grants from `cairn:grants` (a structured config value), relative paths resolved
+/// against the project directory.
+fn grants(config: &IndexMap<ConfigKey, ResolvedConfig>, project_dir: &Path) -> Result<Grants> {
+    let Some(value) = config
+        .iter()
+        .find(|(k, _)| k.to_string() == GRANTS_KEY)
+        .map(|(_, v)| v)
+    else {
+        return Ok(Grants::none());
+    };
+    let json: serde_json::Value = serde_json::from_str(&value.value).with_context(|| {
+        format!("{GRANTS_KEY} must be a structured value (set it with `cairn config set --path`)")
+    })?;
+    Grants::parse(&json, project_dir).with_context(|| format!("reading {GRANTS_KEY}"))
+}
+
+/// The `.wasm` providers the project names: `plugins: {providers: [{name, path}]}` in
+/// Pulumi.yaml, paths relative to the project.
+fn local_plugins(project: &Project, project_dir: &Path) -> Result<Vec<PathBuf>> {
+    let Some(plugins) = &project.plugins else {
+        return Ok(vec![]);
+    };
+    let Some(providers) = plugins.get("providers") else {
+        return Ok(vec![]);
+    };
+    let Some(entries) = providers.as_sequence() else {
+        bail!("Pulumi.yaml: plugins.providers must be a list of {{name, path}} entries");
+    };
+    let mut paths = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let Some(path) = entry.get("path").and_then(|p| p.as_str()) else {
+            bail!("Pulumi.yaml: plugins.providers[{i}] has no path");
+        };
+        let path = project_dir.join(path);
+        if path.extension().is_some_and(|e| e == "wasm") {
+            paths.push(path);
+        }
+    }
+    Ok(paths)
 }

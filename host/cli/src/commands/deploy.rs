@@ -16,7 +16,6 @@ use clap::Args;
 use indexmap::IndexMap;
 
 use crate::display::{Display, DisplayOptions};
-use crate::providers::PluginLoader;
 use crate::stack::{LazyCrypter, Stack};
 use crate::workspace::Context;
 
@@ -85,8 +84,17 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
     options.targets = parse_urns(&args.targets, "--target")?;
     options.excludes = parse_urns(&args.excludes, "--exclude")?;
     options.target_dependents = args.target_dependents;
-    options.config =
-        engine_config(&config_file.resolve(Some(crypter.as_ref()), &workspace.project)?);
+    let resolved = config_file.resolve(Some(crypter.as_ref()), &workspace.project)?;
+    options.config = engine_config(&resolved);
+    let providers = |events: Arc<Display>| {
+        crate::providers::loader(
+            &context.home,
+            &workspace.dir,
+            &workspace.project,
+            &resolved,
+            events,
+        )
+    };
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -116,6 +124,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             None,
             crypter.clone(),
             display_options(true),
+            &providers,
         ));
         outcome?;
         if !confirm(kind)? {
@@ -132,6 +141,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             Some(persister),
             crypter,
             display_options(context.interactive),
+            &providers,
         ))
         .map(|_| ())
 }
@@ -143,6 +153,7 @@ async fn deploy(
     persister: Option<Arc<dyn Persister>>,
     crypter: Arc<LazyCrypter>,
     display: DisplayOptions,
+    providers: &dyn Fn(Arc<Display>) -> Result<cairn_wasm::WasmLoader>,
 ) -> Result<Outcome> {
     let journal = Arc::new(SnapshotManager::new(
         snapshot,
@@ -151,12 +162,8 @@ async fn deploy(
         crypter,
     )?);
     let events = Arc::new(Display::new(display));
-    let deployment = Deployment::new(
-        options,
-        Arc::new(PluginLoader::new()),
-        events.clone(),
-        journal,
-    )?;
+    let loader = Arc::new(providers(events.clone())?);
+    let deployment = Deployment::new(options, loader, events.clone(), journal)?;
     let result = match kind {
         Kind::Refresh => deployment.refresh().await,
         Kind::Destroy => deployment.destroy().await,

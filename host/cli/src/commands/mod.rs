@@ -2,5 +2,6 @@
 
 pub mod config;
 pub mod deploy;
+pub mod plugin;
 pub mod stack;
 pub mod state;

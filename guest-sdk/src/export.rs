@@ -1,0 +1,490 @@
+//! The glue between the generated `provider` export and a [`Provider`]: decodes requests,
+//! calls the provider, encodes results. Used by [`export_provider!`](crate::export_provider).
+
+use std::cell::RefCell;
+use std::marker::PhantomData;
+
+use crate::bindings::cairn::provider::types as wit;
+use crate::bindings::exports::cairn::provider::provider::Guest;
+use crate::error::{CheckFailure, Error, PartialState};
+use crate::manifest::Manifest;
+use crate::provider::{self as p, Dependencies, Provider};
+use crate::wire::{decode_map, encode_map};
+
+/// The provider instance of a component, created by `export_provider!`.
+#[doc(hidden)]
+pub trait Instance: 'static {
+    type Provider: Provider;
+    /// The manifest section's bytes.
+    fn manifest() -> &'static [u8];
+    /// Runs `f` on the instance's provider.
+    fn with<R>(f: impl FnOnce(&RefCell<Self::Provider>) -> R) -> R;
+}
+
+/// Implements the generated `Guest` trait for an [`Instance`].
+#[doc(hidden)]
+pub struct Adapter<I>(PhantomData<I>);
+
+type WitResult<T> = Result<T, wit::ProviderError>;
+
+fn run<I: Instance, T>(f: impl FnOnce(&I::Provider) -> crate::Result<T>) -> WitResult<T> {
+    I::with(|cell| match cell.try_borrow() {
+        Ok(provider) => f(&provider),
+        Err(_) => Err(Error::failed("the provider is busy (a re-entrant call)")),
+    })
+    .map_err(error_to_wit)
+}
+
+fn run_mut<I: Instance, T>(f: impl FnOnce(&mut I::Provider) -> crate::Result<T>) -> WitResult<T> {
+    I::with(|cell| match cell.try_borrow_mut() {
+        Ok(mut provider) => f(&mut provider),
+        Err(_) => Err(Error::failed("the provider is busy (a re-entrant call)")),
+    })
+    .map_err(error_to_wit)
+}
+
+impl<I: Instance> Guest for Adapter<I> {
+    fn get_schema() -> WitResult<String> {
+        run::<I, _>(|provider| match provider.get_schema()? {
+            Some(schema) => Ok(schema),
+            None => Manifest::parse(I::manifest())
+                .map_err(Error::failed)?
+                .schema_json()
+                .ok_or_else(|| Error::unimplemented("get-schema")),
+        })
+    }
+
+    fn check_config(request: wit::CheckRequest) -> WitResult<wit::CheckResult> {
+        let request = check_request(request).map_err(error_to_wit)?;
+        run::<I, _>(|provider| provider.check_config(request)).map(check_result)
+    }
+
+    fn diff_config(request: wit::DiffRequest) -> WitResult<wit::DiffResult> {
+        let request = diff_request(request).map_err(error_to_wit)?;
+        run::<I, _>(|provider| provider.diff_config(request)).map(diff_result)
+    }
+
+    fn configure(inputs: wit::Value, preview: bool) -> WitResult<()> {
+        let inputs = decode_map(inputs).map_err(|e| error_to_wit(e.into()))?;
+        run_mut::<I, _>(|provider| provider.configure(inputs, preview))
+    }
+
+    fn check(request: wit::CheckRequest) -> WitResult<wit::CheckResult> {
+        let request = check_request(request).map_err(error_to_wit)?;
+        run::<I, _>(|provider| provider.check(request)).map(check_result)
+    }
+
+    fn diff(request: wit::DiffRequest) -> WitResult<wit::DiffResult> {
+        let request = diff_request(request).map_err(error_to_wit)?;
+        run::<I, _>(|provider| provider.diff(request)).map(diff_result)
+    }
+
+    fn create(r: wit::CreateRequest) -> WitResult<wit::CreateResult> {
+        let request = create_request(r).map_err(error_to_wit)?;
+        run::<I, _>(|provider| provider.create(request)).map(|result| wit::CreateResult {
+            id: result.id,
+            outputs: encode_map(&result.outputs),
+        })
+    }
+
+    fn read(r: wit::ReadRequest) -> WitResult<wit::ReadResult> {
+        let request = read_request(r).map_err(error_to_wit)?;
+        run::<I, _>(|provider| provider.read(request)).map(|result| wit::ReadResult {
+            id: result.id,
+            inputs: encode_map(&result.inputs),
+            outputs: encode_map(&result.outputs),
+        })
+    }
+
+    fn update(r: wit::UpdateRequest) -> WitResult<wit::UpdateResult> {
+        let request = update_request(r).map_err(error_to_wit)?;
+        run::<I, _>(|provider| provider.update(request)).map(|result| wit::UpdateResult {
+            outputs: encode_map(&result.outputs),
+        })
+    }
+
+    fn delete(r: wit::DeleteRequest) -> WitResult<()> {
+        let request = delete_request(r).map_err(error_to_wit)?;
+        run::<I, _>(|provider| provider.delete(request))
+    }
+
+    fn construct(r: wit::ConstructRequest) -> WitResult<wit::ConstructResult> {
+        let request = construct_request(r).map_err(error_to_wit)?;
+        run::<I, _>(|provider| provider.construct(request)).map(|result| wit::ConstructResult {
+            urn: result.urn,
+            state: encode_map(&result.state),
+            state_dependencies: dependencies_to_wit(&result.state_dependencies),
+        })
+    }
+
+    fn invoke(r: wit::InvokeRequest) -> WitResult<wit::InvokeResult> {
+        let args = decode_map(r.args).map_err(|e| error_to_wit(e.into()))?;
+        let request = p::InvokeRequest {
+            token: r.token,
+            args,
+        };
+        run::<I, _>(|provider| provider.invoke(request)).map(|result| wit::InvokeResult {
+            outputs: encode_map(&result.outputs),
+            failures: failures_to_wit(result.failures),
+        })
+    }
+
+    fn call(r: wit::CallRequest) -> WitResult<wit::CallResult> {
+        let args = decode_map(r.args).map_err(|e| error_to_wit(e.into()))?;
+        let request = p::CallRequest {
+            token: r.token,
+            args,
+            arg_dependencies: dependencies_from_wit(r.arg_dependencies),
+            project: r.project,
+            stack: r.stack,
+            dry_run: r.dry_run,
+        };
+        run::<I, _>(|provider| provider.call(request)).map(|result| wit::CallResult {
+            outputs: encode_map(&result.outputs),
+            output_dependencies: dependencies_to_wit(&result.output_dependencies),
+            failures: failures_to_wit(result.failures),
+        })
+    }
+
+    fn cancel() {
+        // Advisory: if the provider is busy there is nothing running to interrupt anyway
+        // (calls into an instance are never concurrent).
+        I::with(|cell| {
+            if let Ok(provider) = cell.try_borrow() {
+                provider.cancel();
+            }
+        });
+    }
+}
+
+fn check_request(r: wit::CheckRequest) -> crate::Result<p::CheckRequest> {
+    Ok(p::CheckRequest {
+        urn: r.urn,
+        olds: decode_map(r.olds)?,
+        news: decode_map(r.news)?,
+        random_seed: r.random_seed,
+    })
+}
+
+fn diff_request(r: wit::DiffRequest) -> crate::Result<p::DiffRequest> {
+    Ok(p::DiffRequest {
+        urn: r.urn,
+        id: r.id,
+        old_inputs: decode_map(r.old_inputs)?,
+        old_outputs: decode_map(r.old_outputs)?,
+        news: decode_map(r.news)?,
+        ignore_changes: r.ignore_changes,
+    })
+}
+
+fn create_request(r: wit::CreateRequest) -> crate::Result<p::CreateRequest> {
+    Ok(p::CreateRequest {
+        urn: r.urn,
+        properties: decode_map(r.properties)?,
+        timeout: r.timeout,
+        preview: r.preview,
+    })
+}
+
+fn read_request(r: wit::ReadRequest) -> crate::Result<p::ReadRequest> {
+    Ok(p::ReadRequest {
+        urn: r.urn,
+        id: r.id,
+        inputs: decode_map(r.inputs)?,
+        state: decode_map(r.state)?,
+    })
+}
+
+fn update_request(r: wit::UpdateRequest) -> crate::Result<p::UpdateRequest> {
+    Ok(p::UpdateRequest {
+        urn: r.urn,
+        id: r.id,
+        old_inputs: decode_map(r.old_inputs)?,
+        old_outputs: decode_map(r.old_outputs)?,
+        news: decode_map(r.news)?,
+        timeout: r.timeout,
+        ignore_changes: r.ignore_changes,
+        preview: r.preview,
+    })
+}
+
+fn delete_request(r: wit::DeleteRequest) -> crate::Result<p::DeleteRequest> {
+    Ok(p::DeleteRequest {
+        urn: r.urn,
+        id: r.id,
+        inputs: decode_map(r.inputs)?,
+        outputs: decode_map(r.outputs)?,
+        timeout: r.timeout,
+    })
+}
+
+fn construct_request(r: wit::ConstructRequest) -> crate::Result<p::ConstructRequest> {
+    Ok(p::ConstructRequest {
+        project: r.project,
+        stack: r.stack,
+        resource_type: r.resource_type,
+        name: r.name,
+        parent: r.parent,
+        inputs: decode_map(r.inputs)?,
+        input_dependencies: dependencies_from_wit(r.input_dependencies),
+        dependencies: r.dependencies,
+        protect: r.protect,
+        providers: r.providers.into_iter().collect(),
+        dry_run: r.dry_run,
+    })
+}
+
+fn check_result(r: p::CheckResult) -> wit::CheckResult {
+    wit::CheckResult {
+        inputs: encode_map(&r.inputs),
+        failures: failures_to_wit(r.failures),
+    }
+}
+
+fn failures_to_wit(failures: Vec<CheckFailure>) -> Vec<wit::CheckFailure> {
+    failures
+        .into_iter()
+        .map(|f| wit::CheckFailure {
+            property: f.property,
+            reason: f.reason,
+        })
+        .collect()
+}
+
+fn diff_result(r: p::DiffResult) -> wit::DiffResult {
+    wit::DiffResult {
+        changes: match r.changes {
+            p::DiffChanges::Unknown => wit::DiffChanges::Unknown,
+            p::DiffChanges::None => wit::DiffChanges::None,
+            p::DiffChanges::Some => wit::DiffChanges::Some,
+        },
+        replace_keys: r.replace_keys,
+        stable_keys: r.stable_keys,
+        changed_keys: r.changed_keys,
+        detailed_diff: r.detailed_diff.map(|entries| {
+            entries
+                .into_iter()
+                .map(|d| wit::PropertyDiff {
+                    path: d.path,
+                    kind: match d.kind {
+                        p::DiffKind::Add => wit::DiffKind::Add,
+                        p::DiffKind::AddReplace => wit::DiffKind::AddReplace,
+                        p::DiffKind::Delete => wit::DiffKind::Delete,
+                        p::DiffKind::DeleteReplace => wit::DiffKind::DeleteReplace,
+                        p::DiffKind::Update => wit::DiffKind::Update,
+                        p::DiffKind::UpdateReplace => wit::DiffKind::UpdateReplace,
+                    },
+                    input_diff: d.input_diff,
+                })
+                .collect()
+        }),
+        delete_before_replace: r.delete_before_replace,
+    }
+}
+
+pub(crate) fn dependencies_to_wit(deps: &Dependencies) -> Vec<wit::PropertyDependencies> {
+    deps.iter()
+        .map(|(property, urns)| wit::PropertyDependencies {
+            property: property.clone(),
+            urns: urns.clone(),
+        })
+        .collect()
+}
+
+fn dependencies_from_wit(deps: Vec<wit::PropertyDependencies>) -> Dependencies {
+    let mut map = Dependencies::new();
+    for d in deps {
+        // A property listed twice gets the union of its URNs.
+        map.entry(d.property).or_default().extend(d.urns);
+    }
+    map
+}
+
+/// The WIT form of an SDK error.
+pub(crate) fn error_to_wit(e: Error) -> wit::ProviderError {
+    match e {
+        Error::Failed { message, partial } => wit::ProviderError::Failed(wit::Failure {
+            message,
+            partial: partial.map(|state| {
+                let PartialState {
+                    id,
+                    inputs,
+                    outputs,
+                } = *state;
+                wit::PartialState {
+                    id,
+                    inputs: encode_map(&inputs),
+                    outputs: encode_map(&outputs),
+                }
+            }),
+        }),
+        Error::Unimplemented(method) => wit::ProviderError::Unimplemented(method),
+        Error::Cancelled => wit::ProviderError::Cancelled,
+        Error::Timeout(seconds) => wit::ProviderError::Timeout(seconds),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Drives the adapter exactly as the generated export code does, natively.
+    use super::*;
+    use crate::bindings::cairn::provider::types::Node;
+    use crate::provider::*;
+    use crate::{PropertyMap, Value, props, wire};
+
+    #[derive(Default)]
+    struct Echo {
+        configured: Option<PropertyMap>,
+    }
+
+    impl Provider for Echo {
+        fn configure(&mut self, inputs: PropertyMap, _preview: bool) -> crate::Result<()> {
+            self.configured = Some(inputs);
+            Ok(())
+        }
+        fn create(&self, r: CreateRequest) -> crate::Result<CreateResult> {
+            if r.properties.contains_key("fail") {
+                return Err(Error::partial(
+                    "half done",
+                    PartialState {
+                        id: "half".into(),
+                        ..PartialState::default()
+                    },
+                ));
+            }
+            let mut outputs = r.properties;
+            outputs.insert(
+                "configured".into(),
+                Value::from(self.configured.clone().unwrap_or_default()),
+            );
+            Ok(CreateResult {
+                id: "id-1".into(),
+                outputs,
+            })
+        }
+        fn update(&self, _: UpdateRequest) -> crate::Result<UpdateResult> {
+            Err(Error::Timeout(2.0))
+        }
+        fn delete(&self, _: DeleteRequest) -> crate::Result<()> {
+            Err(Error::Cancelled)
+        }
+        fn replace_on_change(&self, _: &str) -> &[&str] {
+            &["*"]
+        }
+    }
+
+    struct EchoInstance;
+    thread_local! {
+        static ECHO: RefCell<Echo> = RefCell::new(Echo::default());
+    }
+    impl Instance for EchoInstance {
+        type Provider = Echo;
+        fn manifest() -> &'static [u8] {
+            br#"{"name": "echo", "version": "0.2.0", "wit": "0.1.0", "schema": {"resources": {}}}"#
+        }
+        fn with<R>(f: impl FnOnce(&RefCell<Echo>) -> R) -> R {
+            ECHO.with(f)
+        }
+    }
+    type A = Adapter<EchoInstance>;
+
+    #[test]
+    fn requests_and_results_cross_the_adapter() {
+        A::configure(wire::encode_map(&props! {"region" => "north"}), false).unwrap();
+        let created = A::create(wit::CreateRequest {
+            urn: "urn:pulumi:s::p::echo:index:E::e".into(),
+            properties: wire::encode_map(&props! {"a" => 1}),
+            timeout: 0.0,
+            preview: false,
+        })
+        .unwrap();
+        assert_eq!(created.id, "id-1");
+        assert_eq!(
+            wire::decode_map(created.outputs).unwrap(),
+            props! {"a" => 1, "configured" => props! {"region" => "north"}}
+        );
+
+        let diff = A::diff(wit::DiffRequest {
+            urn: "urn:pulumi:s::p::echo:index:E::e".into(),
+            id: "id-1".into(),
+            old_inputs: wire::encode_map(&props! {"a" => 1}),
+            old_outputs: wit::Value { nodes: vec![] },
+            news: wire::encode_map(&props! {"a" => 2}),
+            ignore_changes: vec![],
+        })
+        .unwrap();
+        assert_eq!(diff.changes, wit::DiffChanges::Some);
+        assert_eq!(diff.replace_keys, ["a"]);
+    }
+
+    #[test]
+    fn errors_cross_the_adapter() {
+        let err = A::create(wit::CreateRequest {
+            urn: "u".into(),
+            properties: wire::encode_map(&props! {"fail" => true}),
+            timeout: 0.0,
+            preview: false,
+        })
+        .unwrap_err();
+        match err {
+            wit::ProviderError::Failed(f) => {
+                assert_eq!(f.message, "half done");
+                assert_eq!(f.partial.unwrap().id, "half");
+            }
+            other => panic!("{other:?}"),
+        }
+        let bad = wit::Value {
+            nodes: vec![Node::Array(vec![0])],
+        };
+        match A::check(wit::CheckRequest {
+            urn: "u".into(),
+            olds: wit::Value { nodes: vec![] },
+            news: bad,
+            random_seed: vec![],
+        }) {
+            Err(wit::ProviderError::Failed(f)) => {
+                assert!(
+                    f.message.starts_with("invalid value from the host"),
+                    "{}",
+                    f.message
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            A::invoke(wit::InvokeRequest {
+                token: "echo:index:f".into(),
+                args: wit::Value { nodes: vec![] },
+            }),
+            Err(wit::ProviderError::Unimplemented(m)) if m == "invoke"
+        ));
+        assert!(matches!(
+            A::delete(wit::DeleteRequest {
+                urn: "u".into(),
+                id: "i".into(),
+                inputs: wit::Value { nodes: vec![] },
+                outputs: wit::Value { nodes: vec![] },
+                timeout: 0.0,
+            }),
+            Err(wit::ProviderError::Cancelled)
+        ));
+    }
+
+    #[test]
+    fn schema_defaults_to_the_manifest() {
+        let schema: serde_json::Value = serde_json::from_str(&A::get_schema().unwrap()).unwrap();
+        assert_eq!(schema["name"], "echo");
+        assert_eq!(schema["version"], "0.2.0");
+    }
+
+    #[test]
+    fn a_busy_provider_is_an_error_not_a_panic() {
+        ECHO.with(|cell| {
+            let _held = cell.borrow_mut();
+            assert!(matches!(
+                A::get_schema(),
+                Err(wit::ProviderError::Failed(_))
+            ));
+        });
+    }
+}

@@ -1,0 +1,146 @@
+//! `cairn-sdk`: write Cairn providers as WebAssembly components (`wasm32-wasip2`).
+//!
+//! A provider implements [`Provider`] (only `create`, `update` and `delete` are required),
+//! keeps a manifest next to its `Cargo.toml`, and exports both with one macro:
+//!
+//! ```text
+//! use cairn_sdk::{CreateRequest, CreateResult, DeleteRequest, Provider, Result, UpdateRequest,
+//!     UpdateResult, props};
+//!
+//! #[derive(Default)]
+//! struct Hello;
+//!
+//! impl Provider for Hello {
+//!     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
+//!         Ok(CreateResult { id: r.name().to_owned(), outputs: props! { "greeting" => "hi" } })
+//!     }
+//!     fn update(&self, r: UpdateRequest) -> Result<UpdateResult> {
+//!         Ok(UpdateResult { outputs: r.old_outputs })
+//!     }
+//!     fn delete(&self, _: DeleteRequest) -> Result<()> {
+//!         Ok(())
+//!     }
+//! }
+//!
+//! cairn_sdk::export_provider!(Hello, manifest = "cairn.json");
+//! ```
+//!
+//! Build with `cargo build --release --target wasm32-wasip2`; the `.wasm` is the component.
+//! The crate must be a `cdylib`.
+//!
+//! * [`Value`] / [`PropertyMap`]: the value model (every kind the engine has), with
+//!   [`props!`], [`secret`], typed readers ([`PropertyMapExt`]) and [`Checker`] for `check`.
+//! * [`Error`]: becomes the WIT `provider-error` (failed with optional partial state,
+//!   unimplemented, cancelled, timeout).
+//! * [`log`]: messages through the host; [`engine`]: the resource monitor for `construct`.
+//! * [`manifest`]: the manifest format and a validator for unit tests.
+//! * [`wire`]: the node-list encoding of values (used by the export glue; public for tests).
+
+extern crate self as cairn_sdk;
+
+pub mod check;
+pub mod engine;
+pub mod error;
+#[doc(hidden)]
+pub mod export;
+pub mod log;
+pub mod manifest;
+pub mod provider;
+pub mod urn;
+pub mod value;
+pub mod wire;
+
+/// Bindings generated from `wit/provider.wit` (`world provider-world`).
+#[doc(hidden)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        world: "provider-world",
+        path: "../wit",
+        pub_export_macro: true,
+        export_macro_name: "__export_provider_world",
+        default_bindings_module: "::cairn_sdk::bindings",
+        runtime_path: "::cairn_sdk::__private::wit_bindgen::rt",
+        additional_derives: [PartialEq],
+    });
+}
+
+pub use check::{Checker, PropertyMapExt};
+pub use error::{CheckFailure, Context, Error, PartialState, Result};
+pub use provider::{
+    CallRequest, CallResult, CheckRequest, CheckResult, ConstructRequest, ConstructResult,
+    CreateRequest, CreateResult, DeleteRequest, Dependencies, DiffChanges, DiffKind, DiffRequest,
+    DiffResult, InvokeRequest, InvokeResult, PropertyDiff, Provider, ReadRequest, ReadResult,
+    UpdateRequest, UpdateResult, diff_inputs,
+};
+pub use value::{
+    Archive, ArchiveMember, ArchiveSource, Asset, AssetSource, Lookup, OutputValue, PropertyMap,
+    ResourceReference, Value, secret,
+};
+
+/// Re-exports for the macros; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::export::{Adapter, Instance};
+    pub use wit_bindgen;
+}
+
+/// Exports a [`Provider`] as the component's `provider` interface and embeds its manifest.
+///
+/// ```text
+/// cairn_sdk::export_provider!(MyProvider, manifest = "cairn.json");            // MyProvider: Default
+/// cairn_sdk::export_provider!(MyProvider = MyProvider::new("/work"), manifest = "cairn.json");
+/// ```
+///
+/// The manifest path is relative to the crate's `Cargo.toml`. Its JSON (see [`manifest`]) goes
+/// into the `cairn:manifest` custom section, with `version` (from `CARGO_PKG_VERSION`) and `wit`
+/// filled in when absent; a manifest that is not a JSON object or has no `name` fails the build.
+/// The provider value is created on first use, once per component instance.
+/// Use the macro once per crate.
+#[macro_export]
+macro_rules! export_provider {
+    ($ty:ty = $init:expr, manifest = $path:literal $(,)?) => {
+        const _: () = {
+            const __CAIRN_MANIFEST_SOURCE: &[u8] = ::core::include_bytes!(::core::concat!(
+                ::core::env!("CARGO_MANIFEST_DIR"),
+                "/",
+                $path
+            ));
+            const __CAIRN_MANIFEST_LEN: usize = $crate::manifest::section_len(
+                __CAIRN_MANIFEST_SOURCE,
+                ::core::env!("CARGO_PKG_VERSION"),
+            );
+            #[cfg_attr(target_family = "wasm", unsafe(link_section = "cairn:manifest"))]
+            #[used]
+            static __CAIRN_MANIFEST: [u8; __CAIRN_MANIFEST_LEN] =
+                $crate::manifest::section::<__CAIRN_MANIFEST_LEN>(
+                    __CAIRN_MANIFEST_SOURCE,
+                    ::core::env!("CARGO_PKG_VERSION"),
+                );
+
+            struct __CairnInstance;
+            ::std::thread_local! {
+                static __CAIRN_PROVIDER: ::core::cell::RefCell<$ty> =
+                    ::core::cell::RefCell::new($init);
+            }
+            impl $crate::__private::Instance for __CairnInstance {
+                type Provider = $ty;
+                fn manifest() -> &'static [u8] {
+                    &__CAIRN_MANIFEST
+                }
+                fn with<R>(f: impl FnOnce(&::core::cell::RefCell<$ty>) -> R) -> R {
+                    __CAIRN_PROVIDER.with(f)
+                }
+            }
+            type __CairnExport = $crate::__private::Adapter<__CairnInstance>;
+            $crate::bindings::__export_provider_world!(
+                __CairnExport with_types_in $crate::bindings
+            );
+        };
+    };
+    ($ty:ty, manifest = $path:literal $(,)?) => {
+        $crate::export_provider!(
+            $ty = <$ty as ::core::default::Default>::default(),
+            manifest = $path
+        );
+    };
+}

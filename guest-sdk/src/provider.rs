@@ -1,0 +1,558 @@
+//! The [`Provider`] trait a provider implements, its request and result types, and the default
+//! diff ([`diff_inputs`]).
+
+use indexmap::IndexMap;
+
+use crate::error::{CheckFailure, Error, Result};
+use crate::urn;
+use crate::value::{PropertyMap, Value};
+
+/// URNs that properties depend on, by property name.
+pub type Dependencies = IndexMap<String, Vec<String>>;
+
+/// `check` / `check-config`: validate inputs and apply defaults.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CheckRequest {
+    pub urn: String,
+    /// The last recorded inputs; empty for a new resource or a replacement.
+    pub olds: PropertyMap,
+    /// The new inputs; may contain unknowns.
+    pub news: PropertyMap,
+    /// A seed for generated values, stable for the resource.
+    pub random_seed: Vec<u8>,
+}
+
+/// The checked inputs and any validation failures.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CheckResult {
+    pub inputs: PropertyMap,
+    pub failures: Vec<CheckFailure>,
+}
+
+impl CheckResult {
+    /// Inputs accepted as they are.
+    pub fn ok(inputs: PropertyMap) -> CheckResult {
+        CheckResult {
+            inputs,
+            failures: Vec::new(),
+        }
+    }
+}
+
+/// Whether a diff found changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DiffChanges {
+    /// The provider cannot tell; the engine compares old and new inputs itself.
+    #[default]
+    Unknown,
+    None,
+    Some,
+}
+
+/// How one property differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffKind {
+    Add,
+    AddReplace,
+    Delete,
+    DeleteReplace,
+    Update,
+    UpdateReplace,
+}
+
+impl DiffKind {
+    /// The same change, requiring replacement.
+    pub fn with_replace(self) -> DiffKind {
+        match self {
+            DiffKind::Add | DiffKind::AddReplace => DiffKind::AddReplace,
+            DiffKind::Delete | DiffKind::DeleteReplace => DiffKind::DeleteReplace,
+            DiffKind::Update | DiffKind::UpdateReplace => DiffKind::UpdateReplace,
+        }
+    }
+
+    pub fn is_replace(self) -> bool {
+        matches!(
+            self,
+            DiffKind::AddReplace | DiffKind::DeleteReplace | DiffKind::UpdateReplace
+        )
+    }
+}
+
+/// One entry of a detailed diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PropertyDiff {
+    /// A property path, e.g. `tags.env`.
+    pub path: String,
+    pub kind: DiffKind,
+    /// True when the old value is from the old inputs rather than the old state.
+    pub input_diff: bool,
+}
+
+/// `diff` / `diff-config`: compare recorded state with new inputs.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DiffRequest {
+    pub urn: String,
+    pub id: String,
+    pub old_inputs: PropertyMap,
+    pub old_outputs: PropertyMap,
+    /// From `check`; may contain unknowns.
+    pub news: PropertyMap,
+    /// Property paths whose changes are to be ignored.
+    pub ignore_changes: Vec<String>,
+}
+
+/// What changed and whether it needs replacement.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DiffResult {
+    pub changes: DiffChanges,
+    /// Top-level input properties whose change requires replacement.
+    pub replace_keys: Vec<String>,
+    /// Properties guaranteed not to change.
+    pub stable_keys: Vec<String>,
+    /// Top-level input properties that changed.
+    pub changed_keys: Vec<String>,
+    pub detailed_diff: Option<Vec<PropertyDiff>>,
+    /// The resource must be deleted before its replacement is created.
+    pub delete_before_replace: bool,
+}
+
+/// `create`: in a preview, compute the state as well as possible without creating anything.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CreateRequest {
+    pub urn: String,
+    pub properties: PropertyMap,
+    /// Seconds; 0 means the provider's default.
+    pub timeout: f64,
+    pub preview: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CreateResult {
+    /// Ignored in a preview.
+    pub id: String,
+    pub outputs: PropertyMap,
+}
+
+/// `read`: `inputs` and `state` are empty when importing.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReadRequest {
+    pub urn: String,
+    pub id: String,
+    pub inputs: PropertyMap,
+    pub state: PropertyMap,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReadResult {
+    /// Empty when the resource no longer exists.
+    pub id: String,
+    pub inputs: PropertyMap,
+    pub outputs: PropertyMap,
+}
+
+impl ReadResult {
+    /// The resource is gone (deleted out of band).
+    pub fn gone() -> ReadResult {
+        ReadResult::default()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct UpdateRequest {
+    pub urn: String,
+    pub id: String,
+    pub old_inputs: PropertyMap,
+    pub old_outputs: PropertyMap,
+    pub news: PropertyMap,
+    pub timeout: f64,
+    pub ignore_changes: Vec<String>,
+    pub preview: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct UpdateResult {
+    pub outputs: PropertyMap,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DeleteRequest {
+    pub urn: String,
+    pub id: String,
+    pub inputs: PropertyMap,
+    pub outputs: PropertyMap,
+    pub timeout: f64,
+}
+
+/// A provider function call.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InvokeRequest {
+    pub token: String,
+    pub args: PropertyMap,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InvokeResult {
+    pub outputs: PropertyMap,
+    pub failures: Vec<CheckFailure>,
+}
+
+/// A component method call.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CallRequest {
+    pub token: String,
+    pub args: PropertyMap,
+    pub arg_dependencies: Dependencies,
+    pub project: String,
+    pub stack: String,
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CallResult {
+    pub outputs: PropertyMap,
+    pub output_dependencies: Dependencies,
+    pub failures: Vec<CheckFailure>,
+}
+
+/// Build a component resource (register its children with [`crate::engine`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ConstructRequest {
+    pub project: String,
+    pub stack: String,
+    pub resource_type: String,
+    pub name: String,
+    pub parent: Option<String>,
+    pub inputs: PropertyMap,
+    pub input_dependencies: Dependencies,
+    pub dependencies: Vec<String>,
+    pub protect: bool,
+    /// Provider references by package.
+    pub providers: IndexMap<String, String>,
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ConstructResult {
+    pub urn: Option<String>,
+    pub state: PropertyMap,
+    pub state_dependencies: Dependencies,
+}
+
+macro_rules! urn_accessors {
+    ($($t:ty),*) => {$(
+        impl $t {
+            /// The resource's type token, from its URN (`random:index:RandomPet`).
+            pub fn resource_type(&self) -> &str {
+                urn::resource_type(&self.urn).unwrap_or("")
+            }
+
+            /// The resource's name, from its URN.
+            pub fn name(&self) -> &str {
+                urn::name(&self.urn).unwrap_or("")
+            }
+        }
+    )*};
+}
+urn_accessors!(
+    CheckRequest,
+    DiffRequest,
+    CreateRequest,
+    ReadRequest,
+    UpdateRequest,
+    DeleteRequest
+);
+
+/// A provider. Only `create`, `update` and `delete` are required.
+///
+/// The host calls one method at a time on an instance (component instances are not
+/// re-entrant), after `configure` for every resource operation. Defaults:
+///
+/// | method | default |
+/// | --- | --- |
+/// | `get_schema` | `None`: the schema embedded in the manifest |
+/// | `check_config`, `check` | accept the news as they are |
+/// | `diff_config` | [`diff_inputs`] with no replacements |
+/// | `diff` | [`diff_inputs`] with [`Provider::replace_on_change`] |
+/// | `configure` | store nothing |
+/// | `read` | the recorded state unchanged (no drift detection) |
+/// | `construct`, `invoke`, `call` | [`Error::Unimplemented`] |
+/// | `cancel` | nothing |
+pub trait Provider: 'static {
+    /// The package schema as JSON text; `None` returns the manifest's `schema`.
+    fn get_schema(&self) -> Result<Option<String>> {
+        Ok(None)
+    }
+
+    /// Validates the provider's configuration.
+    fn check_config(&self, request: CheckRequest) -> Result<CheckResult> {
+        Ok(CheckResult::ok(request.news))
+    }
+
+    /// Compares configurations; a replacement here replaces every resource of the provider.
+    fn diff_config(&self, request: DiffRequest) -> Result<DiffResult> {
+        Ok(diff_inputs(
+            &request.old_inputs,
+            &request.news,
+            &[],
+            &request.ignore_changes,
+        ))
+    }
+
+    /// Applies checked configuration (may contain unknowns in a preview).
+    fn configure(&mut self, inputs: PropertyMap, preview: bool) -> Result<()> {
+        let _ = (inputs, preview);
+        Ok(())
+    }
+
+    /// Validates a resource's inputs and applies defaults.
+    fn check(&self, request: CheckRequest) -> Result<CheckResult> {
+        Ok(CheckResult::ok(request.news))
+    }
+
+    /// Top-level input properties of `resource_type` whose change forces replacement;
+    /// `"*"` means all of them. Used by the default [`Provider::diff`].
+    fn replace_on_change(&self, resource_type: &str) -> &[&str] {
+        let _ = resource_type;
+        &[]
+    }
+
+    /// Whether a replacement of `resource_type` must delete the old resource first (e.g. it
+    /// has a unique name). Used by the default [`Provider::diff`].
+    fn delete_before_replace(&self, resource_type: &str) -> bool {
+        let _ = resource_type;
+        false
+    }
+
+    /// Compares old inputs with the news; see [`diff_inputs`].
+    fn diff(&self, request: DiffRequest) -> Result<DiffResult> {
+        let resource_type = request.resource_type();
+        let mut result = diff_inputs(
+            &request.old_inputs,
+            &request.news,
+            self.replace_on_change(resource_type),
+            &request.ignore_changes,
+        );
+        result.delete_before_replace =
+            !result.replace_keys.is_empty() && self.delete_before_replace(resource_type);
+        Ok(result)
+    }
+
+    /// Creates a resource, or in a preview computes its outputs (unknown where they cannot be
+    /// known).
+    fn create(&self, request: CreateRequest) -> Result<CreateResult>;
+
+    /// Reads the resource's current state; the default returns the recorded state.
+    fn read(&self, request: ReadRequest) -> Result<ReadResult> {
+        Ok(ReadResult {
+            id: request.id,
+            inputs: request.inputs,
+            outputs: request.state,
+        })
+    }
+
+    /// Updates a resource in place.
+    fn update(&self, request: UpdateRequest) -> Result<UpdateResult>;
+
+    /// Deletes a resource.
+    fn delete(&self, request: DeleteRequest) -> Result<()>;
+
+    /// Builds a component resource.
+    fn construct(&self, request: ConstructRequest) -> Result<ConstructResult> {
+        let _ = request;
+        Err(Error::unimplemented("construct"))
+    }
+
+    /// Runs a provider function.
+    fn invoke(&self, request: InvokeRequest) -> Result<InvokeResult> {
+        let _ = request;
+        Err(Error::unimplemented("invoke"))
+    }
+
+    /// Runs a component method.
+    fn call(&self, request: CallRequest) -> Result<CallResult> {
+        let _ = request;
+        Err(Error::unimplemented("call"))
+    }
+
+    /// Asks the provider to stop outstanding work; advisory.
+    fn cancel(&self) {}
+}
+
+/// Compares top-level properties of old inputs and news.
+///
+/// A key changed when it was added, removed or its value differs ([`Value::same_as`]: secret
+/// and output markers are ignored, unknowns always differ; null counts as absent). Changed keys
+/// listed in `replace` (or all of them when `replace` contains `"*"`) are replace keys. Keys in
+/// `ignore` (top-level paths) are skipped; nested ignore paths are applied by the engine before
+/// `check`. The result has a detailed diff of input diffs, one entry per changed key.
+pub fn diff_inputs(
+    olds: &PropertyMap,
+    news: &PropertyMap,
+    replace: &[&str],
+    ignore: &[String],
+) -> DiffResult {
+    let replace_all = replace.contains(&"*");
+    let keys = olds
+        .keys()
+        .chain(news.keys().filter(|k| !olds.contains_key(*k)));
+    let mut result = DiffResult::default();
+    let mut detailed = Vec::new();
+    for key in keys {
+        if ignore.iter().any(|p| p == key) {
+            continue;
+        }
+        let kind = match (present(olds, key), present(news, key)) {
+            (None, None) => continue,
+            (None, Some(_)) => DiffKind::Add,
+            (Some(_), None) => DiffKind::Delete,
+            (Some(a), Some(b)) if a.same_as(b) => continue,
+            (Some(_), Some(_)) => DiffKind::Update,
+        };
+        let forces = replace_all || replace.contains(&key.as_str());
+        result.changed_keys.push(key.clone());
+        if forces {
+            result.replace_keys.push(key.clone());
+        }
+        detailed.push(PropertyDiff {
+            path: key.clone(),
+            kind: if forces { kind.with_replace() } else { kind },
+            input_diff: true,
+        });
+    }
+    result.changes = if result.changed_keys.is_empty() {
+        DiffChanges::None
+    } else {
+        DiffChanges::Some
+    };
+    result.detailed_diff = Some(detailed);
+    result
+}
+
+/// The value of `key`, unless absent or null.
+fn present<'a>(map: &'a PropertyMap, key: &str) -> Option<&'a Value> {
+    map.get(key).filter(|v| !matches!(v, Value::Null))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{props, secret};
+
+    #[test]
+    fn nothing_changed() {
+        let olds = props! {"a" => 1, "b" => "x", "n" => Value::Null};
+        let news = props! {"b" => secret("x"), "a" => 1.0};
+        let r = diff_inputs(&olds, &news, &["*"], &[]);
+        assert_eq!(r.changes, DiffChanges::None);
+        assert!(r.changed_keys.is_empty() && r.replace_keys.is_empty());
+        assert_eq!(r.detailed_diff, Some(vec![]));
+    }
+
+    #[test]
+    fn changes_and_replacements() {
+        let olds = props! {"keep" => 1, "update" => 1, "gone" => true, "forced" => "a"};
+        let news = props! {"keep" => 1, "update" => 2, "forced" => "b", "new" => Value::Unknown};
+        let r = diff_inputs(&olds, &news, &["forced", "new"], &[]);
+        assert_eq!(r.changes, DiffChanges::Some);
+        assert_eq!(r.changed_keys, ["update", "gone", "forced", "new"]);
+        assert_eq!(r.replace_keys, ["forced", "new"]);
+        let kinds: Vec<(String, DiffKind)> = r
+            .detailed_diff
+            .unwrap()
+            .into_iter()
+            .map(|d| (d.path, d.kind))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("update".into(), DiffKind::Update),
+                ("gone".into(), DiffKind::Delete),
+                ("forced".into(), DiffKind::UpdateReplace),
+                ("new".into(), DiffKind::AddReplace),
+            ]
+        );
+    }
+
+    #[test]
+    fn unknowns_always_differ_and_ignored_keys_do_not() {
+        let olds = props! {"a" => "x", "b" => "y"};
+        let news = props! {"a" => Value::Unknown, "b" => "z"};
+        let r = diff_inputs(&olds, &news, &[], &["b".to_owned()]);
+        assert_eq!(r.changed_keys, ["a"]);
+        assert!(r.replace_keys.is_empty());
+    }
+
+    struct Forced;
+    impl Provider for Forced {
+        fn create(&self, _: CreateRequest) -> Result<CreateResult> {
+            Ok(CreateResult::default())
+        }
+        fn update(&self, _: UpdateRequest) -> Result<UpdateResult> {
+            Ok(UpdateResult::default())
+        }
+        fn delete(&self, _: DeleteRequest) -> Result<()> {
+            Ok(())
+        }
+        fn replace_on_change(&self, resource_type: &str) -> &[&str] {
+            match resource_type {
+                "p:index:Named" => &["name"],
+                _ => &[],
+            }
+        }
+        fn delete_before_replace(&self, _: &str) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn default_diff_uses_the_hooks() {
+        let request = |ty: &str| DiffRequest {
+            urn: format!("urn:pulumi:dev::proj::{ty}::r"),
+            old_inputs: props! {"name" => "a", "size" => 1},
+            news: props! {"name" => "b", "size" => 2},
+            ..DiffRequest::default()
+        };
+        let r = Forced.diff(request("p:index:Named")).unwrap();
+        assert_eq!(r.replace_keys, ["name"]);
+        assert!(r.delete_before_replace);
+        let r = Forced.diff(request("p:index:Other")).unwrap();
+        assert!(r.replace_keys.is_empty());
+        assert!(!r.delete_before_replace);
+        assert_eq!(r.changed_keys, ["name", "size"]);
+    }
+
+    #[test]
+    fn defaults() {
+        let read = Forced
+            .read(ReadRequest {
+                urn: "u".into(),
+                id: "id1".into(),
+                inputs: props! {"a" => 1},
+                state: props! {"a" => 1, "out" => 2},
+            })
+            .unwrap();
+        assert_eq!(read.id, "id1");
+        assert_eq!(read.outputs, props! {"a" => 1, "out" => 2});
+        assert_eq!(Forced.get_schema(), Ok(None));
+        assert_eq!(
+            Forced.construct(ConstructRequest::default()),
+            Err(Error::Unimplemented("construct".into()))
+        );
+        assert_eq!(
+            Forced.invoke(InvokeRequest::default()),
+            Err(Error::Unimplemented("invoke".into()))
+        );
+        assert_eq!(
+            Forced.call(CallRequest::default()),
+            Err(Error::Unimplemented("call".into()))
+        );
+        let news = props! {"x" => Value::Unknown};
+        let checked = Forced
+            .check(CheckRequest {
+                news: news.clone(),
+                ..CheckRequest::default()
+            })
+            .unwrap();
+        assert_eq!(checked, CheckResult::ok(news));
+    }
+}

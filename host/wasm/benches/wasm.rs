@@ -1,0 +1,226 @@
+//! Wasm host benchmark: `cargo bench -p cairn-wasm --bench wasm`.
+//!
+//! Prints, for the host's `probe` guest (`host/wasm/tests/guest`, built on demand):
+//! * compile (no cache) and cold load from the on-disk cache (a fresh runtime each time);
+//! * instantiating one pooled instance (`InstancePre` + store + WASI context);
+//! * Check and Diff call overhead on a pooled, configured instance with a ~1 KB object
+//!   (target ≤ 5 µs);
+//! * memory per pooled instance: guest linear memory and process RSS growth (target ≤ 16 MB).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use cairn_engine::PropertyValue;
+use cairn_engine::deploy::provider::{CheckRequest, DiffRequest, Provider};
+use cairn_engine::urn::Urn;
+use cairn_engine::value::PropertyMap;
+use cairn_wasm::{PackageGrant, RuntimeOptions, WasmPlugin, WasmRuntime};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn probe() -> PathBuf {
+    let target = repo().join("target/guests");
+    let wasm = target.join("wasm32-wasip2/release/probe.wasm");
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args([
+        "build",
+        "--release",
+        "--target",
+        "wasm32-wasip2",
+        "--manifest-path",
+    ])
+    .arg(repo().join("host/wasm/tests/guest/Cargo.toml"))
+    .env("CARGO_TARGET_DIR", &target);
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy();
+        if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key == "RUSTFLAGS" {
+            cmd.env_remove(key.as_ref());
+        }
+    }
+    let out = cmd.output().expect("running cargo");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wasm
+}
+
+/// Runs `f` `n` times; returns the median duration of one run.
+fn median(n: usize, mut f: impl FnMut() -> Duration) -> Duration {
+    let mut samples: Vec<Duration> = (0..n).map(|_| f()).collect();
+    samples.sort();
+    samples[n / 2]
+}
+
+fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+/// An object of about 1 KB: 16 string properties of ~50 bytes and a nested object.
+fn one_kb_object() -> PropertyMap {
+    let mut map = PropertyMap::new();
+    for i in 0..16 {
+        map.insert(
+            format!("property{i:02}"),
+            PropertyValue::from(format!("value-{i:02}-{}", "x".repeat(40))),
+        );
+    }
+    let mut nested = PropertyMap::new();
+    nested.insert("enabled".into(), PropertyValue::Bool(true));
+    nested.insert("count".into(), PropertyValue::Number(3.0));
+    map.insert("nested".into(), PropertyValue::Object(nested));
+    map
+}
+
+fn main() {
+    let wasm = probe();
+    let plugin = WasmPlugin::from_file(&wasm).unwrap();
+    let size = plugin.bytes().len();
+    let cache = tempfile::tempdir().unwrap();
+    let options = || RuntimeOptions {
+        cache_dir: Some(cache.path().to_owned()),
+        pool_size: Some(64),
+    };
+    println!("probe.wasm: {} KB", size / 1024);
+
+    let started = Instant::now();
+    let runtime = WasmRuntime::new(options()).unwrap();
+    let engine_setup = started.elapsed();
+    let started = Instant::now();
+    runtime.prepare(&plugin).unwrap();
+    let compile = started.elapsed();
+    assert_eq!(runtime.stats().compiled, 1);
+    println!("engine + linker setup:          {engine_setup:>10.2?}");
+    println!("compile (no cache):             {compile:>10.2?}");
+
+    let cold = median(21, || {
+        let fresh = WasmRuntime::new(options()).unwrap();
+        let started = Instant::now();
+        fresh.prepare(&plugin).unwrap();
+        let elapsed = started.elapsed();
+        assert_eq!(fresh.stats().loaded_from_cache, 1);
+        elapsed
+    });
+    println!("cold load from cache:           {cold:>10.2?}  (deserialize + InstancePre)");
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let log = cairn_wasm::tracing_log_sink();
+        let mut samples = Vec::new();
+        for _ in 0..51 {
+            let p = runtime
+                .instantiate(&plugin, &PackageGrant::default(), log.clone())
+                .unwrap();
+            let started = Instant::now();
+            p.prewarm(1).await.unwrap();
+            samples.push(started.elapsed());
+        }
+        samples.sort();
+        let instantiate = samples[samples.len() / 2];
+        println!("instantiate one instance:       {instantiate:>10.2?}");
+
+        let p = runtime
+            .instantiate(&plugin, &PackageGrant::default(), log.clone())
+            .unwrap();
+        p.configure(PropertyMap::new(), false).await.unwrap();
+        let urn = Urn::parse("urn:pulumi:bench::proj::probe:index:Thing::t").unwrap();
+        let object = one_kb_object();
+        let encoded = cairn_wasm::convert::encode_map(&object);
+        let bytes: usize = object
+            .iter()
+            .map(|(k, v)| k.len() + v.as_str().map_or(8, str::len))
+            .sum();
+        println!(
+            "object: {} properties, {} nodes, ~{bytes} bytes",
+            object.len(),
+            encoded.nodes.len()
+        );
+        let check = CheckRequest {
+            urn: urn.clone(),
+            olds: object.clone(),
+            news: object.clone(),
+            random_seed: vec![],
+        };
+        let diff = DiffRequest {
+            urn: urn.clone(),
+            id: "t".into(),
+            old_inputs: object.clone(),
+            old_outputs: object.clone(),
+            news: object.clone(),
+            ignore_changes: vec![],
+        };
+        // Warm up.
+        for _ in 0..1000 {
+            p.check(check.clone()).await.unwrap();
+            p.diff(diff.clone()).await.unwrap();
+        }
+        let n = 20_000u32;
+        let started = Instant::now();
+        for _ in 0..n {
+            p.check(check.clone()).await.unwrap();
+        }
+        let per_check = started.elapsed() / n;
+        let started = Instant::now();
+        for _ in 0..n {
+            p.diff(diff.clone()).await.unwrap();
+        }
+        let per_diff = started.elapsed() / n;
+        // The fixed cost of a call: an empty object.
+        let empty = CheckRequest {
+            urn: urn.clone(),
+            olds: PropertyMap::new(),
+            news: PropertyMap::new(),
+            random_seed: vec![],
+        };
+        let started = Instant::now();
+        for _ in 0..n {
+            p.check(empty.clone()).await.unwrap();
+        }
+        let per_empty = started.elapsed() / n;
+        // The part that is the host's: request conversion alone.
+        let started = Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(cairn_wasm::convert::encode_map(std::hint::black_box(&object)));
+        }
+        let encode = started.elapsed() / n;
+        println!("check, 1 KB object (round trip):  {per_check:>10.2?}  (target ≤ 5 µs)");
+        println!("diff, 1 KB object (round trip):   {per_diff:>10.2?}  (target ≤ 5 µs)");
+        println!("  of which encoding one map:      {encode:>10.2?}");
+        println!("check, empty object:              {per_empty:>10.2?}  (fixed cost of a call)");
+
+        // Memory per pooled instance.
+        let p = runtime
+            .instantiate(&plugin, &PackageGrant::default(), log.clone())
+            .unwrap();
+        p.configure(PropertyMap::new(), false).await.unwrap();
+        p.check(check.clone()).await.unwrap();
+        let before = rss_bytes();
+        let count = 32;
+        p.prewarm(count).await.unwrap();
+        // Touch every instance once (a check each), as a deployment would.
+        let calls = (0..count).map(|_| p.check(check.clone()));
+        futures::future::join_all(calls).await;
+        let after = rss_bytes();
+        let stats = p.stats();
+        println!(
+            "pooled instances: {}; linear memory {:.2} MB each; RSS growth {:.2} MB each  (target ≤ 16 MB)",
+            stats.idle,
+            stats.idle_memory_bytes as f64 / stats.idle as f64 / 1e6,
+            after.saturating_sub(before) as f64 / (count - 1) as f64 / 1e6
+        );
+    });
+}

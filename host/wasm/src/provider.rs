@@ -1,0 +1,978 @@
+//! [`WasmProvider`]: the engine's [`Provider`] implemented by a pool of component instances.
+//!
+//! # The pool
+//!
+//! Each call takes an idle instance (or instantiates a new one from the `InstancePre`), runs,
+//! and puts the instance back, so concurrent calls run on distinct instances in parallel. The
+//! last successful `configure` is recorded and replayed on every instance created afterwards;
+//! a new `configure` retires the instances configured before it. An instance whose call trapped,
+//! overran its deadline or was abandoned (the caller's future dropped) is discarded, never
+//! reused. At most the runtime's pool size of idle instances are kept.
+//!
+//! # Limits and errors
+//!
+//! A call's deadline is the request's `timeout` when positive (create, update, delete), else
+//! the grant's `timeoutSeconds`, else [`DEFAULT_TIMEOUT`](crate::grants::DEFAULT_TIMEOUT).
+//! Wasm code is interrupted by epoch interruption within one [`EPOCH_TICK`] of the deadline; a
+//! guest blocked in a host call is abandoned by a watchdog shortly after. Time spent in the
+//! engine on the guest's behalf (`register-resource` during `construct`) does not count.
+//!
+//! Every trap, limit and sandbox violation becomes `ProviderError::Failed` with a message that
+//! names the provider (`name@version`), the method, the resource URN when there is one, and the
+//! capability or limit, e.g.
+//! `random@1.0.0 create urn:…: exceeded its 256 MiB memory limit (raise it under cairn:grants.random.memoryMiB)`.
+//! A violation (an ungranted HTTP host, a socket) fails the call even when the guest handled
+//! the refusal and returned normally. Errors the provider itself returns pass through as they
+//! are.
+//!
+//! [`EPOCH_TICK`]: crate::runtime::EPOCH_TICK
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use cairn_engine::deploy::events::Severity;
+use cairn_engine::deploy::monitor::Monitor;
+use cairn_engine::deploy::provider::{
+    CallRequest, CallResult, CheckRequest, CheckResult, ConstructRequest, ConstructResult,
+    CreateRequest, CreateResult, DeleteRequest, DiffRequest, DiffResult, InvokeRequest,
+    InvokeResult, Provider, ProviderError, ReadRequest, ReadResult, UpdateRequest, UpdateResult,
+};
+use cairn_engine::urn::Urn;
+use cairn_engine::value::PropertyMap;
+use futures::future::BoxFuture;
+use wasmtime::{Engine, Store, UpdateDeadline};
+
+use crate::bindings::ProviderWorldPre;
+use crate::bindings::cairn::provider::types as w;
+use crate::bindings::exports::cairn::provider::provider::Guest;
+use crate::convert::{self, ValueError};
+use crate::grants::Sandbox;
+use crate::log::{LogRecord, LogSink, LogSource};
+use crate::manifest::Manifest;
+use crate::runtime::lock;
+use crate::state::{CallReport, Deadline, DeadlineExceeded, InstanceState, LimitExceeded};
+
+/// How long after its deadline a call blocked in a host call is abandoned.
+const WATCHDOG_GRACE: Duration = Duration::from_millis(250);
+
+/// Deadline of the advisory `cancel` call.
+const CANCEL_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The longest deadline a request may ask for.
+const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 86400);
+
+/// A provider method, for messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    GetSchema,
+    CheckConfig,
+    DiffConfig,
+    Configure,
+    Check,
+    Diff,
+    Create,
+    Read,
+    Update,
+    Delete,
+    Construct,
+    Invoke,
+    Call,
+    Cancel,
+}
+
+impl Method {
+    /// The WIT name (`check-config`), used in error messages.
+    pub fn wit_name(self) -> &'static str {
+        match self {
+            Method::GetSchema => "get-schema",
+            Method::CheckConfig => "check-config",
+            Method::DiffConfig => "diff-config",
+            Method::Configure => "configure",
+            Method::Check => "check",
+            Method::Diff => "diff",
+            Method::Create => "create",
+            Method::Read => "read",
+            Method::Update => "update",
+            Method::Delete => "delete",
+            Method::Construct => "construct",
+            Method::Invoke => "invoke",
+            Method::Call => "call",
+            Method::Cancel => "cancel",
+        }
+    }
+
+    /// The engine's name (`CheckConfig`), for `ProviderError::Unimplemented`.
+    fn engine_name(self) -> &'static str {
+        match self {
+            Method::GetSchema => "GetSchema",
+            Method::CheckConfig => "CheckConfig",
+            Method::DiffConfig => "DiffConfig",
+            Method::Configure => "Configure",
+            Method::Check => "Check",
+            Method::Diff => "Diff",
+            Method::Create => "Create",
+            Method::Read => "Read",
+            Method::Update => "Update",
+            Method::Delete => "Delete",
+            Method::Construct => "Construct",
+            Method::Invoke => "Invoke",
+            Method::Call => "Call",
+            Method::Cancel => "Cancel",
+        }
+    }
+}
+
+/// Counters of a provider's instance pool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Instances created.
+    pub created: u64,
+    /// Times a recorded `configure` was replayed on a new instance.
+    pub configure_replays: u64,
+    /// Instances thrown away after a trap, a deadline or an abandoned call.
+    pub discarded: u64,
+    /// Instances idle in the pool now.
+    pub idle: usize,
+    /// The most calls that were running at once.
+    pub peak_busy: usize,
+    /// Linear memory of the idle instances, in bytes.
+    pub idle_memory_bytes: u64,
+}
+
+/// A provider backed by a wasm component. Cheap to clone; clones share the pool.
+#[derive(Clone)]
+pub struct WasmProvider {
+    inner: Arc<Shared>,
+}
+
+struct Shared {
+    engine: Engine,
+    pre: ProviderWorldPre<InstanceState>,
+    manifest: Arc<Manifest>,
+    sandbox: Arc<Sandbox>,
+    log: LogSink,
+    pool_size: usize,
+    pool: Mutex<Pool>,
+    created: AtomicU64,
+    replays: AtomicU64,
+    discarded: AtomicU64,
+    busy: AtomicUsize,
+    peak_busy: AtomicUsize,
+}
+
+struct Pool {
+    idle: Vec<Instance>,
+    /// Bumped by every successful `configure`; instances of older generations are retired.
+    generation: u64,
+    config: Option<Arc<Configuration>>,
+}
+
+/// A recorded `configure` call.
+struct Configuration {
+    inputs: w::Value,
+    preview: bool,
+}
+
+struct Instance {
+    generation: u64,
+    store: Store<InstanceState>,
+    guest: Guest,
+}
+
+/// Why a call did not produce a guest result; the instance is unusable afterwards.
+struct Failure(String);
+
+impl WasmProvider {
+    pub(crate) fn new(
+        engine: Engine,
+        pre: ProviderWorldPre<InstanceState>,
+        manifest: Arc<Manifest>,
+        sandbox: Arc<Sandbox>,
+        log: LogSink,
+        pool_size: usize,
+    ) -> WasmProvider {
+        for missing in &sandbox.not_granted {
+            log(LogRecord {
+                provider: sandbox.provider.clone(),
+                severity: Severity::Debug,
+                urn: None,
+                message: format!(
+                    "requests {missing}, which cairn:grants.{} does not grant; it is denied",
+                    sandbox.package
+                ),
+                source: LogSource::Sandbox,
+            });
+        }
+        WasmProvider {
+            inner: Arc::new(Shared {
+                engine,
+                pre,
+                manifest,
+                sandbox,
+                log,
+                pool_size,
+                pool: Mutex::new(Pool {
+                    idle: Vec::new(),
+                    generation: 0,
+                    config: None,
+                }),
+                created: AtomicU64::new(0),
+                replays: AtomicU64::new(0),
+                discarded: AtomicU64::new(0),
+                busy: AtomicUsize::new(0),
+                peak_busy: AtomicUsize::new(0),
+            }),
+        }
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.inner.manifest
+    }
+
+    /// What this provider may use.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.inner.sandbox
+    }
+
+    pub fn stats(&self) -> PoolStats {
+        let pool = lock(&self.inner.pool);
+        PoolStats {
+            created: self.inner.created.load(Ordering::Relaxed),
+            configure_replays: self.inner.replays.load(Ordering::Relaxed),
+            discarded: self.inner.discarded.load(Ordering::Relaxed),
+            idle: pool.idle.len(),
+            peak_busy: self.inner.peak_busy.load(Ordering::Relaxed),
+            idle_memory_bytes: pool
+                .idle
+                .iter()
+                .map(|i| i.store.data().limits.memory_used() as u64)
+                .sum(),
+        }
+    }
+
+    /// Instantiates instances until `count` are idle (e.g. to warm the pool before a deployment).
+    pub async fn prewarm(&self, count: usize) -> Result<(), ProviderError> {
+        let mut fresh = Vec::new();
+        while lock(&self.inner.pool).idle.len() + fresh.len() < count.min(self.inner.pool_size) {
+            let (generation, config) = {
+                let pool = lock(&self.inner.pool);
+                (pool.generation, pool.config.clone())
+            };
+            fresh.push(
+                self.create_instance(Method::Configure, None, generation, config)
+                    .await?,
+            );
+        }
+        for instance in fresh {
+            self.release(instance);
+        }
+        Ok(())
+    }
+
+    fn context(&self, method: Method, urn: Option<&Urn>) -> String {
+        match urn {
+            Some(urn) => format!(
+                "{} {} {urn}",
+                self.inner.sandbox.provider,
+                method.wit_name()
+            ),
+            None => format!("{} {}", self.inner.sandbox.provider, method.wit_name()),
+        }
+    }
+
+    fn failed(&self, method: Method, urn: Option<&Urn>, what: &str) -> ProviderError {
+        ProviderError::failed(format!("{}: {what}", self.context(method, urn)))
+    }
+
+    /// Takes an idle instance of the current generation, or creates one.
+    async fn acquire(&self, method: Method, urn: Option<&Urn>) -> Result<Instance, ProviderError> {
+        let (found, stale, generation, config) = {
+            let mut pool = lock(&self.inner.pool);
+            let mut stale = Vec::new();
+            let mut found = None;
+            while let Some(instance) = pool.idle.pop() {
+                if instance.generation == pool.generation {
+                    found = Some(instance);
+                    break;
+                }
+                stale.push(instance);
+            }
+            (found, stale, pool.generation, pool.config.clone())
+        };
+        drop(stale);
+        match found {
+            Some(instance) => Ok(instance),
+            None => self.create_instance(method, urn, generation, config).await,
+        }
+    }
+
+    /// Instantiates a new instance and replays the recorded `configure`, if any.
+    async fn create_instance(
+        &self,
+        method: Method,
+        urn: Option<&Urn>,
+        generation: u64,
+        config: Option<Arc<Configuration>>,
+    ) -> Result<Instance, ProviderError> {
+        let shared = &self.inner;
+        let state = InstanceState::new(&shared.sandbox, &shared.log)
+            .map_err(|e| self.failed(method, urn, &format!("setting up the sandbox: {e:#}")))?;
+        let mut store = Store::new(&shared.engine, state);
+        store.limiter(|s| &mut s.limits);
+        store.epoch_deadline_callback(|ctx| {
+            if ctx.data().deadline.check_expired() {
+                Err(wasmtime::Error::new(DeadlineExceeded))
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+        let pre = shared.pre.clone();
+        let world = guarded(
+            &mut store,
+            None,
+            shared.sandbox.timeout,
+            None,
+            &shared.sandbox,
+            move |s| Box::pin(async move { pre.instantiate_async(s).await }),
+        )
+        .await
+        .map_err(|Failure(why)| {
+            self.failed(method, urn, &format!("instantiating the provider: {why}"))
+        })?
+        .0;
+        shared.created.fetch_add(1, Ordering::Relaxed);
+        let mut instance = Instance {
+            generation,
+            store,
+            guest: world.cairn_provider_provider().clone(),
+        };
+        if let Some(config) = config {
+            shared.replays.fetch_add(1, Ordering::Relaxed);
+            let guest = instance.guest.clone();
+            let (result, report) = guarded(
+                &mut instance.store,
+                None,
+                shared.sandbox.timeout,
+                None,
+                &shared.sandbox,
+                move |s| {
+                    Box::pin(async move {
+                        guest
+                            .call_configure(s, &config.inputs, config.preview)
+                            .await
+                    })
+                },
+            )
+            .await
+            .map_err(|Failure(why)| {
+                shared.discarded.fetch_add(1, Ordering::Relaxed);
+                self.failed(
+                    method,
+                    urn,
+                    &format!("replaying configure on a new instance: {why}"),
+                )
+            })?;
+            if !report.violations.is_empty() {
+                return Err(self.failed(
+                    method,
+                    urn,
+                    &format!(
+                        "replaying configure on a new instance: {}",
+                        report.violations.join("; ")
+                    ),
+                ));
+            }
+            if let Err(e) = result {
+                return Err(self.failed(
+                    method,
+                    urn,
+                    &format!(
+                        "replaying configure on a new instance: {}",
+                        guest_error_text(&e)
+                    ),
+                ));
+            }
+        }
+        Ok(instance)
+    }
+
+    /// Returns an instance to the pool (if it is current and there is room).
+    fn release(&self, instance: Instance) {
+        let mut pool = lock(&self.inner.pool);
+        if instance.generation == pool.generation && pool.idle.len() < self.inner.pool_size {
+            pool.idle.push(instance);
+            return;
+        }
+        drop(pool);
+        drop(instance);
+    }
+
+    /// Runs one guest call on a pooled instance.
+    async fn run<R, F>(
+        &self,
+        method: Method,
+        urn: Option<&Urn>,
+        timeout: Option<Duration>,
+        monitor: Option<Monitor>,
+        f: F,
+    ) -> Result<(R, Vec<String>), ProviderError>
+    where
+        R: Send,
+        F: for<'a> FnOnce(
+                Guest,
+                &'a mut Store<InstanceState>,
+            ) -> BoxFuture<'a, wasmtime::Result<R>>
+            + Send,
+    {
+        let mut instance = self.acquire(method, urn).await?;
+        let _busy = BusyGuard::new(&self.inner);
+        let limit = timeout.unwrap_or(self.inner.sandbox.timeout);
+        let guest = instance.guest.clone();
+        let outcome = guarded(
+            &mut instance.store,
+            urn,
+            limit,
+            monitor,
+            &self.inner.sandbox,
+            move |s| f(guest, s),
+        )
+        .await;
+        match outcome {
+            Ok((result, report)) => {
+                self.release(instance);
+                Ok((result, report.violations))
+            }
+            Err(Failure(why)) => {
+                self.inner.discarded.fetch_add(1, Ordering::Relaxed);
+                drop(instance);
+                Err(self.failed(method, urn, &why))
+            }
+        }
+    }
+
+    /// Turns a guest result into the engine's, applying violations and decoding values.
+    fn finish<T, U>(
+        &self,
+        method: Method,
+        urn: Option<&Urn>,
+        (result, violations): (Result<T, w::ProviderError>, Vec<String>),
+        convert: impl FnOnce(T) -> Result<U, ValueError>,
+    ) -> Result<U, ProviderError> {
+        if !violations.is_empty() {
+            let mut what = violations.join("; ");
+            if let Err(e) = &result {
+                what.push_str(&format!(
+                    " (the provider reported: {})",
+                    guest_error_text(e)
+                ));
+            }
+            return Err(self.failed(method, urn, &what));
+        }
+        match result {
+            Ok(value) => convert(value).map_err(|e| {
+                self.failed(method, urn, &format!("rejected the provider's result: {e}"))
+            }),
+            Err(e) => Err(self.guest_error(method, urn, e)),
+        }
+    }
+
+    fn guest_error(
+        &self,
+        method: Method,
+        urn: Option<&Urn>,
+        error: w::ProviderError,
+    ) -> ProviderError {
+        match error {
+            w::ProviderError::Failed(f) => {
+                let (message, partial) = match f.partial.map(convert::partial_state) {
+                    None => (f.message, None),
+                    Some(Ok(partial)) => (f.message, Some(Box::new(partial))),
+                    Some(Err(e)) => (
+                        format!(
+                            "{} ({}: its partial state was invalid: {e})",
+                            f.message,
+                            self.context(method, urn)
+                        ),
+                        None,
+                    ),
+                };
+                ProviderError::Failed { message, partial }
+            }
+            w::ProviderError::Unimplemented(_) => ProviderError::Unimplemented {
+                method: method.engine_name(),
+            },
+            w::ProviderError::Cancelled => ProviderError::Cancelled,
+            w::ProviderError::Timeout(seconds) => ProviderError::Timeout { seconds },
+        }
+    }
+}
+
+fn guest_error_text(e: &w::ProviderError) -> String {
+    match e {
+        w::ProviderError::Failed(f) => f.message.clone(),
+        w::ProviderError::Unimplemented(m) => format!("{m} is not implemented"),
+        w::ProviderError::Cancelled => "cancelled".into(),
+        w::ProviderError::Timeout(s) => format!("timed out after {s} s"),
+    }
+}
+
+fn request_timeout(seconds: f64) -> Option<Duration> {
+    (seconds > 0.0 && seconds.is_finite())
+        .then(|| Duration::from_secs_f64(seconds).min(MAX_TIMEOUT))
+}
+
+/// Counts running calls (and the peak), also when a call's future is dropped.
+struct BusyGuard<'a>(&'a Shared);
+
+impl<'a> BusyGuard<'a> {
+    fn new(shared: &'a Shared) -> BusyGuard<'a> {
+        let now = shared.busy.fetch_add(1, Ordering::SeqCst) + 1;
+        shared.peak_busy.fetch_max(now, Ordering::SeqCst);
+        BusyGuard(shared)
+    }
+}
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.busy.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Runs `f` on `store` under the call's deadline and watchdog, returning its result and what
+/// the call left behind, or a description of why it failed.
+async fn guarded<R, F>(
+    store: &mut Store<InstanceState>,
+    urn: Option<&Urn>,
+    limit: Duration,
+    monitor: Option<Monitor>,
+    sandbox: &Sandbox,
+    f: F,
+) -> Result<(R, CallReport), Failure>
+where
+    F: for<'a> FnOnce(&'a mut Store<InstanceState>) -> BoxFuture<'a, wasmtime::Result<R>>,
+{
+    store.data_mut().begin_call(urn, limit, monitor);
+    let deadline = store.data().deadline.clone();
+    // The epoch callback runs at most one tick after the current epoch.
+    store.set_epoch_deadline(1);
+    let outcome = {
+        let call = f(store);
+        tokio::select! {
+            biased;
+            result = call => Some(result),
+            () = watchdog(&deadline) => None,
+        }
+    };
+    let report = store.data_mut().end_call();
+    match outcome {
+        Some(Ok(result)) => Ok((result, report)),
+        Some(Err(error)) => Err(Failure(describe_trap(
+            &error,
+            store.data(),
+            &report,
+            sandbox,
+        ))),
+        None => {
+            let mut parts = report.violations.clone();
+            parts.push(format!(
+                "deadline of {} exceeded while waiting in a host call",
+                seconds(deadline.limit())
+            ));
+            Err(Failure(parts.join("; ")))
+        }
+    }
+}
+
+/// Resolves once the deadline has passed (plus grace) while not paused.
+async fn watchdog(deadline: &Deadline) {
+    loop {
+        let next = deadline.next_check() + WATCHDOG_GRACE;
+        tokio::time::sleep_until(next.into()).await;
+        if deadline.overdue(WATCHDOG_GRACE) {
+            return;
+        }
+    }
+}
+
+/// Describes why a call trapped, naming the limit or capability when the host knows it.
+fn describe_trap(
+    error: &wasmtime::Error,
+    state: &InstanceState,
+    report: &CallReport,
+    sandbox: &Sandbox,
+) -> String {
+    let mut parts = report.violations.clone();
+    let limit = state.deadline.limit();
+    let cause = if state.limits.memory_exceeded
+        || matches!(
+            error.downcast_ref::<LimitExceeded>(),
+            Some(LimitExceeded::Memory)
+        ) {
+        Some(format!(
+            "exceeded its {} MiB memory limit (raise it under cairn:grants.{}.memoryMiB)",
+            sandbox.memory_mib(),
+            sandbox.package
+        ))
+    } else if state.limits.table_exceeded {
+        Some(format!(
+            "exceeded its table limit of {} elements",
+            crate::state::TABLE_ELEMENTS_LIMIT
+        ))
+    } else if state.deadline.expired() || error.is::<DeadlineExceeded>() {
+        Some(format!(
+            "wasm trap: interrupted (deadline of {} exceeded)",
+            seconds(limit)
+        ))
+    } else if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
+        Some(format!("the provider exited with status {}", exit.0))
+    } else if let Some(trap) = error.downcast_ref::<wasmtime::Trap>() {
+        let text = match trap {
+            wasmtime::Trap::StackOverflow => {
+                "wasm trap: call stack exhausted (too deep recursion)".to_string()
+            }
+            wasmtime::Trap::UnreachableCodeReached => {
+                "wasm trap: unreachable instruction executed (the provider panicked or aborted)"
+                    .to_string()
+            }
+            // Rust guests keep their stack in linear memory with no guard: overflowing it
+            // runs below address 0.
+            wasmtime::Trap::MemoryOutOfBounds => "wasm trap: out of bounds memory access (the provider's stack overflowed — too deep recursion — or it has a memory bug)".to_string(),
+            other => other.to_string(),
+        };
+        Some(text)
+    } else {
+        // Errors raised by host code on the guest's behalf (e.g. the output limit, which is
+        // already a violation) or a lifting failure.
+        let text = format!("{error:#}");
+        (!parts.iter().any(|p| text.contains(p.as_str()))).then_some(text)
+    };
+    parts.extend(cause);
+    let mut message = parts.join("; ");
+    if !report.stderr_tail.is_empty() {
+        let tail = last_chars(&report.stderr_tail, 600);
+        message.push_str(&format!(" (stderr: {tail})"));
+    }
+    message
+}
+
+fn last_chars(s: &str, n: usize) -> String {
+    let count = s.chars().count();
+    if count <= n {
+        return s.replace('\n', " | ");
+    }
+    let tail: String = s.chars().skip(count - n).collect();
+    format!("…{}", tail.replace('\n', " | "))
+}
+
+/// `5 s`, `0.5 s`.
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{} s", s as u64)
+    } else {
+        format!("{s} s")
+    }
+}
+
+macro_rules! guest_call {
+    ($method:ident, $req:expr) => {{
+        let req = $req;
+        move |g: Guest, s: &mut Store<InstanceState>| -> BoxFuture<'_, wasmtime::Result<_>> {
+            Box::pin(async move { g.$method(s, &req).await })
+        }
+    }};
+}
+
+#[async_trait]
+impl Provider for WasmProvider {
+    fn package(&self) -> &str {
+        &self.inner.manifest.name
+    }
+
+    fn version(&self) -> Option<semver::Version> {
+        Some(self.inner.manifest.version.clone())
+    }
+
+    async fn get_schema(&self) -> Result<String, ProviderError> {
+        let m = Method::GetSchema;
+        let r = self
+            .run(
+                m,
+                None,
+                None,
+                None,
+                |g: Guest, s: &mut Store<InstanceState>| -> BoxFuture<'_, wasmtime::Result<_>> {
+                    Box::pin(async move { g.call_get_schema(s).await })
+                },
+            )
+            .await?;
+        match self.finish(m, None, r, Ok) {
+            Err(ProviderError::Unimplemented { .. }) if !self.inner.manifest.schema.is_null() => {
+                Ok(self.inner.manifest.schema.to_string())
+            }
+            other => other,
+        }
+    }
+
+    async fn check_config(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
+        let (m, urn) = (Method::CheckConfig, Some(&request.urn));
+        let r = self
+            .run(
+                m,
+                urn,
+                None,
+                None,
+                guest_call!(call_check_config, convert::check_request(&request)),
+            )
+            .await?;
+        self.finish(m, urn, r, convert::check_result)
+    }
+
+    async fn diff_config(&self, request: DiffRequest) -> Result<DiffResult, ProviderError> {
+        let (m, urn) = (Method::DiffConfig, Some(&request.urn));
+        let r = self
+            .run(
+                m,
+                urn,
+                None,
+                None,
+                guest_call!(call_diff_config, convert::diff_request(&request)),
+            )
+            .await?;
+        self.finish(m, urn, r, convert::diff_result)
+    }
+
+    async fn configure(&self, inputs: PropertyMap, preview: bool) -> Result<(), ProviderError> {
+        let m = Method::Configure;
+        let config = Arc::new(Configuration {
+            inputs: convert::encode_map(&inputs),
+            preview,
+        });
+        let mut instance = self.acquire(m, None).await?;
+        let _busy = BusyGuard::new(&self.inner);
+        let guest = instance.guest.clone();
+        let recorded = config.clone();
+        let outcome = guarded(
+            &mut instance.store,
+            None,
+            self.inner.sandbox.timeout,
+            None,
+            &self.inner.sandbox,
+            move |s| {
+                Box::pin(async move {
+                    guest
+                        .call_configure(s, &recorded.inputs, recorded.preview)
+                        .await
+                })
+            },
+        )
+        .await;
+        let (result, report) = match outcome {
+            Ok(r) => r,
+            Err(Failure(why)) => {
+                self.inner.discarded.fetch_add(1, Ordering::Relaxed);
+                return Err(self.failed(m, None, &why));
+            }
+        };
+        let ok = result.is_ok() && report.violations.is_empty();
+        if ok {
+            // Record the configuration; instances configured before are retired.
+            let stale = {
+                let mut pool = lock(&self.inner.pool);
+                pool.generation += 1;
+                pool.config = Some(config);
+                instance.generation = pool.generation;
+                let stale = std::mem::take(&mut pool.idle);
+                pool.idle.push(instance);
+                stale
+            };
+            drop(stale);
+        } else {
+            self.release(instance);
+        }
+        self.finish(m, None, (result, report.violations), Ok)
+    }
+
+    async fn check(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
+        let (m, urn) = (Method::Check, Some(&request.urn));
+        let r = self
+            .run(
+                m,
+                urn,
+                None,
+                None,
+                guest_call!(call_check, convert::check_request(&request)),
+            )
+            .await?;
+        self.finish(m, urn, r, convert::check_result)
+    }
+
+    async fn diff(&self, request: DiffRequest) -> Result<DiffResult, ProviderError> {
+        let (m, urn) = (Method::Diff, Some(&request.urn));
+        let r = self
+            .run(
+                m,
+                urn,
+                None,
+                None,
+                guest_call!(call_diff, convert::diff_request(&request)),
+            )
+            .await?;
+        self.finish(m, urn, r, convert::diff_result)
+    }
+
+    async fn create(&self, request: CreateRequest) -> Result<CreateResult, ProviderError> {
+        let (m, urn) = (Method::Create, Some(&request.urn));
+        let timeout = request_timeout(request.timeout);
+        let r = self
+            .run(
+                m,
+                urn,
+                timeout,
+                None,
+                guest_call!(call_create, convert::create_request(&request)),
+            )
+            .await?;
+        self.finish(m, urn, r, convert::create_result)
+    }
+
+    async fn read(&self, request: ReadRequest) -> Result<ReadResult, ProviderError> {
+        let (m, urn) = (Method::Read, Some(&request.urn));
+        let r = self
+            .run(
+                m,
+                urn,
+                None,
+                None,
+                guest_call!(call_read, convert::read_request(&request)),
+            )
+            .await?;
+        self.finish(m, urn, r, convert::read_result)
+    }
+
+    async fn update(&self, request: UpdateRequest) -> Result<UpdateResult, ProviderError> {
+        let (m, urn) = (Method::Update, Some(&request.urn));
+        let timeout = request_timeout(request.timeout);
+        let r = self
+            .run(
+                m,
+                urn,
+                timeout,
+                None,
+                guest_call!(call_update, convert::update_request(&request)),
+            )
+            .await?;
+        self.finish(m, urn, r, convert::update_result)
+    }
+
+    async fn delete(&self, request: DeleteRequest) -> Result<(), ProviderError> {
+        let (m, urn) = (Method::Delete, Some(&request.urn));
+        let timeout = request_timeout(request.timeout);
+        let r = self
+            .run(
+                m,
+                urn,
+                timeout,
+                None,
+                guest_call!(call_delete, convert::delete_request(&request)),
+            )
+            .await?;
+        self.finish(m, urn, r, Ok)
+    }
+
+    async fn construct(
+        &self,
+        request: ConstructRequest,
+        monitor: Monitor,
+    ) -> Result<ConstructResult, ProviderError> {
+        let m = Method::Construct;
+        let r = self
+            .run(
+                m,
+                None,
+                None,
+                Some(monitor),
+                guest_call!(call_construct, convert::construct_request(&request)),
+            )
+            .await
+            .map_err(|e| with_subject(e, &request))?;
+        self.finish(m, None, r, convert::construct_result)
+            .map_err(|e| with_subject(e, &request))
+    }
+
+    async fn invoke(&self, request: InvokeRequest) -> Result<InvokeResult, ProviderError> {
+        let m = Method::Invoke;
+        let r = self
+            .run(
+                m,
+                None,
+                None,
+                None,
+                guest_call!(call_invoke, convert::invoke_request(&request)),
+            )
+            .await?;
+        self.finish(m, None, r, convert::invoke_result)
+    }
+
+    async fn call(
+        &self,
+        request: CallRequest,
+        monitor: Monitor,
+    ) -> Result<CallResult, ProviderError> {
+        let m = Method::Call;
+        let r = self
+            .run(
+                m,
+                None,
+                None,
+                Some(monitor),
+                guest_call!(call_call, convert::call_request(&request)),
+            )
+            .await?;
+        self.finish(m, None, r, convert::call_result)
+    }
+
+    /// Advisory: asks every idle instance to cancel (instances share no memory, so a call in
+    /// progress on another instance is not reached; it is bounded by its deadline).
+    async fn cancel(&self) {
+        let idle = std::mem::take(&mut lock(&self.inner.pool).idle);
+        for mut instance in idle {
+            let guest = instance.guest.clone();
+            let outcome = guarded(
+                &mut instance.store,
+                None,
+                CANCEL_TIMEOUT,
+                None,
+                &self.inner.sandbox,
+                move |s| Box::pin(async move { guest.call_cancel(s).await }),
+            )
+            .await;
+            match outcome {
+                Ok(_) => self.release(instance),
+                Err(Failure(why)) => {
+                    self.inner.discarded.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(provider = %self.inner.sandbox.provider, "cancel failed: {why}");
+                }
+            }
+        }
+    }
+}
+
+/// Names the component being constructed in a construct error.
+fn with_subject(e: ProviderError, request: &ConstructRequest) -> ProviderError {
+    match e {
+        ProviderError::Failed { message, partial } if message.contains(" construct: ") => {
+            ProviderError::Failed {
+                message: message.replacen(
+                    " construct: ",
+                    &format!(" construct {} {:?}: ", request.resource_type, request.name),
+                    1,
+                ),
+                partial,
+            }
+        }
+        other => other,
+    }
+}

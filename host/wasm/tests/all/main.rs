@@ -1,0 +1,11 @@
+//! Integration tests of the wasm host against real components: the example providers
+//! (`random`, `file`), the hostile guests (`tests/guests`) and the host's own `probe`
+//! (`host/wasm/tests/guest`), all built once per run by `support::guests`.
+
+mod cache;
+mod deploy;
+mod lifecycle;
+mod pool;
+mod sandbox;
+mod store;
+mod support;

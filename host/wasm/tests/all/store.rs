@@ -1,0 +1,142 @@
+//! The plugin store and the loader: install, list, inspect, lookup, remove; the engine's
+//! `ProviderLoader` over the store and project-local files.
+
+use cairn_engine::deploy::provider::{LoadError, ProviderLoader};
+use cairn_wasm::{Grants, PluginStore, WasmLoader, store::compatible};
+
+use crate::support::*;
+
+fn v(s: &str) -> semver::Version {
+    semver::Version::parse(s).unwrap()
+}
+
+#[test]
+fn install_list_inspect_lookup_remove() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = PluginStore::new(dir.path().join("plugins")).with_runtime(runtime().clone());
+    assert!(store.list().unwrap().is_empty());
+
+    let random = store.install(wasm("random")).unwrap();
+    assert_eq!(
+        (random.name.as_str(), random.version.to_string().as_str()),
+        ("random", "1.2.3")
+    );
+    assert_eq!(
+        random.path,
+        dir.path().join("plugins/random/1.2.3/random-1.2.3.wasm")
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("plugins/random/1.2.3/sha256")).unwrap(),
+        random.sha256
+    );
+    assert_eq!(random.sha256, plugin("random").sha256());
+    // Installing the same file again changes nothing.
+    assert_eq!(store.install(wasm("random")).unwrap(), random);
+    let file = store.install(wasm("file")).unwrap();
+    let names: Vec<String> = store
+        .list()
+        .unwrap()
+        .iter()
+        .map(|i| format!("{}@{}", i.name, i.version))
+        .collect();
+    assert_eq!(names, ["file@0.1.0", "random@1.2.3"]);
+
+    // Inspect by name, by name@version and by path.
+    let by_name = store.inspect("random").unwrap();
+    assert_eq!(by_name.sha256, random.sha256);
+    assert!(
+        by_name
+            .schema
+            .resources
+            .contains(&"random:index:RandomString".to_string())
+    );
+    assert_eq!(by_name.schema.resources.len(), 5);
+    assert_eq!(store.inspect("random@1.2.3").unwrap().version, v("1.2.3"));
+    let by_path = store.inspect(wasm("file").to_str().unwrap()).unwrap();
+    assert_eq!(by_path.capabilities.directories[0].guest, "/work");
+    assert!(by_path.capabilities.directories[0].write);
+    assert!(matches!(
+        store.inspect("nothing"),
+        Err(cairn_wasm::WasmError::NotInstalled(_))
+    ));
+
+    // Lookup: compatible versions only.
+    assert_eq!(
+        store
+            .lookup("random", Some(&compatible(&v("1.0.0"))))
+            .unwrap(),
+        Some(random.clone())
+    );
+    assert_eq!(
+        store
+            .lookup("random", Some(&compatible(&v("2.0.0"))))
+            .unwrap(),
+        None
+    );
+    assert_eq!(store.lookup("random", None).unwrap(), Some(random.clone()));
+
+    // A file changed after installation is refused.
+    std::fs::write(&file.path, b"tampered").unwrap();
+    let err = store.load(&file).unwrap_err().to_string();
+    assert!(
+        err.contains("not a WebAssembly file") || err.contains("modified"),
+        "{err}"
+    );
+
+    // Remove.
+    assert_eq!(
+        store.remove("random", Some(&v("1.2.3"))).unwrap(),
+        vec![random]
+    );
+    assert!(!dir.path().join("plugins/random").exists());
+    assert_eq!(store.remove("file", None).unwrap().len(), 1);
+    assert!(store.list().unwrap().is_empty());
+    assert!(store.remove("file", None).is_err());
+}
+
+#[test]
+fn installing_something_that_is_not_a_provider_fails_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = PluginStore::new(dir.path());
+    let bogus = dir.path().join("bogus.wasm");
+    std::fs::write(&bogus, wat::parse_str("(module)").unwrap()).unwrap();
+    let err = store.install(&bogus).unwrap_err().to_string();
+    assert!(err.contains("not a component"), "{err}");
+    assert!(store.list().unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_loader_finds_local_plugins_then_installed_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = PluginStore::new(dir.path()).with_runtime(runtime().clone());
+    store.install(wasm("random")).unwrap();
+    let loader = WasmLoader::new(runtime().clone(), Grants::none(), Logs::default().sink())
+        .with_store(store)
+        .with_local_plugin(wasm("probe"))
+        .unwrap();
+
+    let random = loader.load("random", Some(&v("1.0.0"))).await.unwrap();
+    assert_eq!(random.version(), Some(v("1.2.3")));
+    let probe = loader.load("probe", None).await.unwrap();
+    assert_eq!(probe.package(), "probe");
+    let err = loader
+        .load("random", Some(&v("2.0.0")))
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(
+        err,
+        LoadError::NotFound {
+            package: "random".into(),
+            version: Some("2.0.0".into())
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "no provider for package \"random\" compatible with version 2.0.0 is installed"
+    );
+    assert!(matches!(
+        loader.load("aws", None).await,
+        Err(LoadError::NotFound { .. })
+    ));
+}

@@ -1,0 +1,192 @@
+//! Test support: real guest components built once per test binary, a shared runtime, captured
+//! logs and request builders.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cairn_engine::deploy::provider::{CheckRequest, CreateRequest, ProviderError};
+use cairn_engine::urn::Urn;
+use cairn_engine::value::PropertyMap;
+use cairn_wasm::{
+    Grants, LogRecord, LogSink, PackageGrant, RuntimeOptions, WasmPlugin, WasmProvider, WasmRuntime,
+};
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Where guests are built.
+pub fn guest_target() -> PathBuf {
+    repo().join("target/guests")
+}
+
+/// Builds the guest workspaces once (examples, hostile guests, the host's probe) and returns
+/// the directory holding the `.wasm` files.
+pub fn guests() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let repo = repo();
+        for manifest in [
+            "examples/Cargo.toml",
+            "tests/guests/Cargo.toml",
+            "host/wasm/tests/guest/Cargo.toml",
+        ] {
+            let mut cmd = Command::new(env!("CARGO"));
+            cmd.args([
+                "build",
+                "--release",
+                "--target",
+                "wasm32-wasip2",
+                "--manifest-path",
+            ])
+            .arg(repo.join(manifest))
+            .env("CARGO_TARGET_DIR", guest_target());
+            // Variables the outer `cargo test` set for this crate must not leak into the build.
+            for (key, _) in std::env::vars_os() {
+                let key = key.to_string_lossy();
+                if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key == "RUSTFLAGS" {
+                    cmd.env_remove(key.as_ref());
+                }
+            }
+            let out = cmd.output().expect("running cargo to build the guests");
+            assert!(
+                out.status.success(),
+                "building {manifest} failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        guest_target().join("wasm32-wasip2/release")
+    })
+}
+
+/// The built component for a crate (`random`, `hostile-loop`, `probe`).
+pub fn wasm(name: &str) -> PathBuf {
+    guests().join(format!("{}.wasm", name.replace('-', "_")))
+}
+
+pub fn plugin(name: &str) -> WasmPlugin {
+    WasmPlugin::from_file(wasm(name)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// One runtime for the whole test binary (each component compiles once), caching artifacts
+/// under the guest target directory so reruns start fast.
+pub fn runtime() -> &'static WasmRuntime {
+    static RUNTIME: OnceLock<WasmRuntime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        WasmRuntime::new(RuntimeOptions {
+            cache_dir: Some(guest_target().join("cwasm-cache")),
+            pool_size: None,
+        })
+        .expect("creating the runtime")
+    })
+}
+
+/// Captured provider logs.
+#[derive(Clone, Default)]
+pub struct Logs(Arc<Mutex<Vec<LogRecord>>>);
+
+impl Logs {
+    pub fn sink(&self) -> LogSink {
+        let records = self.0.clone();
+        Arc::new(move |r: LogRecord| records.lock().unwrap().push(r))
+    }
+
+    pub fn records(&self) -> Vec<LogRecord> {
+        self.0.lock().unwrap().clone()
+    }
+
+    pub fn messages(&self) -> Vec<String> {
+        self.records().into_iter().map(|r| r.message).collect()
+    }
+
+    pub fn find(&self, needle: &str) -> Option<LogRecord> {
+        self.records()
+            .into_iter()
+            .find(|r| r.message.contains(needle))
+    }
+}
+
+/// A provider for a built crate with a grant (JSON, as in `cairn:grants.<pkg>`).
+pub fn provider_with(name: &str, grant: serde_json::Value) -> (WasmProvider, Logs) {
+    let plugin = plugin(name);
+    let package = plugin.manifest().name.clone();
+    let grants = Grants::parse(&serde_json::json!({ package.clone(): grant }), &repo())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let logs = Logs::default();
+    let provider = runtime()
+        .instantiate(&plugin, &grants.package(&package), logs.sink())
+        .unwrap_or_else(|e| panic!("{e}"));
+    (provider, logs)
+}
+
+pub fn provider(name: &str) -> (WasmProvider, Logs) {
+    let plugin = plugin(name);
+    let logs = Logs::default();
+    let provider = runtime()
+        .instantiate(&plugin, &PackageGrant::default(), logs.sink())
+        .unwrap_or_else(|e| panic!("{e}"));
+    (provider, logs)
+}
+
+pub fn urn(resource_type: &str, name: &str) -> Urn {
+    Urn::parse(&format!("urn:pulumi:test::proj::{resource_type}::{name}")).unwrap()
+}
+
+pub fn map(value: serde_json::Value) -> PropertyMap {
+    fn convert(v: serde_json::Value) -> cairn_engine::PropertyValue {
+        use cairn_engine::PropertyValue as P;
+        match v {
+            serde_json::Value::Null => P::Null,
+            serde_json::Value::Bool(b) => P::Bool(b),
+            serde_json::Value::Number(n) => P::Number(n.as_f64().unwrap()),
+            serde_json::Value::String(s) => P::String(s),
+            serde_json::Value::Array(a) => P::Array(a.into_iter().map(convert).collect()),
+            serde_json::Value::Object(o) => {
+                P::Object(o.into_iter().map(|(k, v)| (k, convert(v))).collect())
+            }
+        }
+    }
+    match convert(value) {
+        cairn_engine::PropertyValue::Object(m) => m,
+        other => panic!("not an object: {other:?}"),
+    }
+}
+
+pub fn create(resource_type: &str, name: &str, properties: serde_json::Value) -> CreateRequest {
+    CreateRequest {
+        urn: urn(resource_type, name),
+        properties: map(properties),
+        timeout: 0.0,
+        preview: false,
+    }
+}
+
+pub fn check(resource_type: &str, name: &str, news: serde_json::Value) -> CheckRequest {
+    CheckRequest {
+        urn: urn(resource_type, name),
+        olds: PropertyMap::new(),
+        news: map(news),
+        random_seed: vec![1, 2, 3],
+    }
+}
+
+/// The message of a `Failed` error (panics on other errors).
+pub fn failure(e: ProviderError) -> String {
+    match e {
+        ProviderError::Failed { message, .. } => message,
+        other => panic!("expected Failed, got {other:?}"),
+    }
+}
+
+/// Asserts `text` contains every needle.
+#[track_caller]
+pub fn assert_contains(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(
+            text.contains(needle),
+            "{text:?}\n  does not contain {needle:?}"
+        );
+    }
+}
