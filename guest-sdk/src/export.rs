@@ -408,7 +408,10 @@ mod tests {
             urn: "urn:pulumi:s::p::echo:index:E::e".into(),
             id: "id-1".into(),
             old_inputs: wire::encode_map(&props! {"a" => 1}),
-            old_outputs: wit::Value { nodes: vec![] },
+            old_outputs: wit::Value {
+                nodes: vec![],
+                strings: vec![],
+            },
             news: wire::encode_map(&props! {"a" => 2}),
             ignore_changes: vec![],
         })
@@ -435,10 +438,14 @@ mod tests {
         }
         let bad = wit::Value {
             nodes: vec![Node::Array(vec![0])],
+            strings: vec![],
         };
         match A::check(wit::CheckRequest {
             urn: "u".into(),
-            olds: wit::Value { nodes: vec![] },
+            olds: wit::Value {
+                nodes: vec![],
+                strings: vec![],
+            },
             news: bad,
             random_seed: vec![],
         }) {
@@ -454,7 +461,10 @@ mod tests {
         assert!(matches!(
             A::invoke(wit::InvokeRequest {
                 token: "echo:index:f".into(),
-                args: wit::Value { nodes: vec![] },
+                args: wit::Value {
+                nodes: vec![],
+                strings: vec![],
+            },
             }),
             Err(wit::ProviderError::Unimplemented(m)) if m == "invoke"
         ));
@@ -462,8 +472,14 @@ mod tests {
             A::delete(wit::DeleteRequest {
                 urn: "u".into(),
                 id: "i".into(),
-                inputs: wit::Value { nodes: vec![] },
-                outputs: wit::Value { nodes: vec![] },
+                inputs: wit::Value {
+                    nodes: vec![],
+                    strings: vec![],
+                },
+                outputs: wit::Value {
+                    nodes: vec![],
+                    strings: vec![],
+                },
                 timeout: 0.0,
             }),
             Err(wit::ProviderError::Cancelled)

@@ -1,10 +1,13 @@
 //! The WIT encoding of values: a flat list of nodes, root at index 0, each child referenced by
-//! an index later than its parent's.
+//! an index later than its parent's. Text and object keys are spans of the value's one
+//! `strings` buffer (UTF-8, concatenated), so a value crosses the boundary in a constant number
+//! of allocations however many strings it holds.
 //!
 //! Encoding never fails. Decoding checks everything the host sends and reports malformed lists
 //! as [`WireError`]s (never panics): indices out of range, indices not after their parent (which
 //! also rules out cycles), nodes referenced twice or not at all, duplicate keys, archive members
-//! that are not assets or archives, and nesting deeper than [`MAX_DEPTH`]. Both directions are
+//! that are not assets or archives, spans outside the string buffer or not valid UTF-8 (e.g. cut
+//! mid-character), and nesting deeper than [`MAX_DEPTH`]. Both directions are
 //! iterative, so a deep value cannot exhaust the guest's stack here.
 
 use std::fmt;
@@ -45,6 +48,15 @@ pub enum WireError {
     TooDeep { node: u32 },
     /// A property map's root is not an object.
     NotAnObject { kind: &'static str },
+    /// A text or key span reaches past the end of the string buffer.
+    SpanOutOfRange {
+        node: u32,
+        offset: u32,
+        len: u32,
+        buffer: usize,
+    },
+    /// A text or key span's bytes are not valid UTF-8 (or cut a character in two).
+    InvalidUtf8 { node: u32, offset: u32, len: u32 },
 }
 
 impl fmt::Display for WireError {
@@ -78,6 +90,20 @@ impl fmt::Display for WireError {
             WireError::NotAnObject { kind } => {
                 write!(f, "expected an object of properties, found a {kind}")
             }
+            WireError::SpanOutOfRange {
+                node,
+                offset,
+                len,
+                buffer,
+            } => write!(
+                f,
+                "node {node}: text span (offset {offset}, length {len}) is outside the \
+                 {buffer}-byte string buffer"
+            ),
+            WireError::InvalidUtf8 { node, offset, len } => write!(
+                f,
+                "node {node}: text span (offset {offset}, length {len}) is not valid UTF-8"
+            ),
         }
     }
 }
@@ -115,7 +141,7 @@ pub fn decode_map(value: wit::Value) -> Result<PropertyMap, WireError> {
 
 /// Decodes one value.
 pub fn decode(value: wit::Value) -> Result<Value, WireError> {
-    let nodes = value.nodes;
+    let wit::Value { nodes, strings } = value;
     let len = nodes.len();
     if len == 0 {
         return Err(WireError::Empty);
@@ -130,6 +156,7 @@ pub fn decode(value: wit::Value) -> Result<Value, WireError> {
             depth: &mut depth,
             node: i,
             len,
+            strings: &strings,
         };
         let value = d.node(node)?;
         if depth[i] > MAX_DEPTH {
@@ -159,6 +186,8 @@ enum Item<'a> {
 #[derive(Default)]
 struct Encoder<'a> {
     nodes: Vec<wit::Node>,
+    /// The text of every `text` node and object key, concatenated.
+    strings: Vec<u8>,
     stack: Vec<(Item<'a>, usize)>,
 }
 
@@ -175,7 +204,20 @@ impl<'a> Encoder<'a> {
                 *n = node;
             }
         }
-        wit::Value { nodes: self.nodes }
+        wit::Value {
+            nodes: self.nodes,
+            strings: self.strings,
+        }
+    }
+
+    /// Appends `s` to the string buffer. (Guest memory is 32-bit, so offsets fit.)
+    fn span(&mut self, s: &str) -> wit::Span {
+        let offset = idx(self.strings.len());
+        self.strings.extend_from_slice(s.as_bytes());
+        wit::Span {
+            offset,
+            len: idx(s.len()),
+        }
     }
 
     /// Reserves a slot for a child and queues it.
@@ -189,7 +231,7 @@ impl<'a> Encoder<'a> {
     fn object_node(&mut self, map: &'a PropertyMap) -> wit::Node {
         wit::Node::Object(
             map.iter()
-                .map(|(k, v)| (k.clone(), self.child(Item::Value(v))))
+                .map(|(k, v)| (self.span(k), self.child(Item::Value(v))))
                 .collect(),
         )
     }
@@ -199,7 +241,7 @@ impl<'a> Encoder<'a> {
             Value::Null => wit::Node::Null,
             Value::Bool(b) => wit::Node::Boolean(*b),
             Value::Number(n) => wit::Node::Number(*n),
-            Value::String(s) => wit::Node::Text(s.clone()),
+            Value::String(s) => wit::Node::Text(self.span(s)),
             Value::Array(items) => {
                 wit::Node::Array(items.iter().map(|v| self.child(Item::Value(v))).collect())
             }
@@ -264,9 +306,33 @@ struct Decoder<'s> {
     depth: &'s mut [usize],
     node: usize,
     len: usize,
+    strings: &'s [u8],
 }
 
 impl Decoder<'_> {
+    /// The text of a span: in range and valid UTF-8.
+    fn text(&self, span: wit::Span) -> Result<String, WireError> {
+        let wit::Span { offset, len } = span;
+        let start = offset as usize;
+        let bytes = start
+            .checked_add(len as usize)
+            .and_then(|end| self.strings.get(start..end))
+            .ok_or(WireError::SpanOutOfRange {
+                node: idx(self.node),
+                offset,
+                len,
+                buffer: self.strings.len(),
+            })?;
+        match std::str::from_utf8(bytes) {
+            Ok(s) => Ok(s.to_owned()),
+            Err(_) => Err(WireError::InvalidUtf8 {
+                node: idx(self.node),
+                offset,
+                len,
+            }),
+        }
+    }
+
     fn take(&mut self, index: u32) -> Result<Value, WireError> {
         let c = index as usize;
         if c >= self.len {
@@ -289,17 +355,28 @@ impl Decoder<'_> {
         Ok(child)
     }
 
-    fn keyed(&mut self, entries: Vec<(String, u32)>) -> Result<IndexMap<String, Value>, WireError> {
+    /// Decodes keyed children; `key` turns a wire key into its text.
+    fn keyed<K>(
+        &mut self,
+        entries: Vec<(K, u32)>,
+        key: impl Fn(&Self, K) -> Result<String, WireError>,
+    ) -> Result<IndexMap<String, Value>, WireError> {
         let mut map = IndexMap::with_capacity(entries.len());
-        for (key, index) in entries {
+        for (k, index) in entries {
+            let key = key(self, k)?;
             let v = self.take(index)?;
-            if map.contains_key(&key) {
-                return Err(WireError::DuplicateKey {
-                    node: idx(self.node),
-                    key,
-                });
+            // One hash per key: look up and insert through the entry.
+            match map.entry(key) {
+                indexmap::map::Entry::Vacant(e) => {
+                    e.insert(v);
+                }
+                indexmap::map::Entry::Occupied(e) => {
+                    return Err(WireError::DuplicateKey {
+                        node: idx(self.node),
+                        key: e.key().clone(),
+                    });
+                }
             }
-            map.insert(key, v);
         }
         Ok(map)
     }
@@ -309,14 +386,14 @@ impl Decoder<'_> {
             wit::Node::Null => Value::Null,
             wit::Node::Boolean(b) => Value::Bool(b),
             wit::Node::Number(n) => Value::Number(n),
-            wit::Node::Text(s) => Value::String(s),
+            wit::Node::Text(s) => Value::String(self.text(s)?),
             wit::Node::Array(items) => Value::Array(
                 items
                     .into_iter()
                     .map(|i| self.take(i))
                     .collect::<Result<_, _>>()?,
             ),
-            wit::Node::Object(entries) => Value::Object(self.keyed(entries)?),
+            wit::Node::Object(entries) => Value::Object(self.keyed(entries, Self::text)?),
             wit::Node::Asset(a) => Value::Asset(from_wit_asset(a)),
             wit::Node::Archive(a) => Value::Archive(self.archive(a)?),
             wit::Node::ResourceReference(r) => Value::ResourceReference(ResourceReference {
@@ -338,7 +415,7 @@ impl Decoder<'_> {
         let source = match a.source {
             wit::ArchiveSource::Assets(entries) => {
                 let mut members = IndexMap::with_capacity(entries.len());
-                for (key, value) in self.keyed(entries)? {
+                for (key, value) in self.keyed(entries, |_, k| Ok(k))? {
                     let member = match value {
                         Value::Asset(a) => ArchiveMember::Asset(a),
                         Value::Archive(a) => ArchiveMember::Archive(a),
@@ -532,13 +609,117 @@ mod tests {
             .map(|i| if i + 1 < n { N::Secret(i + 1) } else { N::Null })
             .collect();
         assert!(matches!(
-            decode(wit::Value { nodes }),
+            decode(wit::Value {
+                nodes,
+                strings: vec![]
+            }),
             Err(WireError::TooDeep { .. })
         ));
     }
 
     fn bad(nodes: Vec<N>) -> WireError {
-        decode(wit::Value { nodes }).unwrap_err()
+        decode(pooled(nodes)).unwrap_err()
+    }
+
+    /// The string buffer hand-written test values share: `sp` finds a span in it.
+    const POOL: &str = "a x|not an asset";
+
+    fn sp(s: &str) -> wit::Span {
+        let offset = POOL.find(s).expect("in the pool");
+        wit::Span {
+            offset: idx(offset),
+            len: idx(s.len()),
+        }
+    }
+
+    fn pooled(nodes: Vec<N>) -> wit::Value {
+        wit::Value {
+            nodes,
+            strings: POOL.as_bytes().to_vec(),
+        }
+    }
+
+    fn span(offset: u32, len: u32) -> wit::Span {
+        wit::Span { offset, len }
+    }
+
+    #[test]
+    fn spans_are_checked() {
+        assert_eq!(
+            bad(vec![N::Text(span(10, 7))]),
+            WireError::SpanOutOfRange {
+                node: 0,
+                offset: 10,
+                len: 7,
+                buffer: 16
+            }
+        );
+        assert_eq!(
+            bad(vec![N::Text(span(u32::MAX, u32::MAX))]),
+            WireError::SpanOutOfRange {
+                node: 0,
+                offset: u32::MAX,
+                len: u32::MAX,
+                buffer: 16
+            }
+        );
+        assert_eq!(
+            bad(vec![
+                N::Array(vec![1]),
+                N::Object(vec![(span(16, 1), 2)]),
+                N::Null
+            ]),
+            WireError::SpanOutOfRange {
+                node: 1,
+                offset: 16,
+                len: 1,
+                buffer: 16
+            }
+        );
+        let with = |nodes: Vec<N>, strings: &[u8]| {
+            decode(wit::Value {
+                nodes,
+                strings: strings.to_vec(),
+            })
+        };
+        // Cut mid-character, at either end, and stray bytes.
+        for (offset, len) in [(0, 1), (1, 1), (1, 2)] {
+            assert_eq!(
+                with(vec![N::Text(span(offset, len))], "é!".as_bytes()),
+                Err(WireError::InvalidUtf8 {
+                    node: 0,
+                    offset,
+                    len
+                })
+            );
+        }
+        assert_eq!(
+            with(
+                vec![N::Object(vec![(span(0, 2), 1)]), N::Null],
+                &[b'a', 0xff]
+            ),
+            Err(WireError::InvalidUtf8 {
+                node: 0,
+                offset: 0,
+                len: 2
+            })
+        );
+        // Spans may overlap and come in any order; bytes no span covers are not checked.
+        assert_eq!(
+            with(
+                vec![
+                    N::Object(vec![(span(1, 2), 1), (span(0, 3), 2)]),
+                    N::Text(span(3, 0)),
+                    N::Text(span(1, 2)),
+                ],
+                &[b'a', 0xc3, 0xa9, 0xff]
+            ),
+            Ok(Value::Object(props! {"é" => "", "aé" => "é"}))
+        );
+        assert_eq!(
+            bad(vec![N::Text(span(1, 200))]).to_string(),
+            "node 0: text span (offset 1, length 200) is outside the 16-byte string buffer"
+        );
     }
 
     #[test]
@@ -575,7 +756,7 @@ mod tests {
         );
         assert_eq!(
             bad(vec![
-                N::Object(vec![("a".into(), 1), ("a".into(), 2)]),
+                N::Object(vec![(sp("a"), 1), (sp("a"), 2)]),
                 N::Null,
                 N::Null
             ]),
@@ -590,7 +771,7 @@ mod tests {
                     hash: None,
                     source: wit::ArchiveSource::Assets(vec![("x".into(), 1)]),
                 }),
-                N::Text("not an asset".into()),
+                N::Text(sp("not an asset")),
             ]),
             WireError::BadArchiveMember {
                 node: 0,
@@ -614,18 +795,10 @@ mod tests {
 
     #[test]
     fn property_maps_need_an_object_root() {
-        assert_eq!(decode_map(wit::Value { nodes: vec![] }).unwrap(), props! {});
+        assert_eq!(decode_map(pooled(vec![])).unwrap(), props! {});
+        assert_eq!(decode_map(pooled(vec![N::Null])).unwrap(), props! {});
         assert_eq!(
-            decode_map(wit::Value {
-                nodes: vec![N::Null]
-            })
-            .unwrap(),
-            props! {}
-        );
-        assert_eq!(
-            decode_map(wit::Value {
-                nodes: vec![N::Text("x".into())]
-            }),
+            decode_map(pooled(vec![N::Text(sp("x"))])),
             Err(WireError::NotAnObject { kind: "string" })
         );
     }

@@ -5,12 +5,15 @@
 //!
 //! WIT has no recursive types, so a value is a list of nodes that refer to each other by index:
 //! the root is node 0 and every index points to a node *later* in the list. Encoding writes a
-//! node, then its children (pre-order), so that holds by construction.
+//! node, then its children (pre-order), so that holds by construction. Text and object keys
+//! are spans of the value's one `strings` buffer (UTF-8, concatenated), so lowering a value
+//! into the guest costs a constant number of allocations rather than one per string.
 //!
 //! Decoding distrusts the list (it comes from the guest): an index that is out of range or
 //! does not point forward, a node referenced twice (sharing would let a small list expand into
 //! an exponentially large value), a resource ID that is neither text nor unknown, an archive
-//! member that is neither an asset nor an archive, an invalid URN, or nesting deeper than
+//! member that is neither an asset nor an archive, an invalid URN, a span outside the `strings`
+//! buffer or whose bytes are not valid UTF-8 (e.g. cut mid-character), or nesting deeper than
 //! [`MAX_DEPTH`] is a [`ValueError`] naming the node — never a panic. Decoding is iterative
 //! (last node first), so a hostile list cannot overflow the host's stack. Nodes nothing refers
 //! to are ignored.
@@ -50,29 +53,49 @@ fn value_error(message: impl Into<String>) -> ValueError {
 
 /// Encodes a value; the root is node 0.
 pub fn encode_value(value: &PropertyValue) -> w::Value {
-    let mut encoder = Encoder { nodes: Vec::new() };
+    let mut encoder = Encoder {
+        nodes: Vec::new(),
+        strings: Vec::new(),
+    };
     encoder.push(value);
-    w::Value {
-        nodes: encoder.nodes,
-    }
+    encoder.finish()
 }
 
 /// Encodes a property map as an object value.
 pub fn encode_map(map: &PropertyMap) -> w::Value {
     let mut encoder = Encoder {
         nodes: Vec::with_capacity(map.len() + 1),
+        strings: Vec::new(),
     };
     encoder.push_object(map);
-    w::Value {
-        nodes: encoder.nodes,
-    }
+    encoder.finish()
 }
 
 struct Encoder {
     nodes: Vec<w::Node>,
+    /// The text of every `text` node and object key, concatenated.
+    strings: Vec<u8>,
 }
 
 impl Encoder {
+    fn finish(self) -> w::Value {
+        w::Value {
+            nodes: self.nodes,
+            strings: self.strings,
+        }
+    }
+
+    /// Appends `s` to the string buffer. (Offsets beyond 4 GiB saturate, which the guest
+    /// rejects; the engine never holds such a value.)
+    fn span(&mut self, s: &str) -> w::Span {
+        let offset = index(self.strings.len());
+        self.strings.extend_from_slice(s.as_bytes());
+        w::Span {
+            offset,
+            len: index(s.len()),
+        }
+    }
+
     fn reserve(&mut self) -> u32 {
         self.nodes.push(w::Node::Null);
         index(self.nodes.len() - 1)
@@ -84,7 +107,10 @@ impl Encoder {
 
     fn push_object(&mut self, map: &PropertyMap) -> u32 {
         let at = self.reserve();
-        let entries = map.iter().map(|(k, v)| (k.clone(), self.push(v))).collect();
+        let entries = map
+            .iter()
+            .map(|(k, v)| (self.span(k), self.push(v)))
+            .collect();
         self.set(at, w::Node::Object(entries));
         at
     }
@@ -98,7 +124,7 @@ impl Encoder {
             PropertyValue::Null => w::Node::Null,
             PropertyValue::Bool(b) => w::Node::Boolean(*b),
             PropertyValue::Number(n) => w::Node::Number(*n),
-            PropertyValue::String(s) => w::Node::Text(s.clone()),
+            PropertyValue::String(s) => w::Node::Text(self.span(s)),
             PropertyValue::Array(items) => {
                 w::Node::Array(items.iter().map(|v| self.push(v)).collect())
             }
@@ -173,14 +199,11 @@ fn encode_asset(asset: &Asset) -> w::Asset {
 
 /// Decodes a node list into a value.
 pub fn decode_value(value: w::Value) -> Result<PropertyValue, ValueError> {
-    if value.nodes.is_empty() {
+    let w::Value { nodes, strings } = value;
+    if nodes.is_empty() {
         return Err(value_error("the value has no nodes (the root is node 0)"));
     }
-    let size: usize = value
-        .nodes
-        .iter()
-        .map(node_bytes)
-        .fold(0, usize::saturating_add);
+    let size: usize = nodes.iter().map(node_bytes).fold(0, usize::saturating_add);
     if size > MAX_VALUE_BYTES {
         return Err(value_error(format!(
             "the value is {:.1} MiB, more than the {} MiB limit on one value",
@@ -188,9 +211,9 @@ pub fn decode_value(value: w::Value) -> Result<PropertyValue, ValueError> {
             MAX_VALUE_BYTES / (1024 * 1024)
         )));
     }
-    let mut decoder = Decoder::new(value.nodes.len());
-    for (i, node) in value.nodes.into_iter().enumerate().rev() {
-        decoder.decode(i, node)?;
+    let mut decoder = Decoder::new(nodes.len());
+    for (i, node) in nodes.into_iter().enumerate().rev() {
+        decoder.decode(i, node, &strings)?;
     }
     decoder.take_root()
 }
@@ -249,13 +272,13 @@ impl Decoder {
         Ok(value)
     }
 
-    fn decode(&mut self, i: usize, node: w::Node) -> Result<(), ValueError> {
+    fn decode(&mut self, i: usize, node: w::Node, strings: &[u8]) -> Result<(), ValueError> {
         let mut depth = 0u16;
         let value = match node {
             w::Node::Null => PropertyValue::Null,
             w::Node::Boolean(b) => PropertyValue::Bool(b),
             w::Node::Number(n) => PropertyValue::Number(n),
-            w::Node::Text(s) => PropertyValue::String(s),
+            w::Node::Text(s) => PropertyValue::String(span_text(strings, i, &s)?.to_owned()),
             w::Node::Unknown => PropertyValue::Computed,
             w::Node::Array(items) => PropertyValue::Array(
                 items
@@ -266,8 +289,9 @@ impl Decoder {
             w::Node::Object(entries) => {
                 let mut map = PropertyMap::with_capacity(entries.len());
                 for (key, c) in entries {
+                    let key = span_text(strings, i, &key)?;
                     let v = self.take(i, c, &mut depth)?;
-                    if map.insert(key.clone(), v).is_some() {
+                    if map.insert(key.to_owned(), v).is_some() {
                         return Err(value_error(format!("node {i}: key {key:?} appears twice")));
                     }
                 }
@@ -367,7 +391,31 @@ impl Decoder {
     }
 }
 
-/// Roughly what a node costs once decoded: its text plus a fixed overhead.
+/// The text of a span of the value's string buffer: in range and valid UTF-8 (which also rules
+/// out a span that starts or ends inside a character).
+fn span_text<'a>(strings: &'a [u8], node: usize, span: &w::Span) -> Result<&'a str, ValueError> {
+    let start = span.offset as usize;
+    let bytes = start
+        .checked_add(span.len as usize)
+        .and_then(|end| strings.get(start..end))
+        .ok_or_else(|| {
+            value_error(format!(
+                "node {node}: the text span (offset {}, length {}) is outside the {}-byte string buffer",
+                span.offset,
+                span.len,
+                strings.len()
+            ))
+        })?;
+    std::str::from_utf8(bytes).map_err(|e| {
+        value_error(format!(
+            "node {node}: the text span (offset {}, length {}) is not valid UTF-8: {e}",
+            span.offset, span.len
+        ))
+    })
+}
+
+/// Roughly what a node costs once decoded: its text plus a fixed overhead. (Spans are counted
+/// as they will be copied, so many spans over the same bytes cannot inflate a small buffer.)
 fn node_bytes(node: &w::Node) -> usize {
     let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
     let asset = |a: &w::Asset| {
@@ -380,9 +428,9 @@ fn node_bytes(node: &w::Node) -> usize {
             }
     };
     16 + match node {
-        w::Node::Text(t) => t.len(),
+        w::Node::Text(t) => t.len as usize,
         w::Node::Array(items) => 4 * items.len(),
-        w::Node::Object(entries) => entries.iter().map(|(k, _)| k.len() + 4).sum(),
+        w::Node::Object(entries) => entries.iter().map(|(k, _)| k.len as usize + 4).sum(),
         w::Node::Asset(a) => asset(a),
         w::Node::Archive(a) => {
             opt(&a.hash)
@@ -810,42 +858,65 @@ mod tests {
         }
     }
 
+    /// The string buffer hand-written test values share: `sp` finds a span in it.
+    const POOL: &str = "k m x s n stray|not an asset";
+
+    fn sp(s: &str) -> w::Span {
+        let offset = POOL.find(s).expect("in the pool");
+        w::Span {
+            offset: offset as u32,
+            len: s.len() as u32,
+        }
+    }
+
+    fn pooled(nodes: Vec<w::Node>) -> w::Value {
+        w::Value {
+            nodes,
+            strings: POOL.as_bytes().to_vec(),
+        }
+    }
+
+    fn empty() -> w::Value {
+        w::Value {
+            nodes: vec![],
+            strings: vec![],
+        }
+    }
+
     #[test]
     fn maps_encode_as_objects_rooted_at_zero() {
         let map = props! {"a" => 1i64, "b" => vec![PropertyValue::from(true)]};
         let encoded = encode_map(&map);
+        let at = |offset| w::Span { offset, len: 1 };
+        assert_eq!(encoded.strings, b"ab");
         assert_eq!(
             encoded.nodes,
             vec![
-                w::Node::Object(vec![("a".into(), 1), ("b".into(), 2)]),
+                w::Node::Object(vec![(at(0), 1), (at(1), 2)]),
                 w::Node::Number(1.0),
                 w::Node::Array(vec![3]),
                 w::Node::Boolean(true),
             ]
         );
         assert_eq!(decode_map(encoded).unwrap(), map);
-        assert_eq!(
-            decode_map(w::Value { nodes: vec![] }).unwrap(),
-            PropertyMap::new()
-        );
-        assert_eq!(
-            encode_map(&PropertyMap::new()).nodes,
-            vec![w::Node::Object(vec![])]
-        );
+        assert_eq!(decode_map(empty()).unwrap(), PropertyMap::new());
+        let encoded = encode_map(&PropertyMap::new());
+        assert_eq!(encoded.nodes, vec![w::Node::Object(vec![])]);
+        assert!(encoded.strings.is_empty());
     }
 
     #[test]
     fn guest_lists_are_decoded_from_hand_written_nodes() {
         // What a guest SDK might send: root object with a secret array.
         let nodes = vec![
-            w::Node::Object(vec![("s".into(), 1), ("n".into(), 4)]),
+            w::Node::Object(vec![(sp("s"), 1), (sp("n"), 4)]),
             w::Node::Secret(2),
             w::Node::Array(vec![3]),
-            w::Node::Text("x".into()),
+            w::Node::Text(sp("x")),
             w::Node::Unknown,
         ];
         assert_eq!(
-            decode_map(w::Value { nodes }).unwrap(),
+            decode_map(pooled(nodes)).unwrap(),
             props! {
                 "s" => PropertyValue::secret(vec![PropertyValue::from("x")].into()),
                 "n" => PropertyValue::Computed,
@@ -854,7 +925,7 @@ mod tests {
     }
 
     fn decode_err(nodes: Vec<w::Node>) -> String {
-        decode_value(w::Value { nodes }).unwrap_err().message
+        decode_value(pooled(nodes)).unwrap_err().message
     }
 
     #[test]
@@ -884,7 +955,7 @@ mod tests {
             ),
             (vec![Secret(u32::MAX)], "node 0: refers to node 4294967295"),
             (
-                vec![Object(vec![("k".into(), 1), ("k".into(), 2)]), Null, Null],
+                vec![Object(vec![(sp("k"), 1), (sp("k"), 2)]), Null, Null],
                 "node 0: key \"k\" appears twice",
             ),
             (
@@ -912,7 +983,7 @@ mod tests {
                         hash: None,
                         source: w::ArchiveSource::Assets(vec![("m".into(), 1)]),
                     }),
-                    Text("not an asset".into()),
+                    Text(sp("not an asset")),
                 ],
                 "node 0: archive member \"m\" must be an asset or an archive, found string",
             ),
@@ -924,6 +995,28 @@ mod tests {
                 })],
                 "node 0: invalid URN \"x\"",
             ),
+            (
+                vec![Text(w::Span {
+                    offset: 20,
+                    len: 100,
+                })],
+                "node 0: the text span (offset 20, length 100) is outside the 28-byte string buffer",
+            ),
+            (
+                vec![Text(w::Span {
+                    offset: u32::MAX,
+                    len: 1,
+                })],
+                "node 0: the text span (offset 4294967295, length 1) is outside",
+            ),
+            (
+                vec![
+                    Array(vec![1]),
+                    Object(vec![(w::Span { offset: 28, len: 1 }, 2)]),
+                    Null,
+                ],
+                "node 1: the text span (offset 28, length 1) is outside",
+            ),
         ];
         for (nodes, expected) in cases {
             let err = decode_err(nodes);
@@ -932,11 +1025,56 @@ mod tests {
                 "{err:?} does not start with {expected:?}"
             );
         }
-        let err = decode_map(w::Value {
-            nodes: vec![Text("x".into())],
-        })
-        .unwrap_err();
+        let err = decode_map(pooled(vec![Text(sp("x"))])).unwrap_err();
         assert_eq!(err.message, "node 0: expected an object, found string");
+
+        // Spans must cover valid UTF-8: not cut mid-character, not stray bytes.
+        let utf8_err = |nodes: Vec<w::Node>, strings: &[u8]| {
+            decode_value(w::Value {
+                nodes,
+                strings: strings.to_vec(),
+            })
+            .unwrap_err()
+            .message
+        };
+        let span = |offset, len| w::Span { offset, len };
+        for (nodes, strings, expected) in [
+            (
+                vec![Text(span(0, 1))],
+                "é".as_bytes(),
+                "node 0: the text span (offset 0, length 1) is not valid UTF-8",
+            ),
+            (
+                vec![Text(span(1, 1))],
+                "é".as_bytes(),
+                "node 0: the text span (offset 1, length 1) is not valid UTF-8",
+            ),
+            (
+                vec![Object(vec![(span(0, 2), 1)]), Null],
+                &[0x61, 0xff][..],
+                "node 0: the text span (offset 0, length 2) is not valid UTF-8",
+            ),
+        ] {
+            let err = utf8_err(nodes, strings);
+            assert!(
+                err.starts_with(expected),
+                "{err:?} does not start with {expected:?}"
+            );
+        }
+        // Bytes no span covers are not checked; spans may overlap and come in any order.
+        assert_eq!(
+            decode_value(w::Value {
+                nodes: vec![
+                    Array(vec![1, 2, 3]),
+                    Text(span(1, 2)),
+                    Text(span(0, 3)),
+                    Text(span(3, 0)),
+                ],
+                strings: vec![b'a', 0xc3, 0xa9, 0xff],
+            })
+            .unwrap(),
+            PropertyValue::Array(vec!["é".into(), "aé".into(), "".into()])
+        );
     }
 
     #[test]
@@ -954,24 +1092,47 @@ mod tests {
             .map(|i| w::Node::Array(vec![i + 1]))
             .collect();
         nodes.push(w::Node::Null);
-        decode_value(w::Value { nodes }).unwrap();
+        decode_value(pooled(nodes)).unwrap();
     }
 
     #[test]
     fn oversized_values_are_refused() {
-        let big = "x".repeat(MAX_VALUE_BYTES);
-        let err = decode_err(vec![w::Node::Text(big)]);
+        let big = w::Span {
+            offset: 0,
+            len: MAX_VALUE_BYTES as u32,
+        };
+        let err = decode_value(w::Value {
+            nodes: vec![w::Node::Text(big)],
+            strings: vec![b'x'; MAX_VALUE_BYTES],
+        })
+        .unwrap_err()
+        .message;
         assert!(
             err.starts_with("the value is 16.0 MiB, more than the 16 MiB limit"),
             "{err}"
         );
+        // Many spans over the same few bytes count as what they would decode to.
+        let whole = w::Span {
+            offset: 0,
+            len: 1024,
+        };
+        let n = MAX_VALUE_BYTES / 1024 + 1;
+        let mut nodes = vec![w::Node::Array((1..=n as u32).collect())];
+        nodes.extend((0..n).map(|_| w::Node::Text(whole)));
+        let err = decode_value(w::Value {
+            nodes,
+            strings: vec![b'x'; 1024],
+        })
+        .unwrap_err()
+        .message;
+        assert!(err.contains("more than the 16 MiB limit"), "{err}");
     }
 
     #[test]
     fn unreferenced_nodes_are_ignored() {
-        let nodes = vec![w::Node::Boolean(true), w::Node::Text("stray".into())];
+        let nodes = vec![w::Node::Boolean(true), w::Node::Text(sp("stray"))];
         assert_eq!(
-            decode_value(w::Value { nodes }).unwrap(),
+            decode_value(pooled(nodes)).unwrap(),
             PropertyValue::Bool(true)
         );
     }
@@ -1030,6 +1191,7 @@ mod tests {
             id: "i".into(),
             outputs: w::Value {
                 nodes: vec![w::Node::Secret(0)],
+                strings: vec![],
             },
         })
         .unwrap_err();
