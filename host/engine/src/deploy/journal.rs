@@ -750,11 +750,7 @@ impl SnapshotManager {
         })?;
         let mut state = self.lock()?;
         state.overlay.apply(&self.base.resources, mutations)?;
-        if let Some(body) = body {
-            let seq = state.take_seq();
-            let line = with_seq(seq, &body);
-            state.buffered.extend_from_slice(&line);
-        }
+        state.buffer(body);
         Ok(())
     }
 
@@ -769,11 +765,7 @@ impl SnapshotManager {
         })?;
         let mut state = self.lock()?;
         state.overlay.base_pending_dropped = true;
-        if let Some(body) = body {
-            let seq = state.take_seq();
-            let line = with_seq(seq, &body);
-            state.buffered.extend_from_slice(&line);
-        }
+        state.buffer(body);
         Ok(())
     }
 
@@ -862,6 +854,15 @@ impl SnapshotManager {
 }
 
 impl ManagerState {
+    /// Queues a record that needs no fsync of its own; the next begin/end/flush writes it.
+    fn buffer(&mut self, body: Option<Vec<u8>>) {
+        if let Some(body) = body {
+            let seq = self.take_seq();
+            let line = with_seq(seq, &body);
+            self.buffered.extend_from_slice(&line);
+        }
+    }
+
     fn take_seq(&mut self) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
