@@ -1,7 +1,7 @@
-//! The scenario file format (YAML). See `tests/scenarios/README.md` for the reference.
+//! The scenario file format (YAML). See `scenarios/README.md` for the reference.
 
 use indexmap::IndexMap;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_yaml_ng::{Mapping, Value as Yaml};
 
 /// One scenario: a sequence of deployments against one stack, one "cloud" and one provider.
@@ -239,7 +239,7 @@ impl ProviderSpec {
     }
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Behaviour {
     /// Top-level inputs whose change forces replacement.
@@ -308,7 +308,7 @@ impl Behaviour {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CheckFailureSpec {
     #[serde(default)]

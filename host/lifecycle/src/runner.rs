@@ -15,11 +15,13 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value as Json};
 use serde_yaml_ng::{Mapping, Value as Yaml};
 
+use crate::BackendKind;
 use crate::persist::{MemPersister, TestCrypter};
 use crate::program::{PROJECT, RegOutcome, STACK, ScriptedProgram, decl_urn, full_urn, short_urn};
-use crate::provider::{CloudEntry, TestLoader, World, lock};
+use crate::provider::{Backend, CloudEntry, TestLoader, World, lock};
 use crate::scenario::{CallsExpect, CloudSeed, Decl, DeploymentSpec, Expect, Op, Scenario};
 use crate::values::{canon, canon_map, canon_yaml, map_from_yaml, show};
+use crate::wasm::WasmBackend;
 
 /// How long one deployment may take before the scenario is declared hung.
 const DEPLOYMENT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -70,12 +72,16 @@ fn is_default_provider(urn: &Urn) -> bool {
     urn.resource_type().starts_with("pulumi:providers:") && urn.name().starts_with("default")
 }
 
-pub fn run_file(path: &Path) -> Result<(), String> {
+pub fn run_file(path: &Path, kind: BackendKind) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
     let scenario: Scenario =
         serde_yaml_ng::from_str(&text).map_err(|e| format!("malformed scenario: {e}"))?;
+    let backend = match kind {
+        BackendKind::InProcess => Backend::InProcess,
+        BackendKind::Wasm => Backend::Wasm(Arc::new(WasmBackend::new()?)),
+    };
     let mut failures = Vec::new();
-    run(&scenario, &mut failures);
+    run(&scenario, backend, &mut failures);
     if failures.is_empty() {
         Ok(())
     } else {
@@ -107,14 +113,26 @@ fn seed_entry(id: &str, seed: &CloudSeed) -> Result<CloudEntry, String> {
     })
 }
 
-fn run(scenario: &Scenario, failures: &mut Vec<String>) {
-    let world = Arc::new(World::default());
+/// What a scenario's deployments share: the provider backend, the cloud and the stored state.
+struct Fixture {
+    backend: Backend,
+    world: Arc<World>,
+    persister: Arc<MemPersister>,
+    crypter: Arc<TestCrypter>,
+}
+
+fn run(scenario: &Scenario, backend: Backend, failures: &mut Vec<String>) {
     let crypter = Arc::new(TestCrypter);
-    let persister = Arc::new(MemPersister::new(crypter.clone()));
+    let fixture = Fixture {
+        backend,
+        world: Arc::new(World::default()),
+        persister: Arc::new(MemPersister::new(crypter.clone())),
+        crypter,
+    };
     for (id, seed) in &scenario.cloud {
         match seed_entry(id, seed) {
             Ok(entry) => {
-                lock(&world.cloud).insert(id.clone(), entry);
+                lock(&fixture.world.cloud).insert(id.clone(), entry);
             }
             Err(e) => failures.push(format!("cloud {id}: {e}")),
         }
@@ -134,20 +152,12 @@ fn run(scenario: &Scenario, failures: &mut Vec<String>) {
         if let Some(p) = &spec.program {
             program = p.clone();
         }
-        run_deployment(
-            scenario,
-            spec,
-            &program,
-            &world,
-            &persister,
-            &crypter,
-            &mut problems,
-        );
+        run_deployment(scenario, spec, &program, &fixture, &mut problems);
         for problem in problems {
             failures.push(format!("{label}: {problem}"));
         }
         // A later deployment cannot mean much once the state is broken.
-        if !lock(&persister.violations).is_empty() {
+        if !lock(&fixture.persister.violations).is_empty() {
             break;
         }
     }
@@ -188,11 +198,15 @@ fn run_deployment(
     scenario: &Scenario,
     spec: &DeploymentSpec,
     program: &[Decl],
-    world: &Arc<World>,
-    persister: &Arc<MemPersister>,
-    crypter: &Arc<TestCrypter>,
+    fixture: &Fixture,
     problems: &mut Vec<String>,
 ) {
+    let Fixture {
+        backend,
+        world,
+        persister,
+        crypter,
+    } = fixture;
     // Out-of-band changes.
     if let Some(changes) = &spec.cloud_before {
         let mut cloud = lock(&world.cloud);
@@ -230,6 +244,12 @@ fn run_deployment(
         None => scenario.provider.clone(),
     };
     world.start_deployment(behaviour);
+    if let Backend::Wasm(wasm) = backend
+        && let Err(e) = wasm.push(world)
+    {
+        problems.push(format!("preparing the wasm provider's cloud: {e}"));
+        return;
+    }
 
     let base = match persister.snapshot() {
         Ok(s) => s,
@@ -302,6 +322,7 @@ fn run_deployment(
         };
         let loader = Arc::new(TestLoader {
             world: world.clone(),
+            backend: backend.clone(),
         });
         let op = spec.op;
         let kill = spec.kill;
@@ -346,6 +367,12 @@ fn run_deployment(
     // Shutting the runtime down drops every task mid-flight: a crash, as far as the state goes.
     // Its threads are joined, so nothing of this deployment runs on into the next one.
     runtime.shutdown_timeout(Duration::from_secs(10));
+    if let Backend::Wasm(wasm) = backend
+        && let Err(e) = wasm.pull(world)
+    {
+        problems.push(format!("reading the wasm provider's cloud: {e}"));
+        return;
+    }
 
     let violations: Vec<String> = std::mem::take(&mut *lock(&persister.violations));
     for v in &violations {

@@ -1,8 +1,10 @@
-//! The integration tests of `cairn-engine`: one binary (see the crate's `[[test]]`).
+//! Cairn's lifecycle scenario suite.
 //!
-//! `scenarios` runs every data-driven lifecycle scenario in `tests/scenarios/` (one YAML file
-//! each; the format is described in `tests/scenarios/README.md`) and reports every failing one.
-//! Set `SCENARIO=<substring>` to run only the scenarios whose file name contains it.
+//! Every data-driven scenario in `scenarios/` (one YAML file each; the format is described in
+//! `scenarios/README.md`) runs against the engine with the test provider (package `test`) on a
+//! chosen [`BackendKind`]: in process, or as the `lifecycle-test` wasm component sandboxed by
+//! cairn-wasm. The same expectations hold for both. Set `SCENARIO=<substring>` to run only the
+//! scenarios whose file name contains it.
 
 mod persist;
 mod program;
@@ -10,11 +12,19 @@ mod provider;
 mod runner;
 mod scenario;
 mod values;
+mod wasm;
 
 use std::path::{Path, PathBuf};
 
+/// Where the test provider's logic runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendKind {
+    InProcess,
+    Wasm,
+}
+
 fn scenario_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
         .filter_map(|entry| entry.ok().map(|e| e.path()))
@@ -24,8 +34,8 @@ fn scenario_files() -> Vec<PathBuf> {
     files
 }
 
-#[test]
-fn scenarios() {
+/// Runs every (matching) scenario on `backend` and panics listing all that failed.
+pub fn run_all(backend: BackendKind) {
     let filter = std::env::var("SCENARIO").ok();
     let files = scenario_files();
     assert!(!files.is_empty(), "no scenarios found");
@@ -41,7 +51,7 @@ fn scenarios() {
         }
         ran += 1;
         let started = std::time::Instant::now();
-        let outcome = std::panic::catch_unwind(|| runner::run_file(file));
+        let outcome = std::panic::catch_unwind(|| runner::run_file(file, backend));
         let outcome = match outcome {
             Ok(result) => result,
             Err(payload) => Err(format!(
@@ -63,7 +73,7 @@ fn scenarios() {
     }
     if !failures.is_empty() {
         panic!(
-            "{} of {ran} scenarios failed:\n\n{}",
+            "{} of {ran} scenarios failed ({backend:?}):\n\n{}",
             failures.len(),
             failures.join("\n\n")
         );

@@ -106,14 +106,6 @@ impl Drop for InFlight<'_> {
     }
 }
 
-pub struct TestProvider {
-    world: Arc<World>,
-    version: Option<semver::Version>,
-    config: Mutex<PropertyMap>,
-    /// The provider resource's name, once CheckConfig told it.
-    name: Mutex<String>,
-}
-
 fn strip_secrets(map: &PropertyMap) -> PropertyMap {
     map.iter()
         .map(|(k, v)| (k.clone(), v.clone().unsecret()))
@@ -179,7 +171,29 @@ fn changed_paths(
     }
 }
 
-impl TestProvider {
+/// Where the test provider's logic runs.
+#[derive(Clone)]
+pub enum Backend {
+    /// [`InMemoryProvider`], in the test process.
+    InProcess,
+    /// The `lifecycle-test` component (tests/guests), sandboxed, with the cloud in a granted
+    /// directory (see [`crate::wasm`]).
+    Wasm(Arc<crate::wasm::WasmBackend>),
+}
+
+/// What every test provider instance does whatever runs its logic: records each call, counts
+/// operations in flight, and delays or blocks them as the behaviour says. These observe the
+/// engine, so they stay on the host side for the wasm backend too.
+pub struct Instrumented {
+    world: Arc<World>,
+    inner: Arc<dyn Provider>,
+    version: Option<semver::Version>,
+    config: Mutex<PropertyMap>,
+    /// The provider resource's name, once CheckConfig told it.
+    name: Mutex<String>,
+}
+
+impl Instrumented {
     fn call(&self, method: &'static str, name: &str) -> Call {
         Call {
             method,
@@ -192,8 +206,9 @@ impl TestProvider {
         }
     }
 
-    /// Delay, block or fail as the behaviour says.
-    async fn perform(&self, method: &str, behaviour: &Behaviour) -> Result<(), ProviderError> {
+    /// Delay or block as the behaviour says.
+    async fn perform(&self, method: &str, name: &str) {
+        let behaviour = self.world.behaviour(name);
         if let Some(ms) = behaviour.delay_ms {
             tokio::time::sleep(Duration::from_millis(ms)).await;
         }
@@ -201,12 +216,11 @@ impl TestProvider {
             self.world.blocked.notify_one();
             futures::future::pending::<()>().await;
         }
-        Ok(())
     }
 }
 
 #[async_trait]
-impl Provider for TestProvider {
+impl Provider for Instrumented {
     fn package(&self) -> &str {
         "test"
     }
@@ -221,10 +235,7 @@ impl Provider for TestProvider {
         call.news = request.news.clone();
         call.olds = request.olds.clone();
         self.world.record(call);
-        Ok(CheckResult {
-            inputs: request.news,
-            failures: vec![],
-        })
+        self.inner.check_config(request).await
     }
 
     async fn diff_config(&self, request: DiffRequest) -> Result<DiffResult, ProviderError> {
@@ -232,6 +243,101 @@ impl Provider for TestProvider {
         call.news = request.news.clone();
         call.olds = request.old_inputs.clone();
         self.world.record(call);
+        self.inner.diff_config(request).await
+    }
+
+    async fn configure(&self, inputs: PropertyMap, preview: bool) -> Result<(), ProviderError> {
+        *lock(&self.config) = inputs.clone();
+        let name = lock(&self.name).clone();
+        let mut call = self.call("configure", if name.is_empty() { "?" } else { &name });
+        call.preview = preview;
+        call.news = inputs.clone();
+        self.world.record(call);
+        self.inner.configure(inputs, preview).await
+    }
+
+    async fn check(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
+        let mut call = self.call("check", request.urn.name());
+        call.news = request.news.clone();
+        call.olds = request.olds.clone();
+        self.world.record(call);
+        self.inner.check(request).await
+    }
+
+    async fn diff(&self, request: DiffRequest) -> Result<DiffResult, ProviderError> {
+        let mut call = self.call("diff", request.urn.name());
+        call.news = request.news.clone();
+        call.olds = request.old_inputs.clone();
+        self.world.record(call);
+        self.inner.diff(request).await
+    }
+
+    async fn create(&self, request: CreateRequest) -> Result<CreateResult, ProviderError> {
+        let mut call = self.call("create", request.urn.name());
+        call.preview = request.preview;
+        call.timeout = request.timeout;
+        call.news = request.properties.clone();
+        self.world.record(call);
+        let _in_flight = InFlight::enter(&self.world);
+        self.perform("create", request.urn.name()).await;
+        self.inner.create(request).await
+    }
+
+    async fn read(&self, request: ReadRequest) -> Result<ReadResult, ProviderError> {
+        let mut call = self.call("read", request.urn.name());
+        call.news = request.inputs.clone();
+        call.olds = request.state.clone();
+        self.world.record(call);
+        self.inner.read(request).await
+    }
+
+    async fn update(&self, request: UpdateRequest) -> Result<UpdateResult, ProviderError> {
+        let mut call = self.call("update", request.urn.name());
+        call.preview = request.preview;
+        call.timeout = request.timeout;
+        call.news = request.news.clone();
+        call.olds = request.old_inputs.clone();
+        self.world.record(call);
+        let _in_flight = InFlight::enter(&self.world);
+        self.perform("update", request.urn.name()).await;
+        self.inner.update(request).await
+    }
+
+    async fn delete(&self, request: DeleteRequest) -> Result<(), ProviderError> {
+        let mut call = self.call("delete", request.urn.name());
+        call.timeout = request.timeout;
+        call.olds = request.inputs.clone();
+        self.world.record(call);
+        let _in_flight = InFlight::enter(&self.world);
+        self.perform("delete", request.urn.name()).await;
+        self.inner.delete(request).await
+    }
+
+    async fn cancel(&self) {
+        self.world.record(self.call("cancel", ""));
+        self.inner.cancel().await;
+    }
+}
+
+/// The test provider's logic, in process: generic resources in [`World::cloud`].
+pub struct InMemoryProvider {
+    world: Arc<World>,
+}
+
+#[async_trait]
+impl Provider for InMemoryProvider {
+    fn package(&self) -> &str {
+        "test"
+    }
+
+    async fn check_config(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
+        Ok(CheckResult {
+            inputs: request.news,
+            failures: vec![],
+        })
+    }
+
+    async fn diff_config(&self, request: DiffRequest) -> Result<DiffResult, ProviderError> {
         let replace_on = lock(&self.world.behaviour)
             .config_replace_keys
             .clone()
@@ -255,22 +361,13 @@ impl Provider for TestProvider {
     }
 
     async fn configure(&self, inputs: PropertyMap, preview: bool) -> Result<(), ProviderError> {
-        *lock(&self.config) = inputs.clone();
-        let name = lock(&self.name).clone();
-        let mut call = self.call("configure", if name.is_empty() { "?" } else { &name });
-        call.preview = preview;
-        call.news = inputs;
-        self.world.record(call);
+        let _ = (inputs, preview);
         Ok(())
     }
 
     async fn check(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
         let name = request.urn.name().to_owned();
         let behaviour = self.world.behaviour(&name);
-        let mut call = self.call("check", &name);
-        call.news = request.news.clone();
-        call.olds = request.olds.clone();
-        self.world.record(call);
         if let Some(failures) = &behaviour.check_failures {
             return Ok(CheckResult {
                 inputs: request.news,
@@ -305,10 +402,6 @@ impl Provider for TestProvider {
     async fn diff(&self, request: DiffRequest) -> Result<DiffResult, ProviderError> {
         let name = request.urn.name().to_owned();
         let behaviour = self.world.behaviour(&name);
-        let mut call = self.call("diff", &name);
-        call.news = request.news.clone();
-        call.olds = request.old_inputs.clone();
-        self.world.record(call);
         let changed = changed_keys(&request.old_inputs, &request.news);
         let replace_on = behaviour.replace_on.clone().unwrap_or_default();
         let replace: Vec<String> = changed
@@ -374,13 +467,6 @@ impl Provider for TestProvider {
     async fn create(&self, request: CreateRequest) -> Result<CreateResult, ProviderError> {
         let name = request.urn.name().to_owned();
         let behaviour = self.world.behaviour(&name);
-        let mut call = self.call("create", &name);
-        call.preview = request.preview;
-        call.timeout = request.timeout;
-        call.news = request.properties.clone();
-        self.world.record(call);
-        let _in_flight = InFlight::enter(&self.world);
-        self.perform("create", &behaviour).await?;
         let mut outputs = strip_secrets(&request.properties);
         if request.preview {
             outputs.insert("out".into(), PropertyValue::Computed);
@@ -430,10 +516,6 @@ impl Provider for TestProvider {
     async fn read(&self, request: ReadRequest) -> Result<ReadResult, ProviderError> {
         let name = request.urn.name().to_owned();
         let behaviour = self.world.behaviour(&name);
-        let mut call = self.call("read", &name);
-        call.news = request.inputs.clone();
-        call.olds = request.state.clone();
-        self.world.record(call);
         if let Some(message) = &behaviour.fail_read {
             return Err(ProviderError::failed(message.clone()));
         }
@@ -450,14 +532,6 @@ impl Provider for TestProvider {
     async fn update(&self, request: UpdateRequest) -> Result<UpdateResult, ProviderError> {
         let name = request.urn.name().to_owned();
         let behaviour = self.world.behaviour(&name);
-        let mut call = self.call("update", &name);
-        call.preview = request.preview;
-        call.timeout = request.timeout;
-        call.news = request.news.clone();
-        call.olds = request.old_inputs.clone();
-        self.world.record(call);
-        let _in_flight = InFlight::enter(&self.world);
-        self.perform("update", &behaviour).await?;
         if let Some(message) = &behaviour.fail_update {
             return Err(ProviderError::failed(message.clone()));
         }
@@ -487,27 +561,18 @@ impl Provider for TestProvider {
     async fn delete(&self, request: DeleteRequest) -> Result<(), ProviderError> {
         let name = request.urn.name().to_owned();
         let behaviour = self.world.behaviour(&name);
-        let mut call = self.call("delete", &name);
-        call.timeout = request.timeout;
-        call.olds = request.inputs.clone();
-        self.world.record(call);
-        let _in_flight = InFlight::enter(&self.world);
-        self.perform("delete", &behaviour).await?;
         if let Some(message) = &behaviour.fail_delete {
             return Err(ProviderError::failed(message.clone()));
         }
         lock(&self.world.cloud).shift_remove(&request.id);
         Ok(())
     }
-
-    async fn cancel(&self) {
-        self.world.record(self.call("cancel", ""));
-    }
 }
 
-/// Loads the test provider for package `test` (any version).
+/// Loads the test provider for package `test` (any version), its logic on `backend`.
 pub struct TestLoader {
     pub world: Arc<World>,
+    pub backend: Backend,
 }
 
 #[async_trait]
@@ -527,8 +592,15 @@ impl ProviderLoader for TestLoader {
                 version: version.map(ToString::to_string),
             });
         }
-        Ok(Arc::new(TestProvider {
+        let inner: Arc<dyn Provider> = match &self.backend {
+            Backend::InProcess => Arc::new(InMemoryProvider {
+                world: self.world.clone(),
+            }),
+            Backend::Wasm(wasm) => Arc::new(wasm.instantiate().await?),
+        };
+        Ok(Arc::new(Instrumented {
             world: self.world.clone(),
+            inner,
             version: version.cloned(),
             config: Mutex::new(PropertyMap::new()),
             name: Mutex::new(String::new()),
