@@ -87,6 +87,10 @@ impl WasmRuntime {
             .wasm_component_model(true)
             .epoch_interruption(true)
             .cranelift_opt_level(wasmtime::OptLevel::Speed);
+        // `perf` can name guest functions when this is set (writes /tmp/perf-<pid>.map).
+        if std::env::var_os("CAIRN_WASM_PERFMAP").is_some() {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let engine = Engine::new(&config).map_err(|e| WasmError::Engine(format!("{e:#}")))?;
         let linker = state::linker(&engine).map_err(|e| WasmError::Engine(format!("{e:#}")))?;
 
