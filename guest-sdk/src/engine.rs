@@ -34,7 +34,7 @@ pub struct Registered {
 pub fn register_resource(request: &RegisterResource) -> Result<Registered> {
     #[cfg(target_family = "wasm")]
     {
-        use crate::bindings::cairn::provider::engine as wit;
+        use crate::bindings::cairn::deploy::engine as wit;
         use crate::wire;
         let response = wit::register_resource(&wit::RegisterResourceRequest {
             resource_type: request.resource_type.clone(),
@@ -67,7 +67,7 @@ pub fn register_resource(request: &RegisterResource) -> Result<Registered> {
 pub fn register_resource_outputs(urn: &str, outputs: &PropertyMap) -> Result<()> {
     #[cfg(target_family = "wasm")]
     {
-        use crate::bindings::cairn::provider::engine as wit;
+        use crate::bindings::cairn::deploy::engine as wit;
         wit::register_resource_outputs(urn, &crate::wire::encode_map(outputs))
             .map_err(Error::failed)
     }

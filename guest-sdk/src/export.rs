@@ -4,8 +4,8 @@
 use std::cell::RefCell;
 use std::marker::PhantomData;
 
-use crate::bindings::cairn::provider::types as wit;
-use crate::bindings::exports::cairn::provider::provider::Guest;
+use crate::bindings::cairn::deploy::types as wit;
+use crate::bindings::exports::cairn::deploy::provider::Guest;
 use crate::error::{CheckFailure, Error, PartialState};
 use crate::manifest::Manifest;
 use crate::provider::{self as p, Dependencies, Provider};
@@ -328,7 +328,7 @@ pub(crate) fn error_to_wit(e: Error) -> wit::ProviderError {
 mod tests {
     //! Drives the adapter exactly as the generated export code does, natively.
     use super::*;
-    use crate::bindings::cairn::provider::types::Node;
+    use crate::bindings::cairn::deploy::types::Node;
     use crate::provider::*;
     use crate::{PropertyMap, Value, props, wire};
 

@@ -45,6 +45,7 @@ pub mod error;
 pub mod export;
 pub mod log;
 pub mod manifest;
+pub mod program;
 pub mod provider;
 pub mod urn;
 pub mod value;
@@ -61,6 +62,24 @@ pub mod bindings {
         default_bindings_module: "::cairn_sdk::bindings",
         runtime_path: "::cairn_sdk::__private::wit_bindgen::rt",
         additional_derives: [PartialEq],
+    });
+}
+
+/// Bindings generated from `wit/program.wit` (`world program-world`), sharing the provider
+/// bindings' value types and host interface.
+#[doc(hidden)]
+pub mod program_bindings {
+    wit_bindgen::generate!({
+        world: "program-world",
+        path: "../wit",
+        pub_export_macro: true,
+        export_macro_name: "__export_program_world",
+        default_bindings_module: "::cairn_sdk::program_bindings",
+        runtime_path: "::cairn_sdk::__private::wit_bindgen::rt",
+        with: {
+            "cairn:deploy/types@0.1.0": crate::bindings::cairn::deploy::types,
+            "cairn:deploy/host@0.1.0": crate::bindings::cairn::deploy::host,
+        },
     });
 }
 

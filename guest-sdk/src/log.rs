@@ -17,7 +17,7 @@ pub fn log(level: Level, urn: &str, message: &str) {
     let urn = (!urn.is_empty()).then_some(urn);
     #[cfg(target_family = "wasm")]
     {
-        use crate::bindings::cairn::provider::host::{Severity, log};
+        use crate::bindings::cairn::deploy::host::{Severity, log};
         let severity = match level {
             Level::Debug => Severity::Debug,
             Level::Info => Severity::Info,

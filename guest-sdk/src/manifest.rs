@@ -40,7 +40,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-/// The version of the `cairn:provider` WIT package this SDK implements.
+/// The version of the `cairn:deploy` WIT package this SDK implements.
 pub const WIT_VERSION: &str = "0.1.0";
 
 /// The name of the custom section holding the manifest.

@@ -14,7 +14,7 @@ use std::fmt;
 
 use indexmap::IndexMap;
 
-use crate::bindings::cairn::provider::types as wit;
+use crate::bindings::cairn::deploy::types as wit;
 use crate::value::{
     Archive, ArchiveMember, ArchiveSource, Asset, AssetSource, OutputValue, PropertyMap,
     ResourceReference, Value,

@@ -4,6 +4,7 @@ mod backend;
 mod commands;
 mod display;
 mod passphrase;
+mod program;
 mod providers;
 mod stack;
 mod workspace;
@@ -49,6 +50,10 @@ enum Command {
     State(commands::state::StateArgs),
     /// Install, list, inspect and remove provider components.
     Plugin(commands::plugin::PluginArgs),
+    /// Run the program and deploy what it declares (after a preview and a confirmation).
+    Up(commands::deploy::DeployArgs),
+    /// Show what `up` would change, without changing anything.
+    Preview(commands::deploy::DeployArgs),
     /// Read every resource from its provider and record what changed out of band.
     Refresh(commands::deploy::DeployArgs),
     /// Delete every resource of the stack (or the targets), dependents first.
@@ -77,6 +82,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Config(args) => commands::config::run(&context, args),
         Command::State(args) => commands::state::run(&context, args),
         Command::Plugin(args) => commands::plugin::run(&context, args),
+        Command::Up(args) => commands::deploy::run(&context, commands::deploy::Kind::Up, args),
+        Command::Preview(args) => {
+            commands::deploy::run(&context, commands::deploy::Kind::Preview, args)
+        }
         Command::Refresh(args) => {
             commands::deploy::run(&context, commands::deploy::Kind::Refresh, args)
         }

@@ -31,6 +31,7 @@ pub fn runtime(home: &Path) -> Result<WasmRuntime> {
 /// The provider loader for a deployment of `project` (in `project_dir`) with its resolved
 /// configuration; provider logs go to `events`.
 pub fn loader(
+    runtime: &WasmRuntime,
     home: &Path,
     project_dir: &Path,
     project: &Project,
@@ -38,7 +39,7 @@ pub fn loader(
     events: Arc<dyn EventSink>,
 ) -> Result<WasmLoader> {
     let grants = grants(config, project_dir)?;
-    let runtime = runtime(home)?;
+    let runtime = runtime.clone();
     let mut loader = WasmLoader::new(runtime.clone(), grants, events_log_sink(events))
         .with_store(store(home).with_runtime(runtime));
     for path in local_plugins(project, project_dir)? {
@@ -52,17 +53,31 @@ pub fn loader(
 /// The user's grants from `cairn:grants` (a structured config value), relative paths resolved
 /// against the project directory.
 fn grants(config: &IndexMap<ConfigKey, ResolvedConfig>, project_dir: &Path) -> Result<Grants> {
+    match structured(config, GRANTS_KEY)? {
+        None => Ok(Grants::none()),
+        Some(json) => {
+            Grants::parse(&json, project_dir).with_context(|| format!("reading {GRANTS_KEY}"))
+        }
+    }
+}
+
+/// A structured configuration value (JSON text in the stack's settings), if set.
+pub fn structured(
+    config: &IndexMap<ConfigKey, ResolvedConfig>,
+    key: &str,
+) -> Result<Option<serde_json::Value>> {
     let Some(value) = config
         .iter()
-        .find(|(k, _)| k.to_string() == GRANTS_KEY)
+        .find(|(k, _)| k.to_string() == key)
         .map(|(_, v)| v)
     else {
-        return Ok(Grants::none());
+        return Ok(None);
     };
-    let json: serde_json::Value = serde_json::from_str(&value.value).with_context(|| {
-        format!("{GRANTS_KEY} must be a structured value (set it with `cairn config set --path`)")
-    })?;
-    Grants::parse(&json, project_dir).with_context(|| format!("reading {GRANTS_KEY}"))
+    serde_json::from_str(&value.value)
+        .map(Some)
+        .with_context(|| {
+            format!("{key} must be a structured value (set it with `cairn config set --path`)")
+        })
 }
 
 /// The `.wasm` providers the project names: `plugins: {providers: [{name, path}]}` in

@@ -1,4 +1,4 @@
-//! The WIT codec: [`PropertyValue`] ⇄ the flat node list of `cairn:provider/types.value`, and
+//! The WIT codec: [`PropertyValue`] ⇄ the flat node list of `cairn:deploy/types.value`, and
 //! the engine's request/result types ⇄ their WIT records.
 //!
 //! # Node lists
@@ -25,8 +25,8 @@ use cairn_engine::urn::{TypeToken, Urn};
 use cairn_engine::value::{OutputValue, PropertyMap, PropertyValue, ResourceReference};
 use indexmap::IndexMap;
 
-use crate::bindings::cairn::provider::engine as we;
-use crate::bindings::cairn::provider::types as w;
+use crate::bindings::cairn::deploy::engine as we;
+use crate::bindings::cairn::deploy::types as w;
 
 /// The deepest nesting a guest may return (as deep as serde_json accepts).
 pub const MAX_DEPTH: usize = 128;
@@ -42,7 +42,7 @@ pub struct ValueError {
     pub message: String,
 }
 
-fn value_error(message: impl Into<String>) -> ValueError {
+pub(crate) fn value_error(message: impl Into<String>) -> ValueError {
     ValueError {
         message: message.into(),
     }
@@ -467,14 +467,16 @@ pub(crate) fn result_urn(field: &str, urn: &str) -> Result<Urn, ValueError> {
     Urn::parse(urn).map_err(|e| value_error(format!("{field}: invalid URN {urn:?}: {e}")))
 }
 
-fn field<T>(name: &str, r: Result<T, ValueError>) -> Result<T, ValueError> {
+pub(crate) fn field<T>(name: &str, r: Result<T, ValueError>) -> Result<T, ValueError> {
     r.map_err(|e| value_error(format!("{name}: {}", e.message)))
 }
 
 // ---------------------------------------------------------------------------------------------
 // Requests (host → guest).
 
-fn dependencies_to_wit(deps: &IndexMap<String, Vec<Urn>>) -> Vec<w::PropertyDependencies> {
+pub(crate) fn dependencies_to_wit(
+    deps: &IndexMap<String, Vec<Urn>>,
+) -> Vec<w::PropertyDependencies> {
     deps.iter()
         .map(|(property, urns)| w::PropertyDependencies {
             property: property.clone(),
@@ -483,7 +485,7 @@ fn dependencies_to_wit(deps: &IndexMap<String, Vec<Urn>>) -> Vec<w::PropertyDepe
         .collect()
 }
 
-fn dependencies_from_wit(
+pub(crate) fn dependencies_from_wit(
     name: &str,
     deps: Vec<w::PropertyDependencies>,
 ) -> Result<IndexMap<String, Vec<Urn>>, ValueError> {

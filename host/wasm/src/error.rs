@@ -1,4 +1,4 @@
-//! The crate's error type for loading, compiling and storing providers. (Failures of provider
+//! The crate's error type for loading, compiling and storing providers and programs. (Failures of provider
 //! *calls* are the engine's `ProviderError`; see [`crate::provider`].)
 
 use std::path::PathBuf;
@@ -31,6 +31,8 @@ pub enum WasmError {
         file: String,
         message: String,
     },
+    #[error("{file} is not a usable Cairn program component: {message}")]
+    NotAProgram { file: String, message: String },
     #[error("setting up the wasm engine: {0}")]
     Engine(String),
     #[error("plugin store {}: {message}", .dir.display())]

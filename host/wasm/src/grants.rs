@@ -15,6 +15,9 @@ use crate::manifest::{Manifest, normalize_guest_path, validate_guest_path};
 /// The stack configuration key grants are read from.
 pub const GRANTS_KEY: &str = "cairn:grants";
 
+/// The stack configuration key a program's grant is read from (same format as one package's).
+pub const PROGRAM_KEY: &str = "cairn:program";
+
 /// Memory limit per instance when the grant sets none.
 pub const DEFAULT_MEMORY_MIB: u64 = 256;
 
@@ -51,8 +54,10 @@ pub struct DirGrant {
 
 /// A malformed `cairn:grants` value; the message names the offending key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{GRANTS_KEY}{path}: {reason}")]
+#[error("{key}{path}: {reason}")]
 pub struct GrantsError {
+    /// The configuration key: [`GRANTS_KEY`] or [`PROGRAM_KEY`].
+    pub key: &'static str,
     /// Where in the value, e.g. `.random.directories[0].host`.
     pub path: String,
     pub reason: String,
@@ -60,6 +65,7 @@ pub struct GrantsError {
 
 fn error(path: impl Into<String>, reason: impl Into<String>) -> GrantsError {
     GrantsError {
+        key: GRANTS_KEY,
         path: path.into(),
         reason: reason.into(),
     }
@@ -95,6 +101,17 @@ impl Grants {
             packages.insert(package.clone(), parse_package(&at, grant, base_dir)?);
         }
         Ok(Grants { packages })
+    }
+
+    /// Parses a program's grant, the `cairn:program` value (`null`: nothing granted).
+    pub fn parse_program(value: &Value, base_dir: &Path) -> Result<PackageGrant, GrantsError> {
+        if value.is_null() {
+            return Ok(PackageGrant::default());
+        }
+        parse_package("", value, base_dir).map_err(|mut e| {
+            e.key = PROGRAM_KEY;
+            e
+        })
     }
 
     /// Adds or replaces one package's grant.
@@ -373,6 +390,9 @@ pub struct Sandbox {
     /// `name@version`, for messages.
     pub provider: String,
     pub package: String,
+    /// Where the user grants this guest's capabilities, for messages: `cairn:grants.<package>`
+    /// for a provider, `cairn:program` for a program.
+    pub grant_key: String,
     pub http: HttpPolicy,
     /// Directories preopened for the guest.
     pub directories: Vec<DirGrant>,
@@ -424,6 +444,37 @@ impl HttpPolicy {
 impl Sandbox {
     /// Intersects `manifest`'s requests with `grant`. Fails when a granted host directory does not
     /// exist or is not a directory.
+    /// A program's sandbox: everything in `grant` (the user wrote the program and the grant;
+    /// there is no separate request to intersect with).
+    pub fn for_program(name: &str, grant: &PackageGrant) -> Result<Sandbox, GrantsError> {
+        let manifest = Manifest {
+            name: name.to_owned(),
+            version: semver::Version::new(0, 0, 0),
+            capabilities: crate::manifest::Capabilities {
+                http: grant.http.clone(),
+                directories: grant
+                    .directories
+                    .iter()
+                    .map(|d| crate::manifest::DirRequest {
+                        guest: d.guest.clone(),
+                        write: d.write,
+                    })
+                    .collect(),
+                env: grant.env.iter().map(|(name, _)| name.clone()).collect(),
+            },
+            schema: Value::Null,
+            wit: crate::manifest::SUPPORTED_WIT.to_owned(),
+        };
+        let mut sandbox = Sandbox::new(&manifest, grant).map_err(|mut e| {
+            e.path = e.path.replacen(&format!(".{name}"), "", 1);
+            e.key = PROGRAM_KEY;
+            e
+        })?;
+        sandbox.provider = format!("program {name}");
+        sandbox.grant_key = PROGRAM_KEY.to_owned();
+        Ok(sandbox)
+    }
+
     pub fn new(manifest: &Manifest, grant: &PackageGrant) -> Result<Sandbox, GrantsError> {
         let package = &manifest.name;
         let requested = &manifest.capabilities;
@@ -480,6 +531,7 @@ impl Sandbox {
         Ok(Sandbox {
             provider: manifest.id(),
             package: package.clone(),
+            grant_key: format!("{GRANTS_KEY}.{package}"),
             http: HttpPolicy {
                 requested: requested
                     .http

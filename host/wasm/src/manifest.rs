@@ -19,7 +19,7 @@
 //! digit, since it names a directory of the plugin store); `version` is a semantic version;
 //! `schema` is the package schema (any JSON value, usually an object); `capabilities` is what the
 //! provider *asks* for — it gets only what the user also grants (see [`crate::grants`]); `wit` is
-//! the version of the `cairn:provider` WIT package the component was built against, which must be
+//! the version of the `cairn:deploy` WIT package the component was built against, which must be
 //! compatible with [`SUPPORTED_WIT`]. Unknown top-level fields are ignored; unknown capability
 //! kinds are errors, so a provider never silently runs without something it asked for.
 
@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 /// The custom section that holds the manifest.
 pub const MANIFEST_SECTION: &str = "cairn:manifest";
 
-/// The `cairn:provider` WIT version this host implements; manifests must name a compatible one.
+/// The `cairn:deploy` WIT version this host implements; manifests must name a compatible one.
 pub const SUPPORTED_WIT: &str = "0.1.0";
 
 /// A provider's manifest.
@@ -41,7 +41,7 @@ pub struct Manifest {
     pub schema: serde_json::Value,
     /// What the provider asks for; it gets the part the user grants.
     pub capabilities: Capabilities,
-    /// The `cairn:provider` WIT version it was built against.
+    /// The `cairn:deploy` WIT version it was built against.
     pub wit: String,
 }
 
@@ -93,7 +93,7 @@ pub enum ManifestError {
         reason: String,
     },
     #[error(
-        "{file}: built against cairn:provider WIT {found}, but this host implements {SUPPORTED_WIT}"
+        "{file}: built against cairn:deploy WIT {found}, but this host implements {SUPPORTED_WIT}"
     )]
     UnsupportedWit { file: String, found: String },
 }
@@ -350,7 +350,7 @@ mod tests {
             ),
             (
                 component_with(&[r#"{"name":"a","version":"1.0.0","wit":"0.2.0"}"#]),
-                "p.wasm: built against cairn:provider WIT 0.2.0, but this host implements 0.1.0",
+                "p.wasm: built against cairn:deploy WIT 0.2.0, but this host implements 0.1.0",
             ),
             (
                 component_with(&[

@@ -45,8 +45,8 @@ use futures::future::BoxFuture;
 use wasmtime::{Engine, Store, UpdateDeadline};
 
 use crate::bindings::ProviderWorldPre;
-use crate::bindings::cairn::provider::types as w;
-use crate::bindings::exports::cairn::provider::provider::Guest;
+use crate::bindings::cairn::deploy::types as w;
+use crate::bindings::exports::cairn::deploy::provider::Guest;
 use crate::convert::{self, ValueError};
 use crate::grants::Sandbox;
 use crate::log::{LogRecord, LogSink, LogSource};
@@ -182,7 +182,21 @@ struct Instance {
 }
 
 /// Why a call did not produce a guest result; the instance is unusable afterwards.
-struct Failure(String);
+pub(crate) struct Failure(pub(crate) String);
+
+/// A store for one instance, with its memory limiter and epoch-deadline handling.
+pub(crate) fn new_store(engine: &Engine, state: InstanceState) -> Store<InstanceState> {
+    let mut store = Store::new(engine, state);
+    store.limiter(|s| &mut s.limits);
+    store.epoch_deadline_callback(|ctx| {
+        if ctx.data().deadline.check_expired() {
+            Err(wasmtime::Error::new(DeadlineExceeded))
+        } else {
+            Ok(UpdateDeadline::Yield(1))
+        }
+    });
+    store
+}
 
 impl WasmProvider {
     pub(crate) fn new(
@@ -199,8 +213,8 @@ impl WasmProvider {
                 severity: Severity::Debug,
                 urn: None,
                 message: format!(
-                    "requests {missing}, which cairn:grants.{} does not grant; it is denied",
-                    sandbox.package
+                    "requests {missing}, which {} does not grant; it is denied",
+                    sandbox.grant_key
                 ),
                 source: LogSource::Sandbox,
             });
@@ -319,15 +333,7 @@ impl WasmProvider {
         let shared = &self.inner;
         let state = InstanceState::new(&shared.sandbox, &shared.log)
             .map_err(|e| self.failed(method, urn, &format!("setting up the sandbox: {e:#}")))?;
-        let mut store = Store::new(&shared.engine, state);
-        store.limiter(|s| &mut s.limits);
-        store.epoch_deadline_callback(|ctx| {
-            if ctx.data().deadline.check_expired() {
-                Err(wasmtime::Error::new(DeadlineExceeded))
-            } else {
-                Ok(UpdateDeadline::Yield(1))
-            }
-        });
+        let mut store = new_store(&shared.engine, state);
         let pre = shared.pre.clone();
         let world = guarded(
             &mut store,
@@ -346,7 +352,7 @@ impl WasmProvider {
         let mut instance = Instance {
             generation,
             store,
-            guest: world.cairn_provider_provider().clone(),
+            guest: world.cairn_deploy_provider().clone(),
         };
         if let Some(config) = config {
             shared.replays.fetch_add(1, Ordering::Relaxed);
@@ -542,7 +548,7 @@ impl Drop for BusyGuard<'_> {
 
 /// Runs `f` on `store` under the call's deadline and watchdog, returning its result and what
 /// the call left behind, or a description of why it failed.
-async fn guarded<R, F>(
+pub(crate) async fn guarded<R, F>(
     store: &mut Store<InstanceState>,
     urn: Option<&Urn>,
     limit: Duration,
@@ -611,9 +617,9 @@ fn describe_trap(
             Some(LimitExceeded::Memory)
         ) {
         Some(format!(
-            "exceeded its {} MiB memory limit (raise it under cairn:grants.{}.memoryMiB)",
+            "exceeded its {} MiB memory limit (raise it under {}.memoryMiB)",
             sandbox.memory_mib(),
-            sandbox.package
+            sandbox.grant_key
         ))
     } else if state.limits.table_exceeded {
         Some(format!(

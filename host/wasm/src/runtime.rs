@@ -1,5 +1,6 @@
-//! The shared wasmtime runtime: one [`wasmtime::Engine`], one [`Linker`] with every host API,
-//! an epoch ticker, and compile-once caching of provider components (in memory and on disk).
+//! The shared wasmtime runtime: one [`wasmtime::Engine`], a [`Linker`] per world (providers,
+//! programs) with every host API, an epoch ticker, and compile-once caching of components (in
+//! memory and on disk).
 //!
 //! # The compiled-artifact cache
 //!
@@ -27,6 +28,8 @@ use crate::error::WasmError;
 use crate::grants::{PackageGrant, Sandbox};
 use crate::log::LogSink;
 use crate::plugin::WasmPlugin;
+use crate::program::{ProgramFile, WasmProgram};
+use crate::program_bindings::ProgramWorldPre;
 use crate::provider::WasmProvider;
 use crate::state::{self, InstanceState};
 
@@ -66,6 +69,7 @@ pub struct WasmRuntime {
 struct RuntimeInner {
     engine: Engine,
     linker: Linker<InstanceState>,
+    program_linker: Linker<InstanceState>,
     cache_dir: Option<PathBuf>,
     /// Hex of the engine's precompile compatibility hash.
     compat: String,
@@ -93,6 +97,8 @@ impl WasmRuntime {
         }
         let engine = Engine::new(&config).map_err(|e| WasmError::Engine(format!("{e:#}")))?;
         let linker = state::linker(&engine).map_err(|e| WasmError::Engine(format!("{e:#}")))?;
+        let program_linker =
+            state::program_linker(&engine).map_err(|e| WasmError::Engine(format!("{e:#}")))?;
 
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
@@ -120,6 +126,7 @@ impl WasmRuntime {
             inner: Arc::new(RuntimeInner {
                 engine,
                 linker,
+                program_linker,
                 cache_dir: options.cache_dir,
                 compat,
                 pool_size: options.pool_size.unwrap_or(DEFAULT_POOL_SIZE),
@@ -199,9 +206,56 @@ impl WasmRuntime {
         ))
     }
 
+    /// Compiles (or loads from cache) a program and checks its imports and `run` export, then
+    /// sandboxes it by `grant` (everything granted is given: the user wrote both).
+    pub fn load_program(
+        &self,
+        file: &ProgramFile,
+        grant: &PackageGrant,
+        log: LogSink,
+    ) -> Result<WasmProgram, WasmError> {
+        let component = self.compile(&Source {
+            sha256: &file.sha256,
+            bytes: &file.bytes,
+            id: file.name.clone(),
+            file: file.path.display().to_string(),
+        })?;
+        let not_a_program = |e: wasmtime::Error| WasmError::NotAProgram {
+            file: file.path.display().to_string(),
+            message: format!("{e:#}"),
+        };
+        let instance_pre = self
+            .inner
+            .program_linker
+            .instantiate_pre(&component)
+            .map_err(not_a_program)?;
+        let pre = ProgramWorldPre::new(instance_pre).map_err(not_a_program)?;
+        let sandbox = Sandbox::for_program(&file.name, grant)?;
+        Ok(WasmProgram::new(
+            self.inner.engine.clone(),
+            pre,
+            Arc::new(sandbox),
+            log,
+        ))
+    }
+
     fn component(&self, plugin: &WasmPlugin) -> Result<Component, WasmError> {
+        self.compile(&Source {
+            sha256: plugin.sha256(),
+            bytes: plugin.bytes(),
+            id: plugin.manifest().id(),
+            file: plugin.display_name(),
+        })
+    }
+
+    /// Compiles a component, or loads it from the cache.
+    fn compile(&self, source: &Source<'_>) -> Result<Component, WasmError> {
         let engine = &self.inner.engine;
-        let cache_path = self.cache_path(plugin);
+        let cache_path = self
+            .inner
+            .cache_dir
+            .as_ref()
+            .map(|dir| dir.join(format!("{}-{}.cwasm", source.sha256, self.inner.compat)));
         if let Some(path) = &cache_path
             && path.is_file()
         {
@@ -216,7 +270,7 @@ impl WasmRuntime {
             match unsafe { Component::deserialize_file(engine, path) } {
                 Ok(component) => {
                     self.inner.loaded_from_cache.fetch_add(1, Ordering::Relaxed);
-                    tracing::debug!(path = %path.display(), "loaded compiled provider from cache");
+                    tracing::debug!(path = %path.display(), "loaded compiled component from cache");
                     return Ok(component);
                 }
                 Err(e) => {
@@ -225,27 +279,36 @@ impl WasmRuntime {
             }
         }
         let started = std::time::Instant::now();
-        let component = Component::new(engine, plugin.bytes()).map_err(|e| WasmError::Compile {
-            provider: plugin.manifest().id(),
-            file: plugin.display_name(),
+        let component = Component::new(engine, source.bytes).map_err(|e| WasmError::Compile {
+            provider: source.id.clone(),
+            file: source.file.clone(),
             message: format!("{e:#}"),
         })?;
         self.inner.compiled.fetch_add(1, Ordering::Relaxed);
-        tracing::debug!(provider = %plugin.manifest().id(), elapsed = ?started.elapsed(), "compiled provider");
+        tracing::debug!(component = %source.id, elapsed = ?started.elapsed(), "compiled component");
         if let Some(path) = &cache_path {
             match component.serialize() {
                 Ok(bytes) => {
                     if let Err(e) = store_artifact(path, &bytes) {
-                        tracing::warn!(path = %path.display(), error = %e, "could not cache compiled provider");
+                        tracing::warn!(path = %path.display(), error = %e, "could not cache compiled component");
                     }
                 }
                 Err(e) => {
-                    tracing::warn!(error = %format!("{e:#}"), "could not serialize compiled provider")
+                    tracing::warn!(error = %format!("{e:#}"), "could not serialize compiled component")
                 }
             }
         }
         Ok(component)
     }
+}
+
+/// A component to compile: its identity for the cache and for messages.
+struct Source<'a> {
+    sha256: &'a str,
+    bytes: &'a [u8],
+    /// `name@version` of a provider, the program's name.
+    id: String,
+    file: String,
 }
 
 /// Writes `bytes` to `path` atomically: temporary file in the same directory, fsync, rename,

@@ -1,4 +1,4 @@
-//! The per-instance store state and every host API a provider can import: `cairn:provider/host`
+//! The per-instance store state and every host API a provider can import: `cairn:deploy/host`
 //! and `engine`, WASI (filesystem, environment, clocks, random, stdio), `wasi:http` behind an
 //! allow-list, and `wasi:sockets` denied.
 //!
@@ -46,12 +46,12 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
 use crate::bindings::ProviderWorld;
-use crate::bindings::cairn::provider::{
-    engine as wit_engine, host as wit_host, types as wit_types,
-};
+use crate::bindings::cairn::deploy::{engine as wit_engine, host as wit_host, types as wit_types};
 use crate::convert;
 use crate::grants::{HttpDecision, Sandbox};
 use crate::log::{LogRecord, LogSink, LogSource};
+use crate::program::ProgramSession;
+use crate::program_bindings::ProgramWorld;
 
 /// Bytes a guest may write to stdout and to stderr in one call.
 pub const OUTPUT_LIMIT: usize = 1024 * 1024;
@@ -67,10 +67,23 @@ const MAX_LINE: usize = 16 * 1024;
 
 /// Builds the linker every provider is instantiated with.
 pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<InstanceState>> {
+    let mut linker = sandboxed_linker(engine)?;
+    ProviderWorld::add_to_linker::<InstanceState, HasSelf<InstanceState>>(&mut linker, |s| s)?;
+    Ok(linker)
+}
+
+/// Builds the linker every program is instantiated with.
+pub(crate) fn program_linker(engine: &Engine) -> wasmtime::Result<Linker<InstanceState>> {
+    let mut linker = sandboxed_linker(engine)?;
+    ProgramWorld::add_to_linker::<InstanceState, HasSelf<InstanceState>>(&mut linker, |s| s)?;
+    Ok(linker)
+}
+
+/// WASI and wasi:http for any guest, with sockets denied.
+fn sandboxed_linker(engine: &Engine) -> wasmtime::Result<Linker<InstanceState>> {
     let mut linker = Linker::<InstanceState>::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-    ProviderWorld::add_to_linker::<InstanceState, HasSelf<InstanceState>>(&mut linker, |s| s)?;
     // Replace socket creation and name lookup with versions that record the attempt.
     linker.allow_shadowing(true);
     tcp_create_socket::add_to_linker::<InstanceState, DenySockets>(&mut linker, |s| Denied(s))?;
@@ -84,7 +97,8 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<InstanceState>>
 pub(crate) struct CallShared {
     /// `name@version`.
     pub provider: Arc<str>,
-    pub package: Arc<str>,
+    /// Where the user grants capabilities (`cairn:grants.<package>`, `cairn:program`).
+    pub grant_key: Arc<str>,
     pub log: LogSink,
     pub call: Mutex<CallInfo>,
 }
@@ -278,13 +292,13 @@ impl Deadline {
         crate::runtime::lock(&self.inner).expired
     }
 
-    fn pause(&self) -> Instant {
+    pub(crate) fn pause(&self) -> Instant {
         let mut d = crate::runtime::lock(&self.inner);
         d.paused += 1;
         Instant::now()
     }
 
-    fn resume(&self, paused_at: Instant) {
+    pub(crate) fn resume(&self, paused_at: Instant) {
         let mut d = crate::runtime::lock(&self.inner);
         d.paused = d.paused.saturating_sub(1);
         d.at =
@@ -380,6 +394,8 @@ pub struct InstanceState {
     pub(crate) deadline: Arc<Deadline>,
     /// The monitor of the `construct` / `call` in progress.
     pub(crate) monitor: Option<Monitor>,
+    /// A program's requests in flight (program instances only).
+    pub(crate) program: Option<ProgramSession>,
 }
 
 impl InstanceState {
@@ -387,7 +403,7 @@ impl InstanceState {
     pub(crate) fn new(sandbox: &Arc<Sandbox>, log: &LogSink) -> wasmtime::Result<InstanceState> {
         let shared = Arc::new(CallShared {
             provider: sandbox.provider.as_str().into(),
-            package: sandbox.package.as_str().into(),
+            grant_key: sandbox.grant_key.as_str().into(),
             log: log.clone(),
             call: Mutex::new(CallInfo::default()),
         });
@@ -437,6 +453,7 @@ impl InstanceState {
             shared,
             deadline: Arc::new(Deadline::new()),
             monitor: None,
+            program: None,
         })
     }
 
@@ -479,7 +496,7 @@ impl WasiHttpView for InstanceState {
 }
 
 // ---------------------------------------------------------------------------------------------
-// cairn:provider/host and engine.
+// cairn:deploy/host and engine.
 
 impl wit_types::Host for InstanceState {}
 
@@ -649,8 +666,8 @@ struct Denied<'a>(&'a mut InstanceState);
 impl Denied<'_> {
     fn deny(&mut self, what: &str) -> SocketError {
         self.0.shared.violation(format!(
-            "{what} is not granted (providers get no sockets; outbound HTTP goes through wasi:http and cairn:grants.{}.http)",
-            self.0.shared.package
+            "{what} is not granted (components get no sockets; outbound HTTP goes through wasi:http and {}.http)",
+            self.0.shared.grant_key
         ));
         ErrorCode::AccessDenied.into()
     }
@@ -758,7 +775,7 @@ impl WasiHttpHooks for HttpGuard {
     ) -> SendFuture {
         use wasmtime_wasi_http::Error;
 
-        let package = self.sandbox.package.clone();
+        let grant_key = self.sandbox.grant_key.clone();
         let Some(host) = request
             .uri()
             .host()
@@ -785,7 +802,7 @@ impl WasiHttpHooks for HttpGuard {
             }
             HttpDecision::NotGranted => {
                 self.shared.violation(format!(
-                    "HTTP request to {host} is not granted (grant it under cairn:grants.{package}.http)"
+                    "HTTP request to {host} is not granted (grant it under {grant_key}.http)"
                 ));
                 return Box::new(async { Err(Error::HttpRequestDenied) });
             }
@@ -799,7 +816,7 @@ impl WasiHttpHooks for HttpGuard {
                 for addr in addrs {
                     if !is_public(addr.ip()) {
                         shared.violation(format!(
-                            "HTTP request to {host} is not granted: it resolves to {}, a loopback, private or link-local address (grant the exact host under cairn:grants.{package}.http to allow it)",
+                            "HTTP request to {host} is not granted: it resolves to {}, a loopback, private or link-local address (grant the exact host under {grant_key}.http to allow it)",
                             addr.ip()
                         ));
                         return Err(Error::DestinationIpProhibited);

@@ -48,7 +48,7 @@ pub struct Inspection {
     pub version: semver::Version,
     pub sha256: String,
     pub path: Option<PathBuf>,
-    /// The `cairn:provider` WIT version it was built against.
+    /// The `cairn:deploy` WIT version it was built against.
     pub wit: String,
     pub schema: SchemaSummary,
     /// What it requests (it gets what the user also grants).

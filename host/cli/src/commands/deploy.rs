@@ -1,5 +1,5 @@
-//! `cairn refresh` and `cairn destroy`: run a deployment of the current stack with the live
-//! display, after a preview and a confirmation.
+//! `cairn up`, `cairn preview`, `cairn refresh` and `cairn destroy`: run a deployment of the
+//! current stack with the live display (after a preview and a confirmation, unless `--yes`).
 
 use std::sync::Arc;
 
@@ -46,10 +46,18 @@ pub struct DeployArgs {
     /// Also list resources that do not change.
     #[arg(long)]
     show_sames: bool,
+    /// `up` / `preview`: replace this resource even if it has no changes (repeatable).
+    #[arg(long = "replace", value_name = "URN")]
+    replaces: Vec<String>,
+    /// `up` / `preview`: replace this resource and change nothing else (repeatable).
+    #[arg(long = "target-replace", value_name = "URN")]
+    target_replaces: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    Up,
+    Preview,
     Refresh,
     Destroy,
 }
@@ -57,9 +65,23 @@ pub enum Kind {
 impl Kind {
     fn verb(self) -> &'static str {
         match self {
+            Kind::Up => "update",
+            Kind::Preview => "preview",
             Kind::Refresh => "refresh",
             Kind::Destroy => "destroy",
         }
+    }
+
+    fn command(self) -> &'static str {
+        match self {
+            Kind::Up => "up",
+            other => other.verb(),
+        }
+    }
+
+    /// Whether the deployment runs the program.
+    fn runs_program(self) -> bool {
+        matches!(self, Kind::Up | Kind::Preview)
     }
 }
 
@@ -67,13 +89,20 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
     let workspace = context.project()?;
     let stack = Stack::current(&workspace)?;
     let project = stack.project().to_owned();
-    let lock = workspace
-        .backend
-        .lock(&project, &stack.name, &format!("cairn {}", kind.verb()))?;
+    let lock =
+        workspace
+            .backend
+            .lock(&project, &stack.name, &format!("cairn {}", kind.command()))?;
     let deployment = workspace
         .backend
         .recover(&lock, &project, &stack.name)?
-        .ok_or_else(|| anyhow!("stack {:?} has no state", stack.name))?;
+        .ok_or_else(|| {
+            anyhow!(
+                "stack {:?} has no state; create it with `cairn stack init {}`",
+                stack.name,
+                stack.name
+            )
+        })?;
     let config_file = stack.load_config()?;
     let crypter = Arc::new(stack.secrets(&config_file)?);
     let snapshot = decode_deployment(&deployment, Some(crypter.as_ref()))
@@ -84,16 +113,36 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
     options.targets = parse_urns(&args.targets, "--target")?;
     options.excludes = parse_urns(&args.excludes, "--exclude")?;
     options.target_dependents = args.target_dependents;
+    options.replaces = parse_urns(&args.replaces, "--replace")?;
+    options.target_replaces = parse_urns(&args.target_replaces, "--target-replace")?;
     let resolved = config_file.resolve(Some(crypter.as_ref()), &workspace.project)?;
     options.config = engine_config(&resolved);
-    let providers = |events: Arc<Display>| {
-        crate::providers::loader(
+    let wasm = crate::providers::runtime(&context.home)?;
+    // Built (if need be) and compiled before anything runs, so a broken program fails early.
+    let program = if kind.runs_program() {
+        Some(crate::program::ProgramSource::prepare(
+            &wasm,
+            &workspace.dir,
+            &workspace.project,
+            &resolved,
+        )?)
+    } else {
+        None
+    };
+    let setup = |events: Arc<Display>| -> Result<Setup> {
+        let loader = crate::providers::loader(
+            &wasm,
             &context.home,
             &workspace.dir,
             &workspace.project,
             &resolved,
-            events,
-        )
+            events.clone(),
+        )?;
+        let program = match &program {
+            Some(source) => Some(source.load(&wasm, events)?),
+            None => None,
+        };
+        Ok(Setup { loader, program })
     };
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -108,11 +157,11 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
         writer: Box::new(std::io::stdout()),
     };
 
-    if !args.yes {
-        if !context.interactive {
+    if kind == Kind::Preview || !args.yes {
+        if kind != Kind::Preview && !context.interactive {
             bail!(
                 "cairn {} needs confirmation: pass --yes (non-interactive)",
-                kind.verb()
+                kind.command()
             );
         }
         let mut preview = options.clone();
@@ -123,10 +172,13 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             snapshot.clone(),
             None,
             crypter.clone(),
-            display_options(true),
-            &providers,
+            display_options(context.interactive),
+            &setup,
         ));
         outcome?;
+        if kind == Kind::Preview {
+            return Ok(());
+        }
         if !confirm(kind)? {
             bail!("cancelled; nothing was changed");
         }
@@ -141,9 +193,15 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             Some(persister),
             crypter,
             display_options(context.interactive),
-            &providers,
+            &setup,
         ))
         .map(|_| ())
+}
+
+/// What a deployment runs with: the provider loader and (up, preview) the program.
+struct Setup {
+    loader: cairn_wasm::WasmLoader,
+    program: Option<Arc<dyn cairn_engine::deploy::program::Program>>,
 }
 
 async fn deploy(
@@ -153,7 +211,7 @@ async fn deploy(
     persister: Option<Arc<dyn Persister>>,
     crypter: Arc<LazyCrypter>,
     display: DisplayOptions,
-    providers: &dyn Fn(Arc<Display>) -> Result<cairn_wasm::WasmLoader>,
+    setup: &dyn Fn(Arc<Display>) -> Result<Setup>,
 ) -> Result<Outcome> {
     let journal = Arc::new(SnapshotManager::new(
         snapshot,
@@ -162,11 +220,13 @@ async fn deploy(
         crypter,
     )?);
     let events = Arc::new(Display::new(display));
-    let loader = Arc::new(providers(events.clone())?);
-    let deployment = Deployment::new(options, loader, events.clone(), journal)?;
-    let result = match kind {
-        Kind::Refresh => deployment.refresh().await,
-        Kind::Destroy => deployment.destroy().await,
+    let Setup { loader, program } = setup(events.clone())?;
+    let deployment = Deployment::new(options, Arc::new(loader), events.clone(), journal)?;
+    let result = match (kind, program) {
+        (Kind::Up | Kind::Preview, Some(program)) => deployment.update(program).await,
+        (Kind::Up | Kind::Preview, None) => unreachable!("up and preview load the program"),
+        (Kind::Refresh, _) => deployment.refresh().await,
+        (Kind::Destroy, _) => deployment.destroy().await,
     };
     events.finish();
     result.map_err(|e: DeployError| anyhow!(e))

@@ -108,7 +108,7 @@ pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
                 if let Some(path) = &i.path {
                     println!("  path:       {}", path.display());
                 }
-                println!("  wit:        cairn:provider@{}", i.wit);
+                println!("  wit:        cairn:deploy@{}", i.wit);
                 println!("  resources:  {}", list(&i.schema.resources));
                 println!("  functions:  {}", list(&i.schema.functions));
                 println!("  config:     {}", list(&i.schema.config));

@@ -54,6 +54,17 @@ enum StackCommand {
         #[arg(short, long)]
         yes: bool,
     },
+    /// Print the stack's outputs (secrets masked unless --show-secrets).
+    Output {
+        /// Print only this output's value.
+        name: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Show secret values (asks for the passphrase).
+        #[arg(long)]
+        show_secrets: bool,
+    },
     /// Print the stack's deployment state as JSON.
     Export {
         /// Write to FILE instead of standard output.
@@ -91,6 +102,11 @@ pub fn run(context: &Context, args: StackArgs) -> Result<()> {
             yes,
         }) => rm(&workspace, name, force, preserve_config, yes),
         Some(StackCommand::Export { file, show_secrets }) => export(&workspace, file, show_secrets),
+        Some(StackCommand::Output {
+            name,
+            json,
+            show_secrets,
+        }) => output(&workspace, name.as_deref(), json, show_secrets),
         Some(StackCommand::Import { file }) => import(&workspace, file),
         Some(StackCommand::ClearPending { yes }) => {
             crate::commands::state::clear_pending(&workspace, yes)
@@ -262,6 +278,87 @@ fn confirm(workspace: &Workspace, name: &str) -> Result<()> {
     std::io::stdin().lock().read_line(&mut answer)?;
     if answer.trim() != name {
         bail!("confirmation did not match; nothing was removed");
+    }
+    Ok(())
+}
+
+/// Decrypts nothing: secrets decode as a masked placeholder (for reading without a passphrase).
+struct Masked;
+
+impl cairn_engine::secrets::Crypter for Masked {
+    fn encrypt(&self, _: &str) -> Result<String, cairn_engine::secrets::SecretsError> {
+        Err(cairn_engine::secrets::SecretsError::Decrypt)
+    }
+    fn decrypt(&self, _: &str) -> Result<String, cairn_engine::secrets::SecretsError> {
+        Ok("null".to_owned())
+    }
+}
+
+/// `cairn stack output`: the root stack resource's outputs.
+fn output(workspace: &Workspace, name: Option<&str>, json: bool, show_secrets: bool) -> Result<()> {
+    use crate::display::{format_value, value_to_json};
+    let stack = Stack::current(workspace)?;
+    let deployment = workspace.backend.latest(stack.project(), &stack.name)?;
+    let outputs = match &deployment {
+        None => cairn_engine::value::PropertyMap::new(),
+        Some(deployment) => {
+            let snapshot = if show_secrets {
+                let config = stack.load_config()?;
+                let crypter = stack.secrets(&config)?;
+                decode_deployment(deployment, Some(&crypter))?
+            } else {
+                decode_deployment(deployment, Some(&Masked))?
+            };
+            snapshot
+                .resources
+                .into_iter()
+                .find(|r| r.parent.is_none() && r.resource_type.as_str() == "pulumi:pulumi:Stack")
+                .map(|r| r.outputs)
+                .unwrap_or_default()
+        }
+    };
+    if let Some(name) = name {
+        let value = outputs.get(name).ok_or_else(|| {
+            anyhow!(
+                "stack {:?} has no output {name:?} (it has: {})",
+                stack.name,
+                outputs.keys().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })?;
+        if json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&value_to_json(value, show_secrets))?
+            );
+        } else {
+            match value {
+                cairn_engine::value::PropertyValue::String(s) => println!("{s}"),
+                other => println!("{}", format_value(other, show_secrets)),
+            }
+        }
+        return Ok(());
+    }
+    if json {
+        let map: serde_json::Map<String, serde_json::Value> = outputs
+            .iter()
+            .map(|(k, v)| (k.clone(), value_to_json(v, show_secrets)))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&map)?);
+        return Ok(());
+    }
+    if outputs.is_empty() {
+        println!("The stack has no outputs.");
+        return Ok(());
+    }
+    println!("Current stack outputs ({}):", outputs.len());
+    let width = outputs.keys().map(String::len).max().unwrap_or(0).max(6);
+    println!("    {:<width$}  VALUE", "OUTPUT");
+    for (key, value) in &outputs {
+        let text = match value {
+            cairn_engine::value::PropertyValue::String(s) => s.clone(),
+            other => format_value(other, show_secrets),
+        };
+        println!("    {key:<width$}  {text}");
     }
     Ok(())
 }

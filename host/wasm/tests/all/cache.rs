@@ -106,7 +106,7 @@ fn files_that_are_not_providers_are_refused_with_the_file_named() {
         &[
             "empty@1.0.0",
             "is not a usable Cairn provider",
-            "cairn:provider/provider",
+            "cairn:deploy/provider",
         ],
     );
 }

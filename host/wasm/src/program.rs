@@ -1,0 +1,466 @@
+//! [`WasmProgram`]: the engine's [`Program`] implemented by a program component
+//! (`wit/program.wit`).
+//!
+//! # Non-blocking registration
+//!
+//! `register-resource`, `read-resource`, `invoke` and `call` start a task on the engine's
+//! runtime and return a handle at once; each task sends its outcome to the run's
+//! [`ProgramSession`]. The guest collects outcomes with `wait`, which blocks (asynchronously:
+//! the store's fiber is suspended, no thread is held) until at least one has arrived. So a
+//! program that declares independent resources has them all in the engine before it waits for
+//! any, and they deploy in parallel up to `--parallel`.
+//!
+//! # Limits
+//!
+//! A program is sandboxed like a provider ([`Sandbox::for_program`]): it gets exactly what the
+//! user grants under `cairn:program`. Its deadline (the grant's `timeoutSeconds`, else the
+//! default) counts time spent running wasm code, not time spent waiting for the engine. A
+//! trap, a limit or a violation fails the deployment with a message naming the program.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use cairn_engine::deploy::monitor::Monitor;
+use cairn_engine::deploy::program::{
+    Alias, Program, ProgramCallRequest, ProgramError, ProgramInvokeRequest, ReadResourceRequest,
+    RegisterResourceRequest, ResourceOptions,
+};
+use cairn_engine::state::CustomTimeouts;
+use cairn_engine::urn::{TypeToken, Urn};
+use indexmap::IndexMap;
+use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
+use wasmtime::Engine;
+
+use crate::bindings::cairn::deploy::types as w;
+use crate::convert::{
+    ValueError, decode_map, dependencies_from_wit, dependencies_to_wit, encode_map, encode_value,
+    field, result_urn, value_error,
+};
+use crate::error::WasmError;
+use crate::grants::Sandbox;
+use crate::log::LogSink;
+use crate::program_bindings::ProgramWorldPre;
+use crate::program_bindings::cairn::deploy::{context as wc, monitor as wm};
+use crate::provider::{Failure, guarded, new_store};
+use crate::state::InstanceState;
+
+/// A program component read from disk (not yet compiled).
+#[derive(Debug, Clone)]
+pub struct ProgramFile {
+    /// The program's name for messages (the project name).
+    pub name: String,
+    pub path: PathBuf,
+    pub bytes: Arc<[u8]>,
+    pub sha256: String,
+}
+
+impl ProgramFile {
+    pub fn from_file(name: impl Into<String>, path: impl AsRef<Path>) -> Result<Self, WasmError> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|source| WasmError::Io {
+            what: "reading program",
+            path: path.to_owned(),
+            source,
+        })?;
+        Ok(ProgramFile {
+            name: name.into(),
+            path: path.to_owned(),
+            sha256: hex::encode(Sha256::digest(&bytes)),
+            bytes: bytes.into(),
+        })
+    }
+}
+
+/// A compiled, sandboxed program; each [`Program::run`] gets a fresh instance.
+pub struct WasmProgram {
+    engine: Engine,
+    pre: ProgramWorldPre<InstanceState>,
+    sandbox: Arc<Sandbox>,
+    log: LogSink,
+}
+
+/// One finished request.
+struct Done {
+    handle: u32,
+    outcome: wm::Outcome,
+}
+
+/// The requests a running program has in flight.
+pub(crate) struct ProgramSession {
+    monitor: Monitor,
+    next_handle: u32,
+    outstanding: usize,
+    done_tx: mpsc::UnboundedSender<Done>,
+    done_rx: mpsc::UnboundedReceiver<Done>,
+}
+
+impl ProgramSession {
+    fn new(monitor: Monitor) -> ProgramSession {
+        let (done_tx, done_rx) = mpsc::unbounded_channel();
+        ProgramSession {
+            monitor,
+            next_handle: 0,
+            outstanding: 0,
+            done_tx,
+            done_rx,
+        }
+    }
+
+    /// Runs `work` on the engine's runtime and returns the handle its outcome will carry.
+    fn start<F>(&mut self, work: impl FnOnce(Monitor) -> F) -> u32
+    where
+        F: Future<Output = wm::Outcome> + Send + 'static,
+    {
+        let handle = self.next_handle;
+        self.next_handle = self.next_handle.wrapping_add(1);
+        self.outstanding += 1;
+        let future = work(self.monitor.clone());
+        let done = self.done_tx.clone();
+        tokio::spawn(async move {
+            let outcome = future.await;
+            // The run may be over (a failed program); its outcome then has nowhere to go.
+            let _ = done.send(Done { handle, outcome });
+        });
+        handle
+    }
+
+    /// A request that failed before it started (malformed): its outcome is ready at once.
+    fn reject(&mut self, what: &str, error: ValueError) -> u32 {
+        let message = format!("invalid {what} request: {error}");
+        self.start(|_| async move { wm::Outcome::Failed(message) })
+    }
+}
+
+impl WasmProgram {
+    pub(crate) fn new(
+        engine: Engine,
+        pre: ProgramWorldPre<InstanceState>,
+        sandbox: Arc<Sandbox>,
+        log: LogSink,
+    ) -> WasmProgram {
+        WasmProgram {
+            engine,
+            pre,
+            sandbox,
+            log,
+        }
+    }
+
+    /// What the program may use.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    fn failed(&self, what: impl std::fmt::Display) -> ProgramError {
+        ProgramError::new(format!("{}: {what}", self.sandbox.provider))
+    }
+}
+
+#[async_trait]
+impl Program for WasmProgram {
+    async fn run(&self, monitor: Monitor) -> Result<(), ProgramError> {
+        let mut state = InstanceState::new(&self.sandbox, &self.log)
+            .map_err(|e| self.failed(format!("setting up the sandbox: {e:#}")))?;
+        state.program = Some(ProgramSession::new(monitor));
+        let mut store = new_store(&self.engine, state);
+        let pre = self.pre.clone();
+        let (world, report) = guarded(
+            &mut store,
+            None,
+            self.sandbox.timeout,
+            None,
+            &self.sandbox,
+            move |s| Box::pin(async move { pre.instantiate_async(s).await }),
+        )
+        .await
+        .map_err(|Failure(why)| self.failed(format!("instantiating: {why}")))?;
+        if !report.violations.is_empty() {
+            return Err(self.failed(report.violations.join("; ")));
+        }
+        let (result, report) = guarded(
+            &mut store,
+            None,
+            self.sandbox.timeout,
+            None,
+            &self.sandbox,
+            move |s| Box::pin(async move { world.call_run(s).await }),
+        )
+        .await
+        .map_err(|Failure(why)| self.failed(why))?;
+        if !report.violations.is_empty() {
+            return Err(self.failed(report.violations.join("; ")));
+        }
+        result.map_err(ProgramError::new)
+    }
+}
+
+fn session(state: &mut InstanceState) -> wasmtime::Result<&mut ProgramSession> {
+    state
+        .program
+        .as_mut()
+        .ok_or_else(|| wasmtime::Error::msg("monitor imports used outside a program run"))
+}
+
+impl wm::Host for InstanceState {
+    async fn register_resource(
+        &mut self,
+        request: wm::RegisterResourceRequest,
+    ) -> wasmtime::Result<u32> {
+        let session = session(self)?;
+        Ok(match register_request(request) {
+            Ok(request) => session.start(|monitor| async move {
+                match monitor.register_resource(request).await {
+                    Ok(r) => wm::Outcome::State(wm::ResourceState {
+                        urn: r.urn.to_string(),
+                        id: r.id,
+                        outputs: encode_map(&r.outputs),
+                        property_dependencies: dependencies_to_wit(&r.property_dependencies),
+                    }),
+                    Err(e) => wm::Outcome::Failed(e.to_string()),
+                }
+            }),
+            Err(e) => session.reject("register-resource", e),
+        })
+    }
+
+    async fn read_resource(&mut self, request: wm::ReadResourceRequest) -> wasmtime::Result<u32> {
+        let session = session(self)?;
+        Ok(match read_request(request) {
+            Ok(request) => session.start(|monitor| async move {
+                let id = request.id.clone();
+                match monitor.read_resource(request).await {
+                    Ok(r) => wm::Outcome::State(wm::ResourceState {
+                        urn: r.urn.to_string(),
+                        id: Some(id),
+                        outputs: encode_map(&r.outputs),
+                        property_dependencies: Vec::new(),
+                    }),
+                    Err(e) => wm::Outcome::Failed(e.to_string()),
+                }
+            }),
+            Err(e) => session.reject("read-resource", e),
+        })
+    }
+
+    async fn invoke(&mut self, request: wm::InvokeRequest) -> wasmtime::Result<u32> {
+        let session = session(self)?;
+        let args = match field("args", decode_map(request.args)) {
+            Ok(args) => args,
+            Err(e) => return Ok(session.reject("invoke", e)),
+        };
+        let request = ProgramInvokeRequest {
+            token: request.token,
+            args,
+            provider: request.provider,
+            version: request.version,
+        };
+        Ok(session.start(|monitor| async move {
+            let token = request.token.clone();
+            match monitor.invoke(request).await {
+                Ok(r) if !r.failures.is_empty() => {
+                    wm::Outcome::Failed(failures_text(&token, &r.failures))
+                }
+                Ok(r) => wm::Outcome::Outputs(wm::CallOutputs {
+                    outputs: encode_map(&r.outputs),
+                    property_dependencies: Vec::new(),
+                }),
+                Err(e) => wm::Outcome::Failed(e.to_string()),
+            }
+        }))
+    }
+
+    async fn call(&mut self, request: wm::CallRequest) -> wasmtime::Result<u32> {
+        let session = session(self)?;
+        let request = match call_request(request) {
+            Ok(r) => r,
+            Err(e) => return Ok(session.reject("call", e)),
+        };
+        Ok(session.start(|monitor| async move {
+            let token = request.token.clone();
+            match monitor.call(request).await {
+                Ok(r) if !r.failures.is_empty() => {
+                    wm::Outcome::Failed(failures_text(&token, &r.failures))
+                }
+                Ok(r) => wm::Outcome::Outputs(wm::CallOutputs {
+                    outputs: encode_map(&r.outputs),
+                    property_dependencies: dependencies_to_wit(&r.output_dependencies),
+                }),
+                Err(e) => wm::Outcome::Failed(e.to_string()),
+            }
+        }))
+    }
+
+    async fn wait(&mut self) -> wasmtime::Result<Vec<wm::Completion>> {
+        let deadline = self.deadline.clone();
+        let session = session(self)?;
+        if session.outstanding == 0 {
+            return Ok(Vec::new());
+        }
+        // Waiting for the engine does not count against the program's deadline.
+        let paused = deadline.pause();
+        let first = session.done_rx.recv().await;
+        deadline.resume(paused);
+        let mut done: Vec<Done> = first.into_iter().collect();
+        while let Ok(more) = session.done_rx.try_recv() {
+            done.push(more);
+        }
+        session.outstanding = session.outstanding.saturating_sub(done.len());
+        Ok(done
+            .into_iter()
+            .map(|d| wm::Completion {
+                handle: d.handle,
+                outcome: d.outcome,
+            })
+            .collect())
+    }
+
+    async fn register_resource_outputs(
+        &mut self,
+        urn: String,
+        outputs: w::Value,
+    ) -> wasmtime::Result<Result<(), String>> {
+        let session = session(self)?;
+        let urn = match result_urn("urn", &urn) {
+            Ok(urn) => urn,
+            Err(e) => return Ok(Err(e.to_string())),
+        };
+        let outputs = match decode_map(outputs) {
+            Ok(o) => o,
+            Err(e) => return Ok(Err(format!("outputs: {e}"))),
+        };
+        Ok(session
+            .monitor
+            .register_resource_outputs(&urn, outputs)
+            .map_err(|e| e.to_string()))
+    }
+}
+
+impl wc::Host for InstanceState {
+    async fn deployment(&mut self) -> wasmtime::Result<wc::DeploymentInfo> {
+        let monitor = &session(self)?.monitor;
+        Ok(wc::DeploymentInfo {
+            project: monitor.project().to_owned(),
+            stack: monitor.stack().to_owned(),
+            organization: "organization".to_owned(),
+            dry_run: monitor.is_preview(),
+            root_urn: monitor.root_urn().to_string(),
+        })
+    }
+
+    async fn config(&mut self) -> wasmtime::Result<Vec<(String, w::Value)>> {
+        let monitor = &session(self)?.monitor;
+        Ok(monitor
+            .config()
+            .iter()
+            .map(|(key, value)| (key.clone(), encode_value(value)))
+            .collect())
+    }
+}
+
+fn failures_text(token: &str, failures: &[cairn_engine::deploy::provider::CheckFailure]) -> String {
+    let list: Vec<String> = failures
+        .iter()
+        .map(|f| {
+            if f.property.is_empty() {
+                f.reason.clone()
+            } else {
+                format!("{}: {}", f.property, f.reason)
+            }
+        })
+        .collect();
+    format!("{token} rejected its arguments: {}", list.join("; "))
+}
+
+fn type_token(token: &str) -> Result<TypeToken, ValueError> {
+    TypeToken::parse(token)
+        .map_err(|e| value_error(format!("resource-type: invalid type token {token:?}: {e}")))
+}
+
+fn urns(field_name: &str, urns: &[String]) -> Result<Vec<Urn>, ValueError> {
+    urns.iter().map(|u| result_urn(field_name, u)).collect()
+}
+
+fn optional_urn(field_name: &str, urn: Option<&str>) -> Result<Option<Urn>, ValueError> {
+    urn.map(|u| result_urn(field_name, u)).transpose()
+}
+
+fn alias(a: wm::Alias) -> Result<Alias, ValueError> {
+    if let Some(urn) = &a.urn {
+        return Ok(Alias::Urn(result_urn("aliases.urn", urn)?));
+    }
+    let parent = if a.no_parent {
+        Some(None)
+    } else {
+        optional_urn("aliases.parent-urn", a.parent_urn.as_deref())?.map(Some)
+    };
+    Ok(Alias::Spec {
+        name: a.name,
+        resource_type: a.resource_type.as_deref().map(type_token).transpose()?,
+        parent,
+        stack: a.stack,
+        project: a.project,
+    })
+}
+
+fn register_request(r: wm::RegisterResourceRequest) -> Result<RegisterResourceRequest, ValueError> {
+    let o = r.options;
+    let options = ResourceOptions {
+        protect: o.protect,
+        retain_on_delete: o.retain_on_delete,
+        deleted_with: optional_urn("deleted-with", o.deleted_with.as_deref())?,
+        depends_on: urns("depends-on", &o.depends_on)?,
+        provider: o.provider,
+        providers: o.providers.into_iter().collect::<IndexMap<_, _>>(),
+        aliases: o.aliases.into_iter().map(alias).collect::<Result<_, _>>()?,
+        ignore_changes: o.ignore_changes,
+        replace_on_changes: o.replace_on_changes,
+        delete_before_replace: o.delete_before_replace,
+        additional_secret_outputs: o.additional_secret_outputs,
+        custom_timeouts: o.custom_timeouts.map(|t| CustomTimeouts {
+            create: t.create,
+            update: t.update,
+            delete: t.delete,
+        }),
+        import_id: o.import_id,
+        version: o.version,
+    };
+    Ok(RegisterResourceRequest {
+        resource_type: type_token(&r.resource_type)?,
+        name: r.name,
+        custom: r.custom,
+        remote: r.remote,
+        parent: optional_urn("parent", o.parent.as_deref())?,
+        inputs: field("inputs", decode_map(r.inputs))?,
+        property_dependencies: dependencies_from_wit(
+            "property-dependencies",
+            r.property_dependencies,
+        )?,
+        options,
+    })
+}
+
+fn read_request(r: wm::ReadResourceRequest) -> Result<ReadResourceRequest, ValueError> {
+    Ok(ReadResourceRequest {
+        resource_type: type_token(&r.resource_type)?,
+        name: r.name,
+        id: r.id,
+        parent: optional_urn("parent", r.parent.as_deref())?,
+        properties: field("properties", decode_map(r.properties))?,
+        dependencies: urns("dependencies", &r.dependencies)?,
+        provider: r.provider,
+        version: r.version,
+        additional_secret_outputs: r.additional_secret_outputs,
+    })
+}
+
+fn call_request(r: wm::CallRequest) -> Result<ProgramCallRequest, ValueError> {
+    Ok(ProgramCallRequest {
+        token: r.token,
+        args: field("args", decode_map(r.args))?,
+        arg_dependencies: dependencies_from_wit("arg-dependencies", r.arg_dependencies)?,
+        provider: r.provider,
+        version: r.version,
+    })
+}
