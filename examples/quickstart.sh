@@ -1,27 +1,34 @@
 #!/usr/bin/env bash
-# Quick start: builds cairn, then walks a stack through its life in a temporary directory.
-# (Once wasm programs land, this deploys the quick-start program instead.)
+# Quick start: builds cairn and the example providers, then deploys the quick-start program
+# (examples/programs/quickstart) to a local stack in a temporary directory: up, a no-op up, a
+# config change previewed and applied, the outputs, and destroy.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
+target="$repo/target/guests"
 
-echo "== building cairn"
+echo "== installing the wasm32-wasip2 target (programs and providers are components)"
+rustup target add wasm32-wasip2 >/dev/null 2>&1 || rustup target add wasm32-wasip2
+
+echo "== building cairn and the example providers"
 cargo build --quiet --manifest-path "$repo/Cargo.toml" -p cairn-cli
+CARGO_TARGET_DIR="$target" cargo build --quiet --release --target wasm32-wasip2 \
+    --manifest-path "$repo/examples/Cargo.toml" -p random -p file
 cairn="$repo/target/debug/cairn"
+components="$target/wasm32-wasip2/release"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export CAIRN_HOME="$work/home"
 export CAIRN_CONFIG_PASSPHRASE="quick-start passphrase"
-mkdir -p "$work/site"
-cd "$work/site"
-cat > Pulumi.yaml <<'YAML'
-name: site
+# `cairn up` builds the program with cargo; share the guest target directory.
+export CARGO_TARGET_DIR="$target"
+mkdir -p "$work/quickstart/site-files"
+cd "$work/quickstart"
+cat > Pulumi.yaml <<YAML
+name: quickstart
 runtime: wasm
 description: Cairn quick start
-config:
-  greeting:
-    type: string
-    default: hello
+main: $repo/examples/programs/quickstart
 YAML
 
 run() {
@@ -30,56 +37,31 @@ run() {
     "$cairn" "$@"
 }
 
+run plugin install "$components/random.wasm"
+run plugin install "$components/file.wasm"
 run stack init dev
-run config set name "Cairn user"
-run config set --secret dbPassword "s3cr3t-passw0rd"
-run config set --path 'network.ports[0]' 8080
-run config set --path 'network.public' true
-run config
-run config get dbPassword
-echo
-echo "\$ cat Pulumi.dev.yaml   # the secret is stored encrypted"
-cat Pulumi.dev.yaml
+# The file provider may write only here (it sees the directory as /work).
+run config set --path '["cairn:grants"].file.directories[0].host' ./site-files
+run config set --path '["cairn:grants"].file.directories[0].guest' /work
+run config set --path '["cairn:grants"].file.directories[0].write' true
 
-# A state with a provider and a resource holding a secret, as `stack import` accepts it.
-cat > state.json <<'JSON'
-{"version": 3, "deployment": {
-  "manifest": {"time": "2026-01-01T00:00:00Z", "magic": "", "version": ""},
-  "resources": [
-    {"urn": "urn:pulumi:dev::site::pulumi:pulumi:Stack::site-dev", "custom": false, "type": "pulumi:pulumi:Stack"},
-    {"urn": "urn:pulumi:dev::site::pulumi:providers:random::default", "custom": true, "id": "p1", "type": "pulumi:providers:random"},
-    {"urn": "urn:pulumi:dev::site::random:index/randomPassword:RandomPassword::admin", "custom": true, "id": "pw1",
-     "type": "random:index/randomPassword:RandomPassword",
-     "parent": "urn:pulumi:dev::site::pulumi:pulumi:Stack::site-dev",
-     "provider": "urn:pulumi:dev::site::pulumi:providers:random::default::p1",
-     "inputs": {"length": 20},
-     "outputs": {"length": 20, "result": {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "plaintext": "\"generated-secret\""}}}
-  ]}}
-JSON
-run stack import --file state.json
-run stack
+run up --yes
 echo
-echo "\$ cairn stack export   # secrets stay ciphertext"
-"$cairn" stack export | grep -m1 '"ciphertext"'
+echo "\$ find site-files -type f"
+find site-files -type f | sort
+echo "\$ cat site-files/site/index.html"
+cat site-files/site/index.html
 
-# A broken edit: the password now comes before the provider it refers to. The import is refused
-# and the stored state is untouched.
-cat > broken.json <<'JSON'
-{"version": 3, "deployment": {
-  "manifest": {"time": "2026-01-01T00:00:00Z", "magic": "", "version": ""},
-  "resources": [
-    {"urn": "urn:pulumi:dev::site::random:index/randomPassword:RandomPassword::admin", "custom": true, "id": "pw1",
-     "type": "random:index/randomPassword:RandomPassword",
-     "provider": "urn:pulumi:dev::site::pulumi:providers:random::default::p1"},
-    {"urn": "urn:pulumi:dev::site::pulumi:providers:random::default", "custom": true, "id": "p1", "type": "pulumi:providers:random"}
-  ]}}
-JSON
+run up --yes                      # nothing changed: nothing to do
+run config set greeting "Welcome back"
+run preview                       # the planned update, with its diff
+run up --yes
+run stack output
+run stack output --json --show-secrets
+
+run destroy --yes
 echo
-echo "\$ cairn stack import --file broken.json"
-if "$cairn" stack import --file broken.json; then
-    echo "unexpected: the broken state was accepted" >&2
-    exit 1
-fi
-run stack ls
+echo "\$ find site-files -type f   # the files are gone"
+find site-files -type f | sort
 echo
-echo "Quick start finished: the stack lives under $CAIRN_HOME (removed on exit)."
+echo "Quick start finished: the stack lived under $CAIRN_HOME (removed on exit)."

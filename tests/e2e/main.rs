@@ -4,6 +4,7 @@
 mod config;
 mod deploy;
 mod journal;
+mod program;
 mod stack;
 mod state;
 mod support;

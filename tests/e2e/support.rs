@@ -112,13 +112,38 @@ pub fn exists(path: &Path) -> bool {
     path.exists()
 }
 
-/// The example provider components (`random`, `file`), built once per test binary from the
-/// examples guest workspace.
+/// The example components (providers `random`, `file`; programs `quickstart`, `lifecycle`),
+/// built once per test binary from the examples guest workspace.
 pub fn example_wasm(name: &str) -> PathBuf {
-    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let dir = BUILT.get_or_init(|| {
-        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let target = repo.join("target/guests");
+    guest_wasm("examples/Cargo.toml", name)
+}
+
+/// The test guests: `program-probe` (tests/guests) and the `probe` provider
+/// (host/wasm/tests/guest).
+pub fn test_wasm(name: &str) -> PathBuf {
+    let manifest = if name == "probe" {
+        "host/wasm/tests/guest/Cargo.toml"
+    } else {
+        "tests/guests/Cargo.toml"
+    };
+    guest_wasm(manifest, name)
+}
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Where guests are built (shared with the other crates' tests).
+pub fn guest_target() -> PathBuf {
+    repo().join("target/guests")
+}
+
+/// Builds the guest workspace `manifest` (once per test binary) and returns component `name`.
+fn guest_wasm(manifest: &str, name: &str) -> PathBuf {
+    static BUILT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if !built.iter().any(|m| m == manifest) {
         let mut cmd = Command::new(env!("CARGO"));
         cmd.args([
             "build",
@@ -127,24 +152,28 @@ pub fn example_wasm(name: &str) -> PathBuf {
             "wasm32-wasip2",
             "--manifest-path",
         ])
-        .arg(repo.join("examples/Cargo.toml"))
-        .env("CARGO_TARGET_DIR", &target);
-        // The outer `cargo test`'s per-crate variables must not leak into the guest build.
-        for (key, _) in std::env::vars_os() {
-            let key = key.to_string_lossy();
-            if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key == "RUSTFLAGS" {
-                cmd.env_remove(key.as_ref());
-            }
-        }
-        let out = cmd
-            .output()
-            .expect("running cargo to build the example providers");
+        .arg(repo().join(manifest))
+        .env("CARGO_TARGET_DIR", guest_target());
+        clean_cargo_env(&mut cmd);
+        let out = cmd.output().expect("running cargo to build the guests");
         assert!(
             out.status.success(),
-            "building the example providers failed:\n{}",
+            "building {manifest} failed:\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        target.join("wasm32-wasip2/release")
-    });
-    dir.join(format!("{name}.wasm"))
+        built.push(manifest.to_owned());
+    }
+    guest_target()
+        .join("wasm32-wasip2/release")
+        .join(format!("{}.wasm", name.replace('-', "_")))
+}
+
+/// The outer `cargo test`'s per-crate variables must not leak into a nested cargo build.
+pub fn clean_cargo_env(cmd: &mut Command) {
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy();
+        if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key == "RUSTFLAGS" {
+            cmd.env_remove(key.as_ref());
+        }
+    }
 }

@@ -1,0 +1,379 @@
+//! Wasm programs end to end: the example programs and a steerable test program deployed by the
+//! real `cairn` binary (up, no-op up, preview with a diff, update, replace, destroy), parallel
+//! registration, and program errors leaving a usable state.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::{
+    Sandbox, assert_contains, clean_cargo_env, example_wasm, guest_target, repo, test_wasm,
+};
+
+/// A stack `dev` of project `name` whose program is `main`, with `providers` installed.
+fn program_stack(name: &str, main: &Path, providers: &[&Path]) -> Sandbox {
+    let sandbox = Sandbox::new(name);
+    sandbox.write(
+        "Pulumi.yaml",
+        &format!(
+            "name: {name}\nruntime: wasm\nmain: {}\n",
+            main.to_str().unwrap()
+        ),
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    for provider in providers {
+        sandbox.ok(&["plugin", "install", provider.to_str().unwrap()]);
+    }
+    sandbox
+}
+
+/// Grants the `file` provider the project's `out` directory as `/work`.
+fn grant_out_dir(sandbox: &Sandbox) {
+    std::fs::create_dir_all(sandbox.project.join("out")).unwrap();
+    for (path, value) in [
+        ("[\"cairn:grants\"].file.directories[0].host", "./out"),
+        ("[\"cairn:grants\"].file.directories[0].guest", "/work"),
+        ("[\"cairn:grants\"].file.directories[0].write", "true"),
+    ] {
+        sandbox.ok(&["config", "set", "--path", path, value]);
+    }
+}
+
+fn outputs(sandbox: &Sandbox, show_secrets: bool) -> Value {
+    let mut args = vec!["stack", "output", "--json"];
+    if show_secrets {
+        args.push("--show-secrets");
+    }
+    serde_json::from_str(&sandbox.ok(&args)).unwrap()
+}
+
+/// `cairn up` with the cargo package as `main`: built for wasm32-wasip2 into the shared guest
+/// target directory (so the test reuses what `example_wasm` built).
+fn up_building(sandbox: &Sandbox) -> String {
+    let mut command = sandbox.command(&["up", "--yes"]);
+    clean_cargo_env(&mut command);
+    let output = command
+        .env("CARGO_TARGET_DIR", guest_target())
+        .output()
+        .expect("run cairn");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "cairn up failed:\n{stderr}");
+    assert_contains(&stderr, &["Building the program"]);
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn quick_start_up_noop_preview_update_replace_and_destroy() {
+    let providers = [example_wasm("random"), example_wasm("file")];
+    let package = repo().join("examples/programs/quickstart");
+    let sandbox = program_stack(
+        "quickstart",
+        &package,
+        &providers.iter().map(|p| p.as_path()).collect::<Vec<_>>(),
+    );
+    grant_out_dir(&sandbox);
+    let index = sandbox.project.join("out/site/index.html");
+    let credentials = sandbox.project.join("out/site/credentials.txt");
+
+    // up: everything is created, the files are on disk.
+    let out = up_building(&sandbox);
+    assert_contains(
+        &out,
+        &[
+            "quickstart:index:Site",
+            "random:index:RandomPassword",
+            "10 created",
+            "adminPassword: [secret]",
+        ],
+    );
+    let page = std::fs::read_to_string(&index).unwrap();
+    let plain = outputs(&sandbox, false);
+    let pet = plain["petName"].as_str().unwrap().to_owned();
+    assert!(
+        page.contains(&format!("Hello from Cairn, {pet}!")),
+        "{page}"
+    );
+    assert_eq!(plain["adminPassword"], "[secret]");
+    assert_eq!(plain["indexPath"], "site/index.html");
+    let revealed = outputs(&sandbox, true);
+    let password = revealed["adminPassword"].as_str().unwrap().to_owned();
+    assert_eq!(password.len(), 20);
+    assert_eq!(
+        std::fs::read_to_string(&credentials).unwrap(),
+        format!("admin:{password}\n")
+    );
+    // The secret stays secret in the stored state.
+    let state = std::fs::read_to_string(sandbox.state_file("quickstart", "dev")).unwrap();
+    assert!(
+        !state.contains(&password),
+        "the password is stored in plaintext"
+    );
+
+    // A second up changes nothing.
+    assert_contains(&sandbox.ok(&["up", "--yes"]), &["10 unchanged"]);
+
+    // Edited config: preview shows the update with its diff and leaves state and files alone.
+    sandbox.ok(&["config", "set", "greeting", "Howdy"]);
+    let before = std::fs::read(sandbox.state_file("quickstart", "dev")).unwrap();
+    let preview = sandbox.ok(&["preview"]);
+    assert_contains(
+        &preview,
+        &[
+            "update",
+            "site-index",
+            "content",
+            &format!("Howdy, {pet}!"),
+            "1 to update",
+        ],
+    );
+    assert_eq!(
+        std::fs::read(sandbox.state_file("quickstart", "dev")).unwrap(),
+        before,
+        "a preview changed the state"
+    );
+    assert!(
+        std::fs::read_to_string(&index)
+            .unwrap()
+            .contains("Hello from Cairn")
+    );
+
+    // up applies it.
+    assert_contains(&sandbox.ok(&["up", "--yes"]), &["1 updated"]);
+    assert!(
+        std::fs::read_to_string(&index)
+            .unwrap()
+            .contains(&format!("Howdy, {pet}!"))
+    );
+
+    // A changed input of a random resource replaces it: a new name, and the page follows.
+    sandbox.ok(&["config", "set", "petLength", "3"]);
+    let out = sandbox.ok(&["up", "--yes"]);
+    assert_contains(&out, &["replace", "random:index:RandomPet"]);
+    let renamed = outputs(&sandbox, false)["petName"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_ne!(renamed, pet);
+    assert_eq!(renamed.split('-').count(), 3, "{renamed}");
+    assert!(std::fs::read_to_string(&index).unwrap().contains(&renamed));
+
+    // destroy removes everything, files included.
+    assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["10 deleted"]);
+    assert!(!index.exists() && !credentials.exists());
+    assert!(!sandbox.project.join("out/site").exists());
+    assert_contains(&sandbox.ok(&["stack", "output"]), &["no outputs"]);
+}
+
+#[test]
+fn two_program_versions_replace_update_keep_aliases_and_protect() {
+    let providers = [example_wasm("random"), example_wasm("file")];
+    let sandbox = program_stack(
+        "lifecycle",
+        &example_wasm("lifecycle"),
+        &providers.iter().map(|p| p.as_path()).collect::<Vec<_>>(),
+    );
+    grant_out_dir(&sandbox);
+    sandbox.ok(&["up", "--yes"]);
+    let v1 = outputs(&sandbox, false);
+    assert_eq!(v1["version"], 1);
+    let token_file = sandbox.project.join("out/data/token.txt");
+    assert_eq!(
+        std::fs::read_to_string(&token_file).unwrap(),
+        format!("{}\n", v1["token"].as_str().unwrap())
+    );
+
+    sandbox.ok(&["config", "set", "version", "2"]);
+    let json = sandbox.ok(&["up", "--yes", "--json"]);
+    let steps: Vec<(String, String)> = json
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "stepFinished")
+        .map(|e| {
+            let urn = e["urn"].as_str().unwrap_or_default().to_owned();
+            let name = urn.rsplit("::").next().unwrap_or_default().to_owned();
+            (e["op"].as_str().unwrap_or_default().to_owned(), name)
+        })
+        .collect();
+    let op_of = |name: &str| -> Vec<&str> {
+        steps
+            .iter()
+            .filter(|(_, n)| n == name)
+            .map(|(op, _)| op.as_str())
+            .collect()
+    };
+    assert!(
+        op_of("token").iter().any(|op| op.contains("replace")),
+        "token must be replaced: {steps:?}"
+    );
+    assert_eq!(op_of("data"), ["update"], "{steps:?}");
+    assert_eq!(op_of("marker"), ["same"], "{steps:?}");
+    assert_eq!(
+        op_of("new-name"),
+        ["same"],
+        "the alias keeps the pet: {steps:?}"
+    );
+    assert!(op_of("old-name").is_empty(), "{steps:?}");
+    let v2 = outputs(&sandbox, false);
+    assert_eq!(v2["pet"], v1["pet"]);
+    assert_eq!(v2["id"], v1["id"]);
+    assert_ne!(v2["token"], v1["token"]);
+    assert_eq!(
+        std::fs::read_to_string(&token_file).unwrap(),
+        format!("{}\n", v2["token"].as_str().unwrap())
+    );
+
+    // The protected UUID blocks destroy, naming it; unprotected, destroy finishes.
+    let err = sandbox.fails(&["destroy", "--yes"]);
+    assert_contains(&err, &["protect", "id"]);
+    let urn = "urn:pulumi:dev::lifecycle::random:index:RandomUuid::id";
+    sandbox.ok(&["state", "unprotect", urn]);
+    sandbox.ok(&["destroy", "--yes"]);
+    assert!(!token_file.exists());
+}
+
+/// A stack running `program-probe` against the `probe` provider, in `mode`.
+fn probe_stack(mode: &str) -> Sandbox {
+    let sandbox = program_stack("prog", &test_wasm("program-probe"), &[&test_wasm("probe")]);
+    sandbox.ok(&["config", "set", "mode", mode]);
+    sandbox
+}
+
+#[test]
+fn independent_resources_deploy_in_parallel() {
+    let sandbox = probe_stack("parallel");
+    let json = sandbox.ok(&["up", "--yes", "--json"]);
+    let events: Vec<Value> = json
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|e: &Value| e["resourceType"] == "probe:index:Thing")
+        .collect();
+    let first_finish = events
+        .iter()
+        .position(|e| e["type"] == "stepFinished")
+        .expect("a thing finished");
+    let started_before = events[..first_finish]
+        .iter()
+        .filter(|e| e["type"] == "stepStarted")
+        .count();
+    assert_eq!(
+        started_before, 4,
+        "all four 400 ms creates must be under way before the first finishes"
+    );
+    assert_eq!(outputs(&sandbox, false)["count"], 4);
+}
+
+#[test]
+fn preview_runs_the_program_with_unknowns_and_changes_nothing() {
+    let sandbox = probe_stack("parallel");
+    sandbox.ok(&["config", "set", "sleepMs", "0"]);
+    let before = std::fs::read(sandbox.state_file("prog", "dev")).unwrap();
+    let out = sandbox.ok(&["preview"]);
+    assert_contains(&out, &["6 to create", "probe:index:Thing  t3", "count: 4"]);
+    assert_eq!(
+        std::fs::read(sandbox.state_file("prog", "dev")).unwrap(),
+        before
+    );
+}
+
+/// Runs `up` in `mode`, expecting failure with `message`; then checks the state is consistent
+/// and a fixed program deploys over it.
+fn fails_cleanly(mode: &str, message: &[&str]) {
+    let sandbox = probe_stack(mode);
+    let err = sandbox.fails(&["up", "--yes"]);
+    assert_contains(&err, message);
+    let exported: Value = serde_json::from_str(&sandbox.ok(&["stack", "export"])).unwrap();
+    let pending = &exported["deployment"]["pending_operations"];
+    assert!(
+        pending.is_null() || pending.as_array().is_some_and(Vec::is_empty),
+        "{mode}: pending operations left behind: {pending}"
+    );
+    sandbox.ok(&["config", "set", "mode", "parallel"]);
+    sandbox.ok(&["config", "set", "sleepMs", "0"]);
+    sandbox.ok(&["up", "--yes"]);
+    assert_eq!(outputs(&sandbox, false)["count"], 4, "{mode}");
+}
+
+#[test]
+fn a_panicking_program_fails_with_its_message() {
+    fails_cleanly(
+        "panic",
+        &[
+            "program prog",
+            "panicked",
+            "the program panicked on purpose",
+        ],
+    );
+}
+
+#[test]
+fn a_failing_apply_fails_the_program() {
+    fails_cleanly(
+        "apply-error",
+        &["apply failed: the callback failed on purpose"],
+    );
+}
+
+#[test]
+fn missing_required_config_names_the_key() {
+    fails_cleanly(
+        "require",
+        &[
+            "missing required configuration variable 'prog:missing'",
+            "cairn config set prog:missing",
+        ],
+    );
+}
+
+#[test]
+fn a_failed_resource_fails_the_update_and_keeps_the_rest() {
+    let sandbox = probe_stack("fail-resource");
+    let err = sandbox.fails(&["up", "--yes"]);
+    assert_contains(&err, &["create refused on purpose"]);
+    let state = std::fs::read_to_string(sandbox.state_file("prog", "dev")).unwrap();
+    assert!(
+        state.contains("probe:index:Thing::good"),
+        "the independent resource is recorded"
+    );
+    assert!(!state.contains("probe:index:Thing::bad"));
+}
+
+#[test]
+fn invoke_returns_provider_function_results() {
+    let sandbox = probe_stack("invoke");
+    sandbox.ok(&["up", "--yes"]);
+    let who = &outputs(&sandbox, false)["who"];
+    assert!(who["instance"].is_number(), "{who}");
+}
+
+#[test]
+fn a_program_without_grants_cannot_read_files_or_env() {
+    // The program gets nothing unless `cairn:program` grants it; a malformed grant is named.
+    let sandbox = probe_stack("parallel");
+    sandbox.ok(&[
+        "config",
+        "set",
+        "--path",
+        "[\"cairn:program\"].memoryMiB",
+        "oops",
+    ]);
+    assert_contains(&sandbox.fails(&["preview"]), &["cairn:program.memoryMiB"]);
+}
+
+#[test]
+fn a_project_with_an_unbuildable_main_says_so() {
+    let sandbox = Sandbox::new("broken");
+    sandbox.write(
+        "Pulumi.yaml",
+        "name: broken\nruntime: wasm\nmain: nowhere.wasm\n",
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    assert_contains(
+        &sandbox.fails(&["preview"]),
+        &["main", "nowhere.wasm", "does not exist"],
+    );
+    sandbox.write("Pulumi.yaml", "name: broken\nruntime: nodejs\n");
+    assert_contains(
+        &sandbox.fails(&["up", "--yes"]),
+        &["runtime \"nodejs\" is not supported"],
+    );
+}

@@ -1,0 +1,68 @@
+//! `program-probe`: a test program steered by its project's config `mode`, declaring
+//! `probe:index:Thing` resources of the wasm host's `probe` provider (host/wasm/tests/guest):
+//!
+//! * `parallel` (default): `count` (4) independent things, each taking `sleepMs` (400) to
+//!   create; exports `count`.
+//! * `panic`: declares `before`, then panics.
+//! * `apply-error`: exports an output whose callback fails.
+//! * `require`: requires config `missing`.
+//! * `fail-resource`: `bad` fails to create (after 300 ms) while `good` (independent, 600 ms)
+//!   is under way and succeeds.
+//! * `invoke`: exports the result of `probe:index:whoami`.
+
+use cairn_sdk::Value;
+use cairn_sdk::program::{Args, Context, ResourceOptions, Result, custom, invoke};
+
+fn thing(name: &str, args: Args) -> cairn_sdk::program::Resource {
+    custom("probe:index:Thing", name, args, ResourceOptions::new())
+}
+
+fn main(ctx: &Context) -> Result<()> {
+    let config = ctx.config();
+    let mode = config.get("mode").unwrap_or_else(|| "parallel".to_owned());
+    match mode.as_str() {
+        "parallel" => {
+            let count = config.get_i64("count")?.unwrap_or(4);
+            let sleep = config.get_i64("sleepMs")?.unwrap_or(400);
+            for i in 0..count {
+                thing(
+                    &format!("t{i}"),
+                    Args::new().set("sleepMs", sleep).set("index", i),
+                );
+            }
+            ctx.export("count", count);
+        }
+        "panic" => {
+            thing("before", Args::new());
+            panic!("the program panicked on purpose");
+        }
+        "apply-error" => {
+            let t = thing("t0", Args::new().set("index", 0));
+            let bad = t
+                .output("index")
+                .try_apply(|_| Err::<Value, _>("the callback failed on purpose"));
+            ctx.export("bad", bad);
+        }
+        "require" => {
+            config.require("missing")?;
+        }
+        "fail-resource" => {
+            // `good` is under way when `bad` fails, so it completes and is recorded.
+            thing(
+                "bad",
+                Args::new()
+                    .set("sleepMs", 300)
+                    .set("fail", "create refused on purpose"),
+            );
+            thing("good", Args::new().set("sleepMs", 600));
+        }
+        "invoke" => {
+            let who = invoke("probe:index:whoami", Args::new(), None);
+            ctx.export("who", who.apply(Value::Object));
+        }
+        other => return Err(format!("unknown mode {other:?}").into()),
+    }
+    Ok(())
+}
+
+cairn_sdk::export_program!(main);
