@@ -108,7 +108,7 @@ async fn sockets_are_denied_and_named() {
         &err,
         &[
             "hostile-net@0.1.0 create urn:pulumi:test::proj::hostile-net:index:Probe::net:",
-            "opening a TCP socket is not granted (providers get no sockets",
+            "opening a TCP socket is not granted (components get no sockets",
             "resolving \"localhost\"",
         ],
     );
