@@ -338,6 +338,32 @@ fn a_failed_resource_fails_the_update_and_keeps_the_rest() {
 }
 
 #[test]
+fn stack_references_read_another_stacks_outputs_and_keep_secrets() {
+    let sandbox = probe_stack("parallel");
+    sandbox.ok(&["config", "set", "sleepMs", "0"]);
+    sandbox.ok(&["up", "--yes"]);
+    sandbox.ok(&["stack", "init", "consumer"]);
+    sandbox.ok(&["config", "set", "mode", "stackref"]);
+    sandbox.ok(&["config", "set", "ref", "dev"]);
+    sandbox.ok(&["up", "--yes"]);
+    let plain = outputs(&sandbox, false);
+    assert_eq!(plain["refCount"], 4);
+    assert_eq!(
+        plain["refToken"], "[secret]",
+        "a secret output stays secret"
+    );
+    assert_eq!(plain["refMissing"], Value::Null);
+    assert_eq!(outputs(&sandbox, true)["refToken"], "s3cret");
+
+    // A reference to a stack that does not exist names it.
+    sandbox.ok(&["config", "set", "ref", "nowhere"]);
+    assert_contains(
+        &sandbox.fails(&["up", "--yes"]),
+        &["stack prog/nowhere does not exist"],
+    );
+}
+
+#[test]
 fn invoke_returns_provider_function_results() {
     let sandbox = probe_stack("invoke");
     sandbox.ok(&["up", "--yes"]);

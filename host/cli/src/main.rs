@@ -1,6 +1,7 @@
 //! The `cairn` command-line tool: argument parsing, dispatch, and error reporting.
 
 mod backend;
+mod builtins;
 mod commands;
 mod display;
 mod passphrase;

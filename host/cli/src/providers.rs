@@ -1,6 +1,7 @@
 //! Where the CLI finds providers: WebAssembly components installed in the Cairn home
 //! (`cairn plugin install`) or named by the project's `plugins:` section, sandboxed with the
-//! grants in the stack's `cairn:grants` configuration.
+//! grants in the stack's `cairn:grants` configuration; and the built-in `pulumi` package
+//! (stack references).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,9 +9,13 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result, bail};
 use cairn_engine::config::{ConfigKey, ResolvedConfig};
 use cairn_engine::deploy::events::EventSink;
+use cairn_engine::deploy::provider::{LoadError, Provider, ProviderLoader};
 use cairn_engine::project::Project;
 use cairn_wasm::{Grants, PluginStore, RuntimeOptions, WasmLoader, WasmRuntime, events_log_sink};
 use indexmap::IndexMap;
+
+use crate::backend::FileBackend;
+use crate::builtins::Builtins;
 
 /// The config key holding the user's sandbox grants.
 pub const GRANTS_KEY: &str = "cairn:grants";
@@ -28,9 +33,44 @@ pub fn runtime(home: &Path) -> Result<WasmRuntime> {
     })?)
 }
 
-/// The provider loader for a deployment of `project` (in `project_dir`) with its resolved
-/// configuration; provider logs go to `events`.
+/// A deployment's providers: the built-in `pulumi` package, else wasm components.
+pub struct Loader {
+    wasm: WasmLoader,
+    builtins: Arc<Builtins>,
+}
+
+#[async_trait::async_trait]
+impl ProviderLoader for Loader {
+    async fn load(
+        &self,
+        package: &str,
+        version: Option<&semver::Version>,
+    ) -> Result<Arc<dyn Provider>, LoadError> {
+        if package == "pulumi" {
+            return Ok(self.builtins.clone());
+        }
+        self.wasm.load(package, version).await
+    }
+}
+
+/// The provider loader for a deployment of `project` (in `project_dir`, on `backend`) with its
+/// resolved configuration; provider logs go to `events`.
 pub fn loader(
+    runtime: &WasmRuntime,
+    home: &Path,
+    backend: &FileBackend,
+    project_dir: &Path,
+    project: &Project,
+    config: &IndexMap<ConfigKey, ResolvedConfig>,
+    events: Arc<dyn EventSink>,
+) -> Result<Loader> {
+    Ok(Loader {
+        wasm: wasm_loader(runtime, home, project_dir, project, config, events)?,
+        builtins: Arc::new(Builtins::new(backend.clone(), &project.name)),
+    })
+}
+
+fn wasm_loader(
     runtime: &WasmRuntime,
     home: &Path,
     project_dir: &Path,

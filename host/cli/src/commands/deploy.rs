@@ -133,6 +133,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
         let loader = crate::providers::loader(
             &wasm,
             &context.home,
+            &workspace.backend,
             &workspace.dir,
             &workspace.project,
             &resolved,
@@ -200,7 +201,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
 
 /// What a deployment runs with: the provider loader and (up, preview) the program.
 struct Setup {
-    loader: cairn_wasm::WasmLoader,
+    loader: crate::providers::Loader,
     program: Option<Arc<dyn cairn_engine::deploy::program::Program>>,
 }
 

@@ -2,7 +2,8 @@
 //! `probe:index:Thing` resources of the wasm host's `probe` provider (host/wasm/tests/guest):
 //!
 //! * `parallel` (default): `count` (4) independent things, each taking `sleepMs` (400) to
-//!   create; exports `count`.
+//!   create; exports `count` and a secret `token`.
+//! * `stackref`: reads the stack named by config `ref` and re-exports its `count` and `token`.
 //! * `panic`: declares `before`, then panics.
 //! * `apply-error`: exports an output whose callback fails.
 //! * `require`: requires config `missing`.
@@ -11,7 +12,9 @@
 //! * `invoke`: exports the result of `probe:index:whoami`.
 
 use cairn_sdk::Value;
-use cairn_sdk::program::{Args, Context, ResourceOptions, Result, custom, invoke};
+use cairn_sdk::program::{
+    Args, Context, Output, ResourceOptions, Result, StackReference, custom, invoke,
+};
 
 fn thing(name: &str, args: Args) -> cairn_sdk::program::Resource {
     custom("probe:index:Thing", name, args, ResourceOptions::new())
@@ -31,6 +34,13 @@ fn main(ctx: &Context) -> Result<()> {
                 );
             }
             ctx.export("count", count);
+            ctx.export("token", Output::secret("s3cret".to_owned()));
+        }
+        "stackref" => {
+            let other = StackReference::new(&config.require("ref")?);
+            ctx.export("refCount", other.require_output("count"));
+            ctx.export("refToken", other.output("token"));
+            ctx.export("refMissing", other.output("missing"));
         }
         "panic" => {
             thing("before", Args::new());
