@@ -7,6 +7,17 @@ use crate::error::CheckFailure;
 use crate::provider::CheckResult;
 use crate::value::{Lookup, PropertyMap, Value, lookup_in};
 
+/// `<name>-<7 hex characters>`, the hex a hash (FNV-1a) of `seed`: a generated physical name
+/// that is the same every time for the same seed.
+pub fn auto_name(name: &str, seed: &[u8]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in seed {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{name}-{:07x}", hash >> 36)
+}
+
 /// Typed reads from a [`PropertyMap`].
 ///
 /// `get_*` are lenient: `None` when the property is absent, null, unknown or of another type.
@@ -164,6 +175,22 @@ impl Checker {
         &self.failures
     }
 
+    /// Auto-names the resource when `key` is absent or null: the old inputs' value when there
+    /// is one (so the name is stable across updates), else `<logical name>-<7 hex characters>`
+    /// derived from the request's random seed (the same in a preview and the update that
+    /// follows it). `name` is the logical name (`request.name()`); `olds` and `seed` are the
+    /// request's.
+    pub fn auto_name(&mut self, key: &str, name: &str, olds: &PropertyMap, seed: &[u8]) {
+        if !self.inputs.get(key).is_none_or(Value::is_null) {
+            return;
+        }
+        let value = match olds.get(key).filter(|v| !v.is_null()) {
+            Some(old) => old.clone(),
+            None => Value::from(auto_name(name, seed)),
+        };
+        self.inputs.insert(key.to_owned(), value);
+    }
+
     /// Sets a top-level property when it is absent or null (not when it is unknown).
     pub fn default(&mut self, key: &str, value: impl Into<Value>) {
         if self.inputs.get(key).is_none_or(Value::is_null) {
@@ -244,6 +271,35 @@ impl Checker {
 mod tests {
     use super::*;
     use crate::{props, secret};
+
+    #[test]
+    fn auto_names_are_stable_and_keep_the_old_name() {
+        let seed = b"urn:pulumi:dev::p::t:m:T::site";
+        let name = auto_name("site", seed);
+        assert!(
+            name.starts_with("site-") && name.len() == "site-".len() + 7,
+            "{name}"
+        );
+        assert_eq!(name, auto_name("site", seed), "same seed, same name");
+        assert_ne!(name, auto_name("site", b"another seed"));
+
+        let mut fresh = Checker::new(PropertyMap::new());
+        fresh.auto_name("path", "site", &PropertyMap::new(), seed);
+        assert_eq!(fresh.inputs()["path"], Value::from(name.clone()));
+
+        let olds = props! {"path" => "site-abcdef0"};
+        let mut updated = Checker::new(PropertyMap::new());
+        updated.auto_name("path", "site", &olds, seed);
+        assert_eq!(
+            updated.inputs()["path"],
+            Value::from("site-abcdef0"),
+            "kept across updates"
+        );
+
+        let mut explicit = Checker::new(props! {"path" => "mine"});
+        explicit.auto_name("path", "site", &olds, seed);
+        assert_eq!(explicit.inputs()["path"], Value::from("mine"));
+    }
 
     #[test]
     fn readers_see_through_secrets() {

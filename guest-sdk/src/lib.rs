@@ -83,7 +83,7 @@ pub mod program_bindings {
     });
 }
 
-pub use check::{Checker, PropertyMapExt};
+pub use check::{Checker, PropertyMapExt, auto_name};
 pub use error::{CheckFailure, Context, Error, PartialState, Result};
 pub use provider::{
     CallRequest, CallResult, CheckRequest, CheckResult, ConstructRequest, ConstructResult,

@@ -213,7 +213,15 @@ fn two_program_versions_replace_update_keep_aliases_and_protect() {
         "the alias keeps the pet: {steps:?}"
     );
     assert!(op_of("old-name").is_empty(), "{steps:?}");
+    assert_eq!(op_of("notes"), ["update"], "{steps:?}");
     let v2 = outputs(&sandbox, false);
+    let notes = v1["notesPath"].as_str().unwrap();
+    assert!(notes.starts_with("notes-"), "auto-named: {notes}");
+    assert_eq!(v2["notesPath"], v1["notesPath"], "the auto-name is kept");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project.join("out").join(notes)).unwrap(),
+        "version 2\n"
+    );
     assert_eq!(v2["pet"], v1["pet"]);
     assert_eq!(v2["id"], v1["id"]);
     assert_ne!(v2["token"], v1["token"]);
@@ -372,8 +380,49 @@ fn invoke_returns_provider_function_results() {
 }
 
 #[test]
-fn a_program_without_grants_cannot_read_files_or_env() {
-    // The program gets nothing unless `cairn:program` grants it; a malformed grant is named.
+fn a_program_gets_only_what_cairn_program_grants() {
+    let sandbox = probe_stack("sandbox");
+    std::fs::create_dir_all(sandbox.project.join("data")).unwrap();
+    sandbox.write("data/hello.txt", "hello from the host\n");
+    let run = |sandbox: &Sandbox| {
+        let mut command = sandbox.command(&["up", "--yes"]);
+        let output = command.env("PROBE_SECRET", "top").output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        outputs(sandbox, false)
+    };
+    let denied = run(&sandbox);
+    assert!(
+        denied["passwd"].as_str().unwrap().starts_with("err:"),
+        "{denied}"
+    );
+    assert!(
+        denied["granted"].as_str().unwrap().starts_with("err:"),
+        "{denied}"
+    );
+    assert_eq!(denied["env"], "unset");
+
+    for (path, value) in [
+        ("[\"cairn:program\"].directories[0].host", "./data"),
+        ("[\"cairn:program\"].directories[0].guest", "/data"),
+        ("[\"cairn:program\"].env[0]", "PROBE_SECRET"),
+    ] {
+        sandbox.ok(&["config", "set", "--path", path, value]);
+    }
+    let granted = run(&sandbox);
+    assert_eq!(granted["granted"], "ok:hello from the host");
+    assert_eq!(granted["env"], "top");
+    assert!(
+        granted["passwd"].as_str().unwrap().starts_with("err:"),
+        "{granted}"
+    );
+}
+
+#[test]
+fn a_malformed_program_grant_is_named() {
     let sandbox = probe_stack("parallel");
     sandbox.ok(&[
         "config",

@@ -167,3 +167,44 @@ fn missing_required_config_names_the_key_and_the_command() {
     );
     assert_eq!(config.get_i64("count"), Ok(None));
 }
+
+#[test]
+fn transformations_apply_to_a_resource_its_children_and_the_stack() {
+    let parent = component(
+        "t:index:Group",
+        "g",
+        ResourceOptions::new().transformation(|t| t.name = format!("{}-x", t.name)),
+    );
+    assert_eq!(parent.name(), "g-x");
+    let child = custom(
+        "t:index:Thing",
+        "c",
+        Args::new(),
+        ResourceOptions::new().parent(&parent),
+    );
+    assert_eq!(
+        child.name(),
+        "c-x",
+        "children inherit their parent's transformations"
+    );
+
+    let ctx = Context::from_host();
+    ctx.register_stack_transformation(|t| {
+        t.resource_type = t.resource_type.replace("Thing", "Other")
+    });
+    let other = custom("t:index:Thing", "o", Args::new(), ResourceOptions::new());
+    assert_eq!(other.resource_type(), "t:index:Other");
+    assert_eq!(other.name(), "o");
+}
+
+#[test]
+fn resources_declared_without_a_host_fail_their_outputs() {
+    let r = custom(
+        "t:index:Thing",
+        "n",
+        Args::new().set("a", 1),
+        ResourceOptions::new(),
+    );
+    assert!(matches!(r.urn.try_get(), Some(Err(e)) if e.contains("program component")));
+    assert!(matches!(r.output("a").try_get(), Some(Err(_))));
+}

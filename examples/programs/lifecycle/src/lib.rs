@@ -9,6 +9,7 @@
 //! | `id` (RandomUuid) | protected | protected | same (and `destroy` refuses) |
 //! | `old-name` → `new-name` (RandomPet) | `old-name` | `new-name`, alias `old-name` | same |
 //! | `store` (Directory `data`) | — | — | same |
+//! | `notes` (File, auto-named path) | `version 1` | `version 2` | update, same path |
 
 use cairn_file::{Directory, DirectoryArgs, File, FileArgs};
 use cairn_random::{
@@ -45,6 +46,12 @@ fn main(ctx: &Context) -> Result<()> {
             .depends_on(&data.resource)
             .depends_on(&store.resource),
     );
+    // No path: the provider auto-names it, and keeps the name across updates.
+    let notes = File::new(
+        "notes",
+        FileArgs::auto_named(format!("version {version}\n")),
+        ResourceOptions::new(),
+    );
     let id = RandomUuid::new(
         "id",
         RandomUuidArgs::new(),
@@ -64,6 +71,7 @@ fn main(ctx: &Context) -> Result<()> {
     ctx.export("token", &token.result);
     ctx.export("dataSha256", &data.sha256);
     ctx.export("markerPath", &marker.path);
+    ctx.export("notesPath", &notes.path);
     ctx.export("id", &id.result);
     ctx.export("pet", &pet.result);
     Ok(())

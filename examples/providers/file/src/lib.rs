@@ -6,7 +6,8 @@
 //! lead out are check failures naming `path` (and are checked again before every operation).
 //!
 //! ## `file:index:File`
-//! Inputs: `path` (required), `content` (required, text), `mode` (optional, octal like
+//! Inputs: `path` (default: auto-named `<resource name>-<7 hex>`, kept across updates),
+//! `content` (required, text), `mode` (optional, octal like
 //! `"0644"`). Outputs: the inputs plus `size` (bytes) and `sha256` (lower-case hex). The ID is
 //! the resolved path relative to `/work`.
 //! * `create` makes missing parent directories and refuses to overwrite an existing file.
@@ -17,8 +18,8 @@
 //! * Content that is secret stays secret, and so does its `sha256`.
 //!
 //! ## `file:index:Directory`
-//! Inputs: `path` (required), `mode` (optional). Outputs: the inputs. `create` makes missing
-//! parents; `delete` removes the directory only when it is empty (otherwise it fails, saying
+//! Inputs: `path` (auto-named like a file's when absent), `mode` (optional). Outputs: the
+//! inputs. `create` makes missing parents; `delete` removes the directory only when it is empty (otherwise it fails, saying
 //! so); `read` reports a directory deleted out of band as gone.
 //!
 //! ## `mode`
@@ -197,7 +198,9 @@ impl Files {
 impl Provider for Files {
     fn check(&self, r: CheckRequest) -> Result<CheckResult> {
         let resource_type = r.resource_type().to_owned();
+        let name = r.name().to_owned();
         let mut c = Checker::new(r.news);
+        c.auto_name("path", &name, &r.olds, &r.random_seed);
         if let Some(path) = c.required_string("path")
             && let Err(e) = resolve(&self.root, &path)
         {
@@ -356,6 +359,30 @@ mod tests {
             state: PropertyMap::new(),
         })
         .unwrap()
+    }
+
+    #[test]
+    fn a_missing_path_is_auto_named_and_kept_across_updates() {
+        let t = TempDir::new();
+        let p = provider(&t);
+        let request = |olds: PropertyMap| CheckRequest {
+            urn: urn(FILE),
+            news: props! {"content" => "x"},
+            olds,
+            random_seed: urn(FILE).into_bytes(),
+        };
+        let first = p.check(request(PropertyMap::new())).unwrap();
+        assert!(first.failures.is_empty(), "{:?}", first.failures);
+        let path = first.inputs.get_str("path").unwrap().to_owned();
+        assert!(path.starts_with("f-") && path.len() == 9, "{path}");
+        let again = p.check(request(PropertyMap::new())).unwrap();
+        assert_eq!(
+            again.inputs.get_str("path"),
+            Some(path.as_str()),
+            "same seed, same name"
+        );
+        let kept = p.check(request(props! {"path" => "f-1234567"})).unwrap();
+        assert_eq!(kept.inputs.get_str("path"), Some("f-1234567"));
     }
 
     #[test]

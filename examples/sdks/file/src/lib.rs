@@ -25,6 +25,12 @@ impl FileArgs {
         FileArgs(Args::new().set("path", path).set("content", content))
     }
 
+    /// A file holding `content` at an auto-generated path (`<resource name>-<7 hex>`, kept
+    /// across updates).
+    pub fn auto_named(content: impl IntoInput<Value = String>) -> Self {
+        FileArgs(Args::new().set("content", content))
+    }
+
     /// The octal mode, e.g. `"0644"` (recorded; WASI cannot apply it).
     pub fn mode(self, mode: impl IntoInput<Value = String>) -> Self {
         FileArgs(self.0.set("mode", mode))

@@ -10,6 +10,8 @@
 //! * `fail-resource`: `bad` fails to create (after 300 ms) while `good` (independent, 600 ms)
 //!   is under way and succeeds.
 //! * `invoke`: exports the result of `probe:index:whoami`.
+//! * `sandbox`: tries `/etc/passwd`, `/data/hello.txt` and env `PROBE_SECRET`; exports what
+//!   it got (`ok:<text>` / `err:<error>`, the variable or `unset`).
 
 use cairn_sdk::Value;
 use cairn_sdk::program::{
@@ -65,6 +67,21 @@ fn main(ctx: &Context) -> Result<()> {
                     .set("fail", "create refused on purpose"),
             );
             thing("good", Args::new().set("sleepMs", 600));
+        }
+        "sandbox" => {
+            let attempt = |r: std::io::Result<String>| match r {
+                Ok(text) => format!("ok:{}", text.trim()),
+                Err(e) => format!("err:{e}"),
+            };
+            ctx.export("passwd", attempt(std::fs::read_to_string("/etc/passwd")));
+            ctx.export(
+                "granted",
+                attempt(std::fs::read_to_string("/data/hello.txt")),
+            );
+            ctx.export(
+                "env",
+                std::env::var("PROBE_SECRET").unwrap_or_else(|_| "unset".to_owned()),
+            );
         }
         "invoke" => {
             let who = invoke("probe:index:whoami", Args::new(), None);
