@@ -372,6 +372,29 @@ fn stack_references_read_another_stacks_outputs_and_keep_secrets() {
 }
 
 #[test]
+fn reading_an_existing_resource_records_it_as_external() {
+    let sandbox = probe_stack("read");
+    sandbox.ok(&["up", "--yes"]);
+    let out = outputs(&sandbox, false);
+    assert_eq!(out["readId"], "thing-outside");
+    assert_eq!(
+        out["readUrn"],
+        "urn:pulumi:dev::prog::probe:index:Thing::existing"
+    );
+    let exported: Value = serde_json::from_str(&sandbox.ok(&["stack", "export"])).unwrap();
+    let resource = exported["deployment"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["urn"] == out["readUrn"])
+        .expect("the read resource is in the state");
+    assert_eq!(resource["external"], true);
+    assert_eq!(resource["id"], "thing-outside");
+    // Destroy forgets it without deleting it.
+    assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["existing"]);
+}
+
+#[test]
 fn invoke_returns_provider_function_results() {
     let sandbox = probe_stack("invoke");
     sandbox.ok(&["up", "--yes"]);

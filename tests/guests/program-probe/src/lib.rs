@@ -10,12 +10,13 @@
 //! * `fail-resource`: `bad` fails to create (after 300 ms) while `good` (independent, 600 ms)
 //!   is under way and succeeds.
 //! * `invoke`: exports the result of `probe:index:whoami`.
+//! * `read`: reads the existing thing `thing-outside` and exports its ID and URN.
 //! * `sandbox`: tries `/etc/passwd`, `/data/hello.txt` and env `PROBE_SECRET`; exports what
 //!   it got (`ok:<text>` / `err:<error>`, the variable or `unset`).
 
 use cairn_sdk::Value;
 use cairn_sdk::program::{
-    Args, Context, Output, ResourceOptions, Result, StackReference, custom, invoke,
+    Args, Context, Output, ResourceOptions, Result, StackReference, custom, invoke, read,
 };
 
 fn thing(name: &str, args: Args) -> cairn_sdk::program::Resource {
@@ -82,6 +83,17 @@ fn main(ctx: &Context) -> Result<()> {
                 "env",
                 std::env::var("PROBE_SECRET").unwrap_or_else(|_| "unset".to_owned()),
             );
+        }
+        "read" => {
+            let existing = read(
+                "probe:index:Thing",
+                "existing",
+                "thing-outside",
+                Args::new(),
+                ResourceOptions::new(),
+            );
+            ctx.export("readId", &existing.id);
+            ctx.export("readUrn", &existing.urn);
         }
         "invoke" => {
             let who = invoke("probe:index:whoami", Args::new(), None);
