@@ -395,6 +395,38 @@ fn reading_an_existing_resource_records_it_as_external() {
 }
 
 #[test]
+fn explicit_providers_and_secret_and_structured_config() {
+    let sandbox = probe_stack("options");
+    // A missing secret is named with the command that sets it.
+    assert_contains(
+        &sandbox.fails(&["preview"]),
+        &["prog:apiKey", "cairn config set --secret prog:apiKey"],
+    );
+    sandbox.ok(&["config", "set", "--secret", "apiKey", "xyz-secret-key"]);
+    sandbox.ok(&["config", "set", "--path", "ports[0]", "80"]);
+    sandbox.ok(&["config", "set", "--path", "ports[1]", "443"]);
+    sandbox.ok(&["up", "--yes"]);
+    let out = outputs(&sandbox, false);
+    assert_eq!(
+        out["direct"], "eu",
+        "the explicit provider configures `direct`"
+    );
+    assert_eq!(
+        out["child"], "eu",
+        "a component passes its providers to children"
+    );
+    assert_eq!(out["key"], "[secret]");
+    assert_eq!(out["portsSum"], 523);
+    assert_eq!(outputs(&sandbox, true)["key"], "xyz-secret-key");
+    let state = std::fs::read_to_string(sandbox.state_file("prog", "dev")).unwrap();
+    assert!(
+        !state.contains("xyz-secret-key"),
+        "a secret input is stored in plaintext"
+    );
+    assert!(state.contains("pulumi:providers:probe::eu"));
+}
+
+#[test]
 fn invoke_returns_provider_function_results() {
     let sandbox = probe_stack("invoke");
     sandbox.ok(&["up", "--yes"]);

@@ -10,13 +10,17 @@
 //! * `fail-resource`: `bad` fails to create (after 300 ms) while `good` (independent, 600 ms)
 //!   is under way and succeeds.
 //! * `invoke`: exports the result of `probe:index:whoami`.
+//! * `options`: an explicit provider `eu` (region `eu`) used by `direct` and passed to the
+//!   children of component `group`; secret config `apiKey` as an input; structured config
+//!   `ports` (a list of numbers) summed.
 //! * `read`: reads the existing thing `thing-outside` and exports its ID and URN.
 //! * `sandbox`: tries `/etc/passwd`, `/data/hello.txt` and env `PROBE_SECRET`; exports what
 //!   it got (`ok:<text>` / `err:<error>`, the variable or `unset`).
 
 use cairn_sdk::Value;
 use cairn_sdk::program::{
-    Args, Context, Output, ResourceOptions, Result, StackReference, custom, invoke, read,
+    Args, Context, Output, ResourceOptions, Result, StackReference, component, custom, invoke,
+    provider, read,
 };
 
 fn thing(name: &str, args: Args) -> cairn_sdk::program::Resource {
@@ -83,6 +87,39 @@ fn main(ctx: &Context) -> Result<()> {
                 "env",
                 std::env::var("PROBE_SECRET").unwrap_or_else(|_| "unset".to_owned()),
             );
+        }
+        "options" => {
+            let eu = provider(
+                "probe",
+                "eu",
+                Args::new().set("region", "eu"),
+                ResourceOptions::new(),
+            );
+            let direct = custom(
+                "probe:index:Thing",
+                "direct",
+                Args::new(),
+                ResourceOptions::new().provider(&eu),
+            );
+            let group = component(
+                "prog:index:Group",
+                "group",
+                ResourceOptions::new().providers(&eu),
+            );
+            let child = custom(
+                "probe:index:Thing",
+                "child",
+                Args::new(),
+                ResourceOptions::new().parent(&group),
+            );
+            group.register_outputs(Args::new().set("child", &child.urn));
+            let key = config.require_secret("apiKey")?;
+            let keyed = thing("keyed", Args::new().set("key", &key));
+            let ports: Vec<i64> = config.require_object("ports")?;
+            ctx.export("direct", direct.output("configured").get("region"));
+            ctx.export("child", child.output("configured").get("region"));
+            ctx.export("key", keyed.output("key"));
+            ctx.export("portsSum", ports.iter().sum::<i64>());
         }
         "read" => {
             let existing = read(
