@@ -1,0 +1,22 @@
+//! Compiles `proto/` (pulumirpc and grpc.health.v1) with a vendored `protoc`, so a build needs
+//! nothing installed.
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let protoc = protoc_bin_vendored::protoc_bin_path()?;
+    // SAFETY: build scripts are single-threaded; prost-build reads PROTOC from the environment.
+    unsafe { std::env::set_var("PROTOC", protoc) };
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    let files = [
+        "pulumi/plugin.proto",
+        "pulumi/alias.proto",
+        "pulumi/engine.proto",
+        "pulumi/provider.proto",
+        "pulumi/resource.proto",
+        "grpc/health/v1/health.proto",
+    ];
+    let include = protoc_bin_vendored::include_path()?;
+    tonic_prost_build::configure()
+        .compile_protos(&files.map(|f| root.join(f)), &[root.clone(), include])?;
+    println!("cargo:rerun-if-changed={}", root.display());
+    Ok(())
+}

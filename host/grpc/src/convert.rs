@@ -1,0 +1,636 @@
+//! `PropertyValue` ⇄ `google.protobuf.Struct`/`Value`, as the plugin protocol encodes values.
+//!
+//! Plain values map to their protobuf kinds (numbers are doubles). Special values are objects
+//! carrying the signature key [`SIG_KEY`]:
+//!
+//! | value | object |
+//! |---|---|
+//! | secret | `{sig: SECRET_SIG, value}` |
+//! | asset | `{sig: ASSET_SIG, hash, text \| path \| uri}` |
+//! | archive | `{sig: ARCHIVE_SIG, hash, assets \| path \| uri}` |
+//! | resource reference | `{sig: RESOURCE_REFERENCE_SIG, urn, id, packageVersion}` |
+//! | output | `{sig: OUTPUT_VALUE_SIG, value?, secret, dependencies}` |
+//!
+//! and an unknown value is the string [`UNKNOWN_SENTINEL`]. A peer that has not said it accepts
+//! secrets, resource references or output values gets them downgraded ([`Marshal`]): a secret
+//! becomes its plain value, a reference its ID (custom resources) or URN (components), an output
+//! its value (secret-wrapped if secret and secrets are accepted) or the unknown sentinel.
+
+use cairn_engine::asset::{Archive, ArchiveMember, ArchiveSource, Asset, AssetSource};
+use cairn_engine::state::codec::{
+    ARCHIVE_SIG, ASSET_SIG, OUTPUT_VALUE_SIG, RESOURCE_REFERENCE_SIG, SECRET_SIG, SIG_KEY,
+    UNKNOWN_SENTINEL,
+};
+use cairn_engine::urn::Urn;
+use cairn_engine::value::{OutputValue, PropertyMap, PropertyValue, ResourceReference};
+use prost_types::value::Kind;
+use prost_types::{ListValue, Struct, Value};
+
+/// A protobuf value that is not a valid property value; the message says where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {reason}")]
+pub struct ConvertError {
+    /// A property path (`tags.env`, `ports[0]`), empty for the whole value.
+    pub path: String,
+    pub reason: String,
+}
+
+/// What the peer accepts; anything else is downgraded on the way out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Marshal {
+    pub secrets: bool,
+    pub resources: bool,
+    pub outputs: bool,
+}
+
+impl Marshal {
+    /// A peer that accepts every kind.
+    pub const ALL: Marshal = Marshal {
+        secrets: true,
+        resources: true,
+        outputs: true,
+    };
+
+    /// A peer that accepts only plain values (and unknowns).
+    pub const PLAIN: Marshal = Marshal {
+        secrets: false,
+        resources: false,
+        outputs: false,
+    };
+}
+
+fn string(s: impl Into<String>) -> Value {
+    Value {
+        kind: Some(Kind::StringValue(s.into())),
+    }
+}
+
+fn object(fields: Vec<(&str, Value)>) -> Value {
+    Value {
+        kind: Some(Kind::StructValue(Struct {
+            fields: fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+        })),
+    }
+}
+
+fn null() -> Value {
+    Value {
+        kind: Some(Kind::NullValue(0)),
+    }
+}
+
+/// Encodes a property map as a `Struct`.
+pub fn to_struct(map: &PropertyMap, marshal: Marshal) -> Struct {
+    Struct {
+        fields: map
+            .iter()
+            .map(|(k, v)| (k.clone(), to_value(v, marshal)))
+            .collect(),
+    }
+}
+
+/// Encodes one property value.
+pub fn to_value(value: &PropertyValue, marshal: Marshal) -> Value {
+    match value {
+        PropertyValue::Null => null(),
+        PropertyValue::Bool(b) => Value {
+            kind: Some(Kind::BoolValue(*b)),
+        },
+        PropertyValue::Number(n) => Value {
+            kind: Some(Kind::NumberValue(*n)),
+        },
+        PropertyValue::String(s) => string(s.clone()),
+        PropertyValue::Array(items) => Value {
+            kind: Some(Kind::ListValue(ListValue {
+                values: items.iter().map(|v| to_value(v, marshal)).collect(),
+            })),
+        },
+        PropertyValue::Object(map) => Value {
+            kind: Some(Kind::StructValue(to_struct(map, marshal))),
+        },
+        PropertyValue::Asset(asset) => asset_value(asset),
+        PropertyValue::Archive(archive) => archive_value(archive),
+        PropertyValue::ResourceReference(r) => {
+            if marshal.resources {
+                let mut fields = vec![
+                    (SIG_KEY, string(RESOURCE_REFERENCE_SIG)),
+                    ("urn", string(r.urn.as_str())),
+                ];
+                if let Some(id) = &r.id {
+                    fields.push(("id", id_value(id)));
+                }
+                if let Some(version) = &r.package_version {
+                    fields.push(("packageVersion", string(version.clone())));
+                }
+                object(fields)
+            } else {
+                // Downgraded: a custom resource's ID, a component's URN.
+                match &r.id {
+                    Some(id) => id_value(id),
+                    None => string(r.urn.as_str()),
+                }
+            }
+        }
+        PropertyValue::Secret(inner) => {
+            let inner = to_value(inner, marshal);
+            if marshal.secrets {
+                object(vec![(SIG_KEY, string(SECRET_SIG)), ("value", inner)])
+            } else {
+                inner
+            }
+        }
+        PropertyValue::Computed => string(UNKNOWN_SENTINEL),
+        PropertyValue::Output(o) => {
+            if marshal.outputs {
+                let mut fields = vec![(SIG_KEY, string(OUTPUT_VALUE_SIG))];
+                if let Some(v) = &o.value {
+                    fields.push(("value", to_value(v, marshal)));
+                }
+                if o.secret {
+                    fields.push((
+                        "secret",
+                        Value {
+                            kind: Some(Kind::BoolValue(true)),
+                        },
+                    ));
+                }
+                if !o.dependencies.is_empty() {
+                    fields.push((
+                        "dependencies",
+                        Value {
+                            kind: Some(Kind::ListValue(ListValue {
+                                values: o.dependencies.iter().map(|u| string(u.as_str())).collect(),
+                            })),
+                        },
+                    ));
+                }
+                object(fields)
+            } else {
+                let plain = match &o.value {
+                    Some(v) => to_value(v, marshal),
+                    None => string(UNKNOWN_SENTINEL),
+                };
+                if o.secret && marshal.secrets {
+                    object(vec![(SIG_KEY, string(SECRET_SIG)), ("value", plain)])
+                } else {
+                    plain
+                }
+            }
+        }
+    }
+}
+
+/// A resource ID: a string, or the unknown sentinel.
+fn id_value(id: &PropertyValue) -> Value {
+    match id {
+        PropertyValue::String(s) => string(s.clone()),
+        _ => string(UNKNOWN_SENTINEL),
+    }
+}
+
+fn asset_value(asset: &Asset) -> Value {
+    let mut fields = vec![(SIG_KEY, string(ASSET_SIG))];
+    if let Some(hash) = &asset.hash {
+        fields.push(("hash", string(hash.clone())));
+    }
+    match &asset.source {
+        AssetSource::Text(t) => fields.push(("text", string(t.clone()))),
+        AssetSource::Path(p) => fields.push(("path", string(p.clone()))),
+        AssetSource::Uri(u) => fields.push(("uri", string(u.clone()))),
+        AssetSource::HashOnly => {}
+    }
+    object(fields)
+}
+
+fn archive_value(archive: &Archive) -> Value {
+    let mut fields = vec![(SIG_KEY, string(ARCHIVE_SIG))];
+    if let Some(hash) = &archive.hash {
+        fields.push(("hash", string(hash.clone())));
+    }
+    match &archive.source {
+        ArchiveSource::Assets(members) => fields.push((
+            "assets",
+            Value {
+                kind: Some(Kind::StructValue(Struct {
+                    fields: members
+                        .iter()
+                        .map(|(name, member)| {
+                            let v = match member {
+                                ArchiveMember::Asset(a) => asset_value(a),
+                                ArchiveMember::Archive(a) => archive_value(a),
+                            };
+                            (name.clone(), v)
+                        })
+                        .collect(),
+                })),
+            },
+        )),
+        ArchiveSource::Path(p) => fields.push(("path", string(p.clone()))),
+        ArchiveSource::Uri(u) => fields.push(("uri", string(u.clone()))),
+        ArchiveSource::HashOnly => {}
+    }
+    object(fields)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding.
+
+fn error(path: &str, reason: impl Into<String>) -> ConvertError {
+    ConvertError {
+        path: path.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// Decodes a `Struct` (a missing one is an empty map).
+pub fn from_struct(s: Option<&Struct>) -> Result<PropertyMap, ConvertError> {
+    let Some(s) = s else {
+        return Ok(PropertyMap::new());
+    };
+    decode_fields(s, "")
+}
+
+fn decode_fields(s: &Struct, path: &str) -> Result<PropertyMap, ConvertError> {
+    // Struct fields are a map: sort keys for a stable order.
+    let mut keys: Vec<&String> = s.fields.keys().collect();
+    keys.sort();
+    keys.into_iter()
+        .map(|k| Ok((k.clone(), decode(&s.fields[k], &join(path, k))?)))
+        .collect()
+}
+
+/// Decodes one value.
+pub fn from_value(value: &Value) -> Result<PropertyValue, ConvertError> {
+    decode(value, "")
+}
+
+fn decode(value: &Value, path: &str) -> Result<PropertyValue, ConvertError> {
+    Ok(match &value.kind {
+        None | Some(Kind::NullValue(_)) => PropertyValue::Null,
+        Some(Kind::BoolValue(b)) => PropertyValue::Bool(*b),
+        Some(Kind::NumberValue(n)) => PropertyValue::Number(*n),
+        Some(Kind::StringValue(s)) if s == UNKNOWN_SENTINEL => PropertyValue::Computed,
+        Some(Kind::StringValue(s)) => PropertyValue::String(s.clone()),
+        Some(Kind::ListValue(list)) => PropertyValue::Array(
+            list.values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| decode(v, &format!("{path}[{i}]")))
+                .collect::<Result<_, _>>()?,
+        ),
+        Some(Kind::StructValue(s)) => match s.fields.get(SIG_KEY).and_then(as_str) {
+            None => PropertyValue::Object(decode_fields(s, path)?),
+            Some(sig) => decode_special(sig, s, path)?,
+        },
+    })
+}
+
+fn as_str(v: &Value) -> Option<&str> {
+    match &v.kind {
+        Some(Kind::StringValue(s)) => Some(s),
+        _ => None,
+    }
+}
+
+fn str_field<'a>(s: &'a Struct, key: &str, path: &str) -> Result<Option<&'a str>, ConvertError> {
+    match s.fields.get(key).map(|v| &v.kind) {
+        None | Some(None) | Some(Some(Kind::NullValue(_))) => Ok(None),
+        Some(Some(Kind::StringValue(v))) => Ok(Some(v)),
+        Some(_) => Err(error(&join(path, key), "expected a string")),
+    }
+}
+
+fn urn_of(text: &str, path: &str) -> Result<Urn, ConvertError> {
+    Urn::parse(text).map_err(|e| error(path, format!("invalid URN {text:?}: {e}")))
+}
+
+fn decode_special(sig: &str, s: &Struct, path: &str) -> Result<PropertyValue, ConvertError> {
+    match sig {
+        SECRET_SIG => {
+            let inner = match s.fields.get("value") {
+                Some(v) => decode(v, path)?,
+                None => PropertyValue::Null,
+            };
+            Ok(match inner {
+                secret @ PropertyValue::Secret(_) => secret,
+                plain => PropertyValue::secret(plain),
+            })
+        }
+        ASSET_SIG => Ok(PropertyValue::Asset(decode_asset(s, path)?)),
+        ARCHIVE_SIG => Ok(PropertyValue::Archive(decode_archive(s, path)?)),
+        RESOURCE_REFERENCE_SIG => {
+            let urn = str_field(s, "urn", path)?
+                .ok_or_else(|| error(path, "a resource reference needs a urn"))?;
+            let id = match s.fields.get("id") {
+                None => None,
+                Some(v) => match &v.kind {
+                    Some(Kind::StringValue(id)) if id.is_empty() => None,
+                    Some(Kind::StringValue(id)) if id == UNKNOWN_SENTINEL => {
+                        Some(Box::new(PropertyValue::Computed))
+                    }
+                    Some(Kind::StringValue(id)) => {
+                        Some(Box::new(PropertyValue::String(id.clone())))
+                    }
+                    None | Some(Kind::NullValue(_)) => None,
+                    Some(_) => return Err(error(&join(path, "id"), "expected a string")),
+                },
+            };
+            Ok(PropertyValue::ResourceReference(ResourceReference {
+                urn: urn_of(urn, &join(path, "urn"))?,
+                id,
+                package_version: str_field(s, "packageVersion", path)?
+                    .filter(|v| !v.is_empty())
+                    .map(str::to_owned),
+            }))
+        }
+        OUTPUT_VALUE_SIG => {
+            let value = match s.fields.get("value") {
+                None => None,
+                Some(v) => match decode(v, &join(path, "value"))? {
+                    PropertyValue::Computed => None,
+                    other => Some(Box::new(other)),
+                },
+            };
+            let secret = matches!(
+                s.fields.get("secret").map(|v| &v.kind),
+                Some(Some(Kind::BoolValue(true)))
+            );
+            let dependencies = match s.fields.get("dependencies").map(|v| &v.kind) {
+                None | Some(None) | Some(Some(Kind::NullValue(_))) => Vec::new(),
+                Some(Some(Kind::ListValue(list))) => list
+                    .values
+                    .iter()
+                    .map(|v| {
+                        as_str(v)
+                            .ok_or_else(|| error(path, "output dependencies must be URNs"))
+                            .and_then(|u| urn_of(u, &join(path, "dependencies")))
+                    })
+                    .collect::<Result<_, _>>()?,
+                Some(_) => return Err(error(path, "output dependencies must be a list")),
+            };
+            Ok(PropertyValue::Output(OutputValue {
+                value,
+                secret,
+                dependencies,
+            }))
+        }
+        other => Err(error(path, format!("unknown signature {other:?}"))),
+    }
+}
+
+fn decode_asset(s: &Struct, path: &str) -> Result<Asset, ConvertError> {
+    let hash = str_field(s, "hash", path)?
+        .filter(|h| !h.is_empty())
+        .map(str::to_owned);
+    let source = if let Some(t) = str_field(s, "text", path)? {
+        AssetSource::Text(t.to_owned())
+    } else if let Some(p) = str_field(s, "path", path)?.filter(|p| !p.is_empty()) {
+        AssetSource::Path(p.to_owned())
+    } else if let Some(u) = str_field(s, "uri", path)?.filter(|u| !u.is_empty()) {
+        AssetSource::Uri(u.to_owned())
+    } else {
+        AssetSource::HashOnly
+    };
+    Ok(Asset { hash, source })
+}
+
+fn decode_archive(s: &Struct, path: &str) -> Result<Archive, ConvertError> {
+    let hash = str_field(s, "hash", path)?
+        .filter(|h| !h.is_empty())
+        .map(str::to_owned);
+    let source =
+        if let Some(Some(Kind::StructValue(members))) = s.fields.get("assets").map(|v| &v.kind) {
+            let mut names: Vec<&String> = members.fields.keys().collect();
+            names.sort();
+            let mut out = indexmap::IndexMap::new();
+            for name in names {
+                let at = join(&join(path, "assets"), name);
+                let member = match &members.fields[name].kind {
+                    Some(Kind::StructValue(m)) => match m.fields.get(SIG_KEY).and_then(as_str) {
+                        Some(ASSET_SIG) => ArchiveMember::Asset(decode_asset(m, &at)?),
+                        Some(ARCHIVE_SIG) => ArchiveMember::Archive(decode_archive(m, &at)?),
+                        _ => {
+                            return Err(error(
+                                &at,
+                                "an archive member must be an asset or an archive",
+                            ));
+                        }
+                    },
+                    _ => {
+                        return Err(error(
+                            &at,
+                            "an archive member must be an asset or an archive",
+                        ));
+                    }
+                };
+                out.insert(name.clone(), member);
+            }
+            ArchiveSource::Assets(out)
+        } else if let Some(p) = str_field(s, "path", path)?.filter(|p| !p.is_empty()) {
+            ArchiveSource::Path(p.to_owned())
+        } else if let Some(u) = str_field(s, "uri", path)?.filter(|u| !u.is_empty()) {
+            ArchiveSource::Uri(u.to_owned())
+        } else {
+            ArchiveSource::HashOnly
+        };
+    Ok(Archive { hash, source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn urn(name: &str) -> Urn {
+        Urn::parse(&format!("urn:pulumi:dev::proj::aws:s3:Bucket::{name}")).unwrap()
+    }
+
+    /// One value of every kind the protocol carries, as the engine holds it.
+    fn every_kind() -> PropertyMap {
+        let mut members = indexmap::IndexMap::new();
+        members.insert(
+            "a.txt".to_owned(),
+            ArchiveMember::Asset(Asset {
+                hash: None,
+                source: AssetSource::Text("hi".into()),
+            }),
+        );
+        let mut map = PropertyMap::new();
+        map.insert("null".into(), PropertyValue::Null);
+        map.insert("bool".into(), PropertyValue::Bool(true));
+        map.insert("number".into(), PropertyValue::Number(1.5));
+        map.insert("string".into(), PropertyValue::String("text".into()));
+        map.insert(
+            "array".into(),
+            PropertyValue::Array(vec![PropertyValue::Number(1.0), PropertyValue::Computed]),
+        );
+        map.insert(
+            "secret".into(),
+            PropertyValue::secret(PropertyValue::String("pw".into())),
+        );
+        map.insert(
+            "asset".into(),
+            PropertyValue::Asset(Asset {
+                hash: Some("ab".into()),
+                source: AssetSource::Path("./f".into()),
+            }),
+        );
+        map.insert(
+            "archive".into(),
+            PropertyValue::Archive(Archive {
+                hash: None,
+                source: ArchiveSource::Assets(members),
+            }),
+        );
+        map.insert(
+            "custom".into(),
+            PropertyValue::ResourceReference(ResourceReference {
+                urn: urn("b"),
+                id: Some(Box::new(PropertyValue::String("b-123".into()))),
+                package_version: Some("6.0.0".into()),
+            }),
+        );
+        map.insert(
+            "component".into(),
+            PropertyValue::ResourceReference(ResourceReference {
+                urn: urn("c"),
+                id: None,
+                package_version: None,
+            }),
+        );
+        map.insert(
+            "output".into(),
+            PropertyValue::Output(OutputValue {
+                value: Some(Box::new(PropertyValue::String("o".into()))),
+                secret: true,
+                dependencies: vec![urn("b")],
+            }),
+        );
+        map.insert(
+            "unknownOutput".into(),
+            PropertyValue::Output(OutputValue {
+                value: None,
+                secret: false,
+                dependencies: vec![urn("c")],
+            }),
+        );
+        map.insert("unknown".into(), PropertyValue::Computed);
+        map
+    }
+
+    fn sorted(map: PropertyMap) -> PropertyMap {
+        let mut map = map;
+        map.sort_keys();
+        map
+    }
+
+    #[test]
+    fn every_kind_round_trips_when_the_peer_accepts_everything() {
+        let original = every_kind();
+        let decoded = from_struct(Some(&to_struct(&original, Marshal::ALL))).unwrap();
+        assert_eq!(decoded, sorted(original));
+    }
+
+    #[test]
+    fn signatures_and_sentinels_are_the_protocol_s() {
+        let encoded = to_struct(&every_kind(), Marshal::ALL);
+        let field = |k: &str, f: &str| match &encoded.fields[k].kind {
+            Some(Kind::StructValue(s)) => s.fields[f].clone(),
+            other => panic!("{k}: {other:?}"),
+        };
+        assert_eq!(field("secret", SIG_KEY), string(SECRET_SIG));
+        assert_eq!(field("secret", "value"), string("pw"));
+        assert_eq!(field("asset", SIG_KEY), string(ASSET_SIG));
+        assert_eq!(field("asset", "path"), string("./f"));
+        assert_eq!(field("archive", SIG_KEY), string(ARCHIVE_SIG));
+        assert_eq!(field("custom", SIG_KEY), string(RESOURCE_REFERENCE_SIG));
+        assert_eq!(field("custom", "id"), string("b-123"));
+        assert_eq!(field("output", SIG_KEY), string(OUTPUT_VALUE_SIG));
+        assert_eq!(encoded.fields["unknown"], string(UNKNOWN_SENTINEL));
+    }
+
+    #[test]
+    fn downgrades_for_peers_that_do_not_accept_kinds() {
+        let plain = from_struct(Some(&to_struct(&every_kind(), Marshal::PLAIN))).unwrap();
+        assert_eq!(plain["secret"], PropertyValue::String("pw".into()));
+        assert_eq!(
+            plain["custom"],
+            PropertyValue::String("b-123".into()),
+            "a custom resource's ID"
+        );
+        assert_eq!(
+            plain["component"],
+            PropertyValue::String(urn("c").as_str().to_owned()),
+            "a component's URN"
+        );
+        assert_eq!(plain["output"], PropertyValue::String("o".into()));
+        assert_eq!(plain["unknownOutput"], PropertyValue::Computed);
+
+        let secrets_only = Marshal {
+            secrets: true,
+            ..Marshal::PLAIN
+        };
+        let decoded = from_struct(Some(&to_struct(&every_kind(), secrets_only))).unwrap();
+        assert_eq!(
+            decoded["output"],
+            PropertyValue::secret(PropertyValue::String("o".into())),
+            "a secret output stays secret when secrets are accepted"
+        );
+    }
+
+    #[test]
+    fn unknown_ids_and_outputs_decode_as_unknown() {
+        let reference = object(vec![
+            (SIG_KEY, string(RESOURCE_REFERENCE_SIG)),
+            ("urn", string(urn("x").as_str())),
+            ("id", string(UNKNOWN_SENTINEL)),
+        ]);
+        match from_value(&reference).unwrap() {
+            PropertyValue::ResourceReference(r) => {
+                assert_eq!(r.id.as_deref(), Some(&PropertyValue::Computed));
+            }
+            other => panic!("{other:?}"),
+        }
+        let output = object(vec![
+            (SIG_KEY, string(OUTPUT_VALUE_SIG)),
+            ("value", string(UNKNOWN_SENTINEL)),
+        ]);
+        assert_eq!(
+            from_value(&output).unwrap(),
+            PropertyValue::Output(OutputValue::default())
+        );
+    }
+
+    #[test]
+    fn malformed_values_name_their_path() {
+        let bad = Struct {
+            fields: [(
+                "tags".to_owned(),
+                object(vec![("ref", object(vec![(SIG_KEY, string("nope"))]))]),
+            )]
+            .into_iter()
+            .collect(),
+        };
+        let err = from_struct(Some(&bad)).unwrap_err();
+        assert_eq!(err.path, "tags.ref");
+        assert!(err.reason.contains("unknown signature"), "{err}");
+
+        let bad_urn = object(vec![
+            (SIG_KEY, string(RESOURCE_REFERENCE_SIG)),
+            ("urn", string("not-a-urn")),
+        ]);
+        assert!(
+            from_value(&bad_urn)
+                .unwrap_err()
+                .reason
+                .contains("invalid URN")
+        );
+    }
+}
