@@ -232,6 +232,37 @@ fn archive_value(archive: &Archive) -> Value {
     object(fields)
 }
 
+/// A value as plain JSON (secrets revealed, special values as their protocol objects' plain
+/// parts): for places the protocol takes text, such as configuration variables.
+pub fn plain_json(value: &PropertyValue) -> serde_json::Value {
+    use serde_json::Value as J;
+    match value {
+        PropertyValue::Null | PropertyValue::Computed => J::Null,
+        PropertyValue::Bool(b) => J::Bool(*b),
+        PropertyValue::Number(n) => {
+            if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+                J::from(*n as i64)
+            } else {
+                serde_json::Number::from_f64(*n).map_or(J::Null, J::Number)
+            }
+        }
+        PropertyValue::String(s) => J::String(s.clone()),
+        PropertyValue::Array(items) => J::Array(items.iter().map(plain_json).collect()),
+        PropertyValue::Object(map) => J::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), plain_json(v)))
+                .collect(),
+        ),
+        PropertyValue::Secret(inner) => plain_json(inner),
+        PropertyValue::Output(o) => o.value.as_deref().map_or(J::Null, plain_json),
+        PropertyValue::ResourceReference(r) => match r.id.as_deref() {
+            Some(PropertyValue::String(id)) => J::String(id.clone()),
+            _ => J::String(r.urn.to_string()),
+        },
+        PropertyValue::Asset(_) | PropertyValue::Archive(_) => J::Null,
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Decoding.
 

@@ -1,9 +1,20 @@
 //! `cairn-grpc`: the bridge between Cairn's engine and the gRPC plugin protocol (`pulumirpc`).
 //!
 //! The only crate that knows protobuf. Generated code lives in [`proto`]; [`convert`] maps
-//! `google.protobuf.Struct` values to and from the engine's `PropertyValue`.
+//! `google.protobuf.Struct` values to and from the engine's `PropertyValue`; [`engine`] serves
+//! the engine address (`Engine`, `Health`) plugins are given; [`serve`] serves any engine
+//! provider as a `ResourceProvider` plugin.
 
+pub mod client;
 pub mod convert;
+pub mod engine;
+pub mod plugin;
+pub mod serve;
+
+pub use client::GrpcProvider;
+pub use engine::{ServeError, Served, serve_engine};
+pub use plugin::{PluginCommand, PluginError, PluginProcess};
+pub use serve::serve_provider;
 
 /// Code generated from `proto/` by tonic and prost.
 pub mod proto {
