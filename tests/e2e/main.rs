@@ -3,6 +3,7 @@
 
 mod config;
 mod deploy;
+mod grpc;
 mod journal;
 mod program;
 mod stack;

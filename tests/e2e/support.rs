@@ -177,3 +177,37 @@ pub fn clean_cargo_env(cmd: &mut Command) {
         }
     }
 }
+
+/// A Python with the Pulumi SDK from PyPI (`target/pyenv`), created on first use.
+pub fn python() -> PathBuf {
+    static READY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    READY
+        .get_or_init(|| {
+            let venv = repo().join("target/pyenv");
+            let python = venv.join("bin/python");
+            let ready = venv.join(".pulumi-installed");
+            if !ready.exists() {
+                let status = Command::new("python3")
+                    .args(["-m", "venv"])
+                    .arg(&venv)
+                    .status()
+                    .expect("running python3 -m venv");
+                assert!(status.success(), "creating {}", venv.display());
+                let out = Command::new(&python)
+                    .args(["-m", "pip", "install", "--quiet", PULUMI_PYTHON])
+                    .output()
+                    .expect("running pip");
+                assert!(
+                    out.status.success(),
+                    "pip install {PULUMI_PYTHON} failed:\n{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                std::fs::write(&ready, PULUMI_PYTHON).unwrap();
+            }
+            python
+        })
+        .clone()
+}
+
+/// The Pulumi Python SDK the bridge is tested against.
+pub const PULUMI_PYTHON: &str = "pulumi==3.272.0";

@@ -51,6 +51,8 @@ enum Command {
     State(commands::state::StateArgs),
     /// Install, list, inspect and remove provider components.
     Plugin(commands::plugin::PluginArgs),
+    /// Serve a wasm provider over the gRPC plugin protocol.
+    Provider(commands::provider::ProviderArgs),
     /// Run the program and deploy what it declares (after a preview and a confirmation).
     Up(commands::deploy::DeployArgs),
     /// Show what `up` would change, without changing anything.
@@ -83,6 +85,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Config(args) => commands::config::run(&context, args),
         Command::State(args) => commands::state::run(&context, args),
         Command::Plugin(args) => commands::plugin::run(&context, args),
+        Command::Provider(args) => commands::provider::run(&context, args),
         Command::Up(args) => commands::deploy::run(&context, commands::deploy::Kind::Up, args),
         Command::Preview(args) => {
             commands::deploy::run(&context, commands::deploy::Kind::Preview, args)

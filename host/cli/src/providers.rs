@@ -33,10 +33,75 @@ pub fn runtime(home: &Path) -> Result<WasmRuntime> {
     })?)
 }
 
-/// A deployment's providers: the built-in `pulumi` package, else wasm components.
+/// A deployment's providers: the built-in `pulumi` package, else wasm components, else gRPC
+/// provider plugins (`pulumi-resource-<package>`).
 pub struct Loader {
     wasm: WasmLoader,
     builtins: Arc<Builtins>,
+    grpc: GrpcPlugins,
+}
+
+/// Where gRPC provider plugins are found, and the engine address they are given.
+struct GrpcPlugins {
+    /// Directories (or plugin files) named in the project's `plugins.providers`, then `$PATH`.
+    search: Vec<PathBuf>,
+    events: Arc<dyn EventSink>,
+    engine: tokio::sync::OnceCell<cairn_grpc::Served>,
+}
+
+impl GrpcPlugins {
+    /// `pulumi-resource-<package>`: a project entry that is that file, or a file by that name
+    /// in a project entry's directory or on `$PATH`.
+    fn find(&self, package: &str) -> Option<PathBuf> {
+        let binary = format!("pulumi-resource-{package}");
+        self.search.iter().find_map(|entry| {
+            if entry.is_file() && entry.file_name().is_some_and(|n| n == binary.as_str()) {
+                return Some(entry.clone());
+            }
+            let candidate = entry.join(&binary);
+            candidate.is_file().then_some(candidate)
+        })
+    }
+
+    async fn load(&self, package: &str) -> Option<Result<Arc<dyn Provider>, LoadError>> {
+        let program = self.find(package)?;
+        let failed = |message: String| LoadError::Failed {
+            package: package.to_owned(),
+            message,
+        };
+        let events = self.events.clone();
+        let engine = self
+            .engine
+            .get_or_try_init(|| cairn_grpc::serve_engine(events, None))
+            .await;
+        let engine = match engine {
+            Ok(engine) => engine,
+            Err(e) => return Some(Err(failed(e.to_string()))),
+        };
+        let command =
+            cairn_grpc::PluginCommand::new(format!("pulumi-resource-{package}"), &program);
+        let events = self.events.clone();
+        let name = command.name.clone();
+        let output: cairn_grpc::plugin::OutputSink = Arc::new(move |stderr, line| {
+            events.emit(cairn_engine::deploy::events::EngineEvent::Diagnostic {
+                severity: cairn_engine::deploy::events::Severity::Debug,
+                urn: None,
+                message: format!("{name}{}: {line}", if stderr { " (stderr)" } else { "" }),
+            });
+        });
+        Some(
+            cairn_grpc::GrpcProvider::start(
+                package,
+                &command,
+                &engine.target(),
+                cairn_grpc::plugin::DEFAULT_START_TIMEOUT,
+                output,
+            )
+            .await
+            .map(|p| Arc::new(p) as Arc<dyn Provider>)
+            .map_err(|e| failed(e.to_string())),
+        )
+    }
 }
 
 #[async_trait::async_trait]
@@ -49,7 +114,21 @@ impl ProviderLoader for Loader {
         if package == "pulumi" {
             return Ok(self.builtins.clone());
         }
-        self.wasm.load(package, version).await
+        match self.wasm.load(package, version).await {
+            Err(LoadError::NotFound { .. }) => match self.grpc.load(package).await {
+                Some(result) => result,
+                None => Err(LoadError::Failed {
+                    package: package.to_owned(),
+                    message: format!(
+                        "no provider found{}: install a wasm component (`cairn plugin install`), name one in Pulumi.yaml `plugins: {{providers: [{{name, path}}]}}`, or put a pulumi-resource-{package} plugin on PATH",
+                        version
+                            .map(|v| format!(" compatible with version {v}"))
+                            .unwrap_or_default()
+                    ),
+                }),
+            },
+            other => other,
+        }
     }
 }
 
@@ -64,9 +143,23 @@ pub fn loader(
     config: &IndexMap<ConfigKey, ResolvedConfig>,
     events: Arc<dyn EventSink>,
 ) -> Result<Loader> {
+    let mut search = plugin_entries(project, project_dir)?
+        .into_iter()
+        .filter(|p| p.extension().is_none_or(|e| e != "wasm"))
+        .collect::<Vec<_>>();
+    search.extend(
+        std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+            .unwrap_or_default(),
+    );
     Ok(Loader {
-        wasm: wasm_loader(runtime, home, project_dir, project, config, events)?,
+        wasm: wasm_loader(runtime, home, project_dir, project, config, events.clone())?,
         builtins: Arc::new(Builtins::new(backend.clone(), &project.name)),
+        grpc: GrpcPlugins {
+            search,
+            events,
+            engine: tokio::sync::OnceCell::new(),
+        },
     })
 }
 
@@ -82,7 +175,10 @@ fn wasm_loader(
     let runtime = runtime.clone();
     let mut loader = WasmLoader::new(runtime.clone(), grants, events_log_sink(events))
         .with_store(store(home).with_runtime(runtime));
-    for path in local_plugins(project, project_dir)? {
+    for path in plugin_entries(project, project_dir)?
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
+    {
         loader = loader
             .with_local_plugin(&path)
             .with_context(|| format!("loading the project's plugin {}", path.display()))?;
@@ -120,9 +216,9 @@ pub fn structured(
         })
 }
 
-/// The `.wasm` providers the project names: `plugins: {providers: [{name, path}]}` in
-/// Pulumi.yaml, paths relative to the project.
-fn local_plugins(project: &Project, project_dir: &Path) -> Result<Vec<PathBuf>> {
+/// The providers the project names: `plugins: {providers: [{name, path}]}` in Pulumi.yaml,
+/// paths relative to the project (`.wasm` components, gRPC plugin binaries or directories).
+fn plugin_entries(project: &Project, project_dir: &Path) -> Result<Vec<PathBuf>> {
     let Some(plugins) = &project.plugins else {
         return Ok(vec![]);
     };
@@ -137,10 +233,7 @@ fn local_plugins(project: &Project, project_dir: &Path) -> Result<Vec<PathBuf>> 
         let Some(path) = entry.get("path").and_then(|p| p.as_str()) else {
             bail!("Pulumi.yaml: plugins.providers[{i}] has no path");
         };
-        let path = project_dir.join(path);
-        if path.extension().is_some_and(|e| e == "wasm") {
-            paths.push(path);
-        }
+        paths.push(project_dir.join(path));
     }
     Ok(paths)
 }

@@ -170,6 +170,27 @@ impl Health for HealthService {
     }
 }
 
+/// Whether the server at `address` answers a health check within two seconds.
+pub async fn healthy(address: &str) -> bool {
+    use crate::proto::health::health_client::HealthClient;
+    let check = async {
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
+            .ok()?
+            .connect()
+            .await
+            .ok()?;
+        let response = HealthClient::new(channel)
+            .check(HealthCheckRequest::default())
+            .await
+            .ok()?;
+        Some(response.into_inner().status == ServingStatus::Serving as i32)
+    };
+    matches!(
+        tokio::time::timeout(std::time::Duration::from_secs(2), check).await,
+        Ok(Some(true))
+    )
+}
+
 /// Serves `Engine` and `Health` for one deployment (the address plugins get).
 pub async fn serve_engine(
     events: Arc<dyn EventSink>,

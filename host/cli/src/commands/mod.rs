@@ -3,5 +3,6 @@
 pub mod config;
 pub mod deploy;
 pub mod plugin;
+pub mod provider;
 pub mod stack;
 pub mod state;

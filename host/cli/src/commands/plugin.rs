@@ -34,6 +34,15 @@ enum PluginCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Write `pulumi-resource-<name>` into DIR: a launcher that serves the component over the
+    /// gRPC plugin protocol, so stock gRPC engines can load it like a native provider.
+    ExportGrpc {
+        /// The `.wasm` file.
+        file: String,
+        /// Where to write the launcher (and a copy of the component).
+        #[arg(short, long, value_name = "DIR")]
+        output: String,
+    },
     /// Remove an installed provider (every version unless one is given).
     Rm {
         name: String,
@@ -46,6 +55,13 @@ enum PluginCommand {
 pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
     let store = providers::store(&context.home).with_runtime(providers::runtime(&context.home)?);
     match args.command {
+        PluginCommand::ExportGrpc { file, output } => {
+            let launcher = crate::commands::provider::export_grpc(
+                &context.cwd.join(&file),
+                &context.cwd.join(&output),
+            )?;
+            println!("Wrote {}", launcher.display());
+        }
         PluginCommand::Install { file } => {
             let installed = store.install(context.cwd.join(&file))?;
             println!(
