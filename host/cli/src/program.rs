@@ -1,7 +1,13 @@
-//! Where the CLI finds the project's program: `runtime: wasm` with `main` naming a component
-//! (`.wasm`) or a cargo package (a directory with `Cargo.toml`, default: the project directory)
-//! that is built for `wasm32-wasip2` first. The program is sandboxed by the stack's
-//! `cairn:program` grant.
+//! Where the CLI finds the project's program:
+//! * `runtime: wasm` — `main` names a component (`.wasm`) or a cargo package (a directory with
+//!   `Cargo.toml`, default: the project directory) that is built for `wasm32-wasip2` first; the
+//!   program is sandboxed by the stack's `cairn:program` grant.
+//! * `runtime: python` — the Pulumi Python SDK, run with `options.virtualenv`'s interpreter (else
+//!   `python3`); `main` is a file or a directory with `__main__.py` (default: the project).
+//! * `runtime: nodejs` — the Pulumi Node.js SDK's `cmd/run` from the project's `node_modules`.
+//!
+//! Python and Node.js projects also get their SDK's dynamic-provider plugin for the
+//! `pulumi-python` / `pulumi-nodejs` packages.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -12,6 +18,7 @@ use cairn_engine::config::{ConfigKey, ResolvedConfig};
 use cairn_engine::deploy::events::EventSink;
 use cairn_engine::deploy::program::Program;
 use cairn_engine::project::Project;
+use cairn_grpc::{Language, LanguageProgram, PluginCommand};
 use cairn_wasm::{Grants, PROGRAM_KEY, PackageGrant, ProgramFile, WasmRuntime, events_log_sink};
 use indexmap::IndexMap;
 
@@ -19,9 +26,16 @@ use indexmap::IndexMap;
 pub const WASM_RUNTIME: &str = "wasm";
 
 /// A program located, built and checked, ready to load for each deployment.
-pub struct ProgramSource {
-    file: ProgramFile,
-    grant: PackageGrant,
+pub enum ProgramSource {
+    Wasm {
+        file: ProgramFile,
+        grant: PackageGrant,
+    },
+    Language {
+        language: Language,
+        dir: PathBuf,
+        main: Option<String>,
+    },
 }
 
 impl ProgramSource {
@@ -32,11 +46,18 @@ impl ProgramSource {
         project: &Project,
         config: &IndexMap<ConfigKey, ResolvedConfig>,
     ) -> Result<ProgramSource> {
-        if project.runtime.name != WASM_RUNTIME {
-            bail!(
-                "Pulumi.yaml: runtime {:?} is not supported yet; Cairn runs `runtime: {WASM_RUNTIME}` programs (main: a .wasm component or a cargo package)",
-                project.runtime.name
-            );
+        match project.runtime.name.as_str() {
+            WASM_RUNTIME => {}
+            "python" | "nodejs" => {
+                return Ok(ProgramSource::Language {
+                    language: language(project_dir, project)?,
+                    dir: project_dir.to_owned(),
+                    main: project.main.clone(),
+                });
+            }
+            other => bail!(
+                "Pulumi.yaml: runtime {other:?} is not supported; Cairn runs `wasm`, `python` and `nodejs` programs"
+            ),
         }
         let main = project_dir.join(project.main.as_deref().unwrap_or("."));
         let wasm = if main.is_dir() {
@@ -59,7 +80,7 @@ impl ProgramSource {
         };
         // Compile now (cached by content), so errors show before the deployment starts.
         runtime.load_program(&file, &grant, Arc::new(|_| {}))?;
-        Ok(ProgramSource { file, grant })
+        Ok(ProgramSource::Wasm { file, grant })
     }
 
     /// The program for one deployment; its logs go to `events`.
@@ -67,12 +88,86 @@ impl ProgramSource {
         &self,
         runtime: &WasmRuntime,
         events: Arc<dyn EventSink>,
+        parallel: usize,
     ) -> Result<Arc<dyn Program>> {
-        Ok(Arc::new(runtime.load_program(
-            &self.file,
-            &self.grant,
-            events_log_sink(events),
-        )?))
+        Ok(match self {
+            ProgramSource::Wasm { file, grant } => {
+                Arc::new(runtime.load_program(file, grant, events_log_sink(events))?)
+            }
+            ProgramSource::Language {
+                language,
+                dir,
+                main,
+            } => Arc::new(LanguageProgram {
+                language: language.clone(),
+                dir: dir.clone(),
+                main: main.clone(),
+                parallel,
+                events,
+            }),
+        })
+    }
+}
+
+/// The SDK plugins a language project's dynamic resources need: `(package, command)`.
+pub fn dynamic_providers(project_dir: &Path, project: &Project) -> Vec<(String, PluginCommand)> {
+    let Ok(language) = language(project_dir, project) else {
+        return Vec::new();
+    };
+    let (package, mut command) = match language {
+        Language::Python { python } => {
+            let mut command = PluginCommand::new("python dynamic provider", python);
+            command.args = vec!["-u".into(), "-m".into(), "pulumi.dynamic".into()];
+            command.env = vec![("PYTHONUNBUFFERED".into(), "1".into())];
+            ("pulumi-python", command)
+        }
+        Language::Node { node, run_script } => {
+            let script = run_script
+                .parent()
+                .and_then(Path::parent)
+                .map(|cmd| cmd.join("dynamic-provider"))
+                .unwrap_or_default();
+            let mut command = PluginCommand::new("nodejs dynamic provider", node);
+            command.args = vec![script.display().to_string()];
+            ("pulumi-nodejs", command)
+        }
+    };
+    command.dir = Some(project_dir.to_owned());
+    vec![(package.to_owned(), command)]
+}
+
+/// The interpreter (and for Node.js the SDK's run script) of a python / nodejs project.
+fn language(project_dir: &Path, project: &Project) -> Result<Language> {
+    match project.runtime.name.as_str() {
+        "python" => {
+            let python = match project.runtime.option_str("virtualenv") {
+                Some(venv) => {
+                    let python = project_dir.join(venv).join("bin/python");
+                    if !python.is_file() {
+                        bail!(
+                            "Pulumi.yaml: runtime.options.virtualenv {venv:?} has no bin/python; create it with `python3 -m venv {venv} && {venv}/bin/pip install -r requirements.txt`"
+                        );
+                    }
+                    python
+                }
+                None => PathBuf::from("python3"),
+            };
+            Ok(Language::Python { python })
+        }
+        "nodejs" => {
+            let run_script = project_dir.join("node_modules/@pulumi/pulumi/cmd/run");
+            if !run_script.exists() {
+                bail!(
+                    "{} is missing: run `npm install` in the project (it needs @pulumi/pulumi)",
+                    run_script.display()
+                );
+            }
+            Ok(Language::Node {
+                node: PathBuf::from("node"),
+                run_script,
+            })
+        }
+        other => bail!("runtime {other:?} has no language host"),
     }
 }
 

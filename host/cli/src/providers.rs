@@ -45,6 +45,8 @@ pub struct Loader {
 struct GrpcPlugins {
     /// Directories (or plugin files) named in the project's `plugins.providers`, then `$PATH`.
     search: Vec<PathBuf>,
+    /// Plugins for packages served by the program's SDK (dynamic providers).
+    dynamic: Vec<(String, cairn_grpc::PluginCommand)>,
     events: Arc<dyn EventSink>,
     engine: tokio::sync::OnceCell<cairn_grpc::Served>,
 }
@@ -64,7 +66,13 @@ impl GrpcPlugins {
     }
 
     async fn load(&self, package: &str) -> Option<Result<Arc<dyn Provider>, LoadError>> {
-        let program = self.find(package)?;
+        let command = match self.dynamic.iter().find(|(p, _)| p == package) {
+            Some((_, command)) => command.clone(),
+            None => cairn_grpc::PluginCommand::new(
+                format!("pulumi-resource-{package}"),
+                self.find(package)?,
+            ),
+        };
         let failed = |message: String| LoadError::Failed {
             package: package.to_owned(),
             message,
@@ -78,8 +86,6 @@ impl GrpcPlugins {
             Ok(engine) => engine,
             Err(e) => return Some(Err(failed(e.to_string()))),
         };
-        let command =
-            cairn_grpc::PluginCommand::new(format!("pulumi-resource-{package}"), &program);
         let events = self.events.clone();
         let name = command.name.clone();
         let output: cairn_grpc::plugin::OutputSink = Arc::new(move |stderr, line| {
@@ -157,6 +163,7 @@ pub fn loader(
         builtins: Arc::new(Builtins::new(backend.clone(), &project.name)),
         grpc: GrpcPlugins {
             search,
+            dynamic: crate::program::dynamic_providers(project_dir, project),
             events,
             engine: tokio::sync::OnceCell::new(),
         },

@@ -8,11 +8,15 @@
 pub mod client;
 pub mod convert;
 pub mod engine;
+pub mod language;
+pub mod monitor;
 pub mod plugin;
 pub mod serve;
 
 pub use client::GrpcProvider;
 pub use engine::{ServeError, Served, serve_engine};
+pub use language::{Language, LanguageProgram};
+pub use monitor::serve_monitor;
 pub use plugin::{PluginCommand, PluginError, PluginProcess};
 pub use serve::serve_provider;
 

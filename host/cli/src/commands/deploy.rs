@@ -129,6 +129,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
     } else {
         None
     };
+    let parallel = options.parallel;
     let setup = |events: Arc<Display>| -> Result<Setup> {
         let loader = crate::providers::loader(
             &wasm,
@@ -140,7 +141,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             events.clone(),
         )?;
         let program = match &program {
-            Some(source) => Some(source.load(&wasm, events)?),
+            Some(source) => Some(source.load(&wasm, events, parallel)?),
             None => None,
         };
         Ok(Setup { loader, program })

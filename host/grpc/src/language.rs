@@ -1,0 +1,245 @@
+//! Programs written with the Pulumi Python and Node.js SDKs, run against the engine's monitor:
+//! the engine's [`Program`] implemented by a language process talking gRPC.
+//!
+//! * Python: the PyPI package has no launcher, so a small bootstrap (run with the project's
+//!   interpreter: `options.virtualenv`, else `python3`) configures the SDK's runtime settings —
+//!   monitor and engine address, project, stack, dry-run, parallelism, organization, config and
+//!   secret keys — and runs the program (`__main__.py` of the project, or `main`) inside its
+//!   stack, as the SDK's own automation server does.
+//! * Node.js: `@pulumi/pulumi/cmd/run` with its flags; config through `PULUMI_CONFIG` and
+//!   `PULUMI_CONFIG_SECRET_KEYS`.
+//!
+//! The process's stdout and stderr are shown as the program's messages; a non-zero exit fails
+//! the program with the end of its stderr.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use cairn_engine::deploy::events::{EngineEvent, EventSink, Severity};
+use cairn_engine::deploy::monitor::Monitor;
+use cairn_engine::deploy::program::{Program, ProgramError};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+use crate::monitor::{program_config, serve_monitor};
+
+/// The end of the program's stderr quoted in errors.
+const STDERR_TAIL: usize = 4000;
+
+/// How a language program is started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Language {
+    /// `python` with the bootstrap; `main` is a file or a directory with `__main__.py`.
+    Python { python: PathBuf },
+    /// `node <run script>` (the SDK's `cmd/run`).
+    Node { node: PathBuf, run_script: PathBuf },
+}
+
+/// A program in a language process.
+pub struct LanguageProgram {
+    pub language: Language,
+    /// The project directory (the process's working directory).
+    pub dir: PathBuf,
+    /// The program: a file or directory relative to `dir` (default: `dir` itself).
+    pub main: Option<String>,
+    pub parallel: usize,
+    pub events: Arc<dyn EventSink>,
+}
+
+/// Configures the Python SDK's runtime and runs the program in its stack.
+const PYTHON_BOOTSTRAP: &str = r#"
+import asyncio, json, os, runpy, sys, traceback
+from pulumi.errors import RunError
+from pulumi.runtime import reset_options, run_in_stack, set_all_config
+
+env = os.environ
+reset_options(
+    project=env["CAIRN_PROJECT"],
+    monitor_address=env["CAIRN_MONITOR"],
+    engine_address=env["CAIRN_ENGINE"],
+    stack=env["CAIRN_STACK"],
+    parallel=int(env["CAIRN_PARALLEL"]),
+    preview=env["CAIRN_DRY_RUN"] == "true",
+    organization=env["CAIRN_ORGANIZATION"],
+)
+set_all_config(json.loads(env.get("PULUMI_CONFIG", "{}")), json.loads(env.get("PULUMI_CONFIG_SECRET_KEYS", "[]")))
+main = env["CAIRN_MAIN"]
+sys.path.insert(0, main if os.path.isdir(main) else os.path.dirname(os.path.abspath(main)))
+sys.argv = [main]
+
+def program():
+    runpy.run_path(main, run_name="__main__")
+
+loop = asyncio.new_event_loop()
+asyncio.set_event_loop(loop)
+try:
+    loop.run_until_complete(run_in_stack(program))
+except RunError as e:
+    print(f"error: {e}", file=sys.stderr)
+    sys.exit(1)
+except BaseException:
+    traceback.print_exc()
+    sys.exit(1)
+finally:
+    sys.stdout.flush()
+    sys.stderr.flush()
+"#;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl LanguageProgram {
+    fn name(&self) -> &'static str {
+        match self.language {
+            Language::Python { .. } => "python",
+            Language::Node { .. } => "nodejs",
+        }
+    }
+
+    fn command(&self, monitor: &Monitor, address: &str) -> Command {
+        let main = self.main.clone().unwrap_or_else(|| ".".to_owned());
+        let dry_run = if monitor.is_preview() {
+            "true"
+        } else {
+            "false"
+        };
+        let mut cmd = match &self.language {
+            Language::Python { python } => {
+                let mut cmd = Command::new(python);
+                cmd.args(["-u", "-c", PYTHON_BOOTSTRAP])
+                    .env("CAIRN_MAIN", self.dir.join(&main))
+                    .env("PYTHONUNBUFFERED", "1");
+                cmd
+            }
+            Language::Node { node, run_script } => {
+                let mut cmd = Command::new(node);
+                cmd.arg(run_script)
+                    .args(["--monitor", address, "--engine", address])
+                    .args(["--project", monitor.project(), "--stack", monitor.stack()])
+                    .arg("--pwd")
+                    .arg(&self.dir)
+                    .args(["--parallel", &self.parallel.to_string()])
+                    .args(["--organization", "organization"]);
+                if monitor.is_preview() {
+                    cmd.arg("--dry-run");
+                }
+                cmd.arg(&main);
+                cmd
+            }
+        };
+        let (config, secret_keys) = program_config(monitor);
+        cmd.current_dir(&self.dir)
+            .env("CAIRN_PROJECT", monitor.project())
+            .env("CAIRN_STACK", monitor.stack())
+            .env("CAIRN_MONITOR", address)
+            .env("CAIRN_ENGINE", address)
+            .env("CAIRN_PARALLEL", self.parallel.to_string())
+            .env("CAIRN_DRY_RUN", dry_run)
+            .env("CAIRN_ORGANIZATION", "organization")
+            .env(
+                "PULUMI_CONFIG",
+                serde_json::to_string(&config).unwrap_or_else(|_| "{}".into()),
+            )
+            .env(
+                "PULUMI_CONFIG_SECRET_KEYS",
+                serde_json::to_string(&secret_keys).unwrap_or_else(|_| "[]".into()),
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        cmd
+    }
+}
+
+#[async_trait]
+impl Program for LanguageProgram {
+    async fn run(&self, monitor: Monitor) -> Result<(), ProgramError> {
+        let served = serve_monitor(monitor.clone(), self.parallel, self.events.clone())
+            .await
+            .map_err(|e| ProgramError::new(e.to_string()))?;
+        let mut child = self
+            .command(&monitor, &served.target())
+            .spawn()
+            .map_err(|e| {
+                ProgramError::new(format!(
+                    "starting the {} program: {e} (is {} installed?)",
+                    self.name(),
+                    match &self.language {
+                        Language::Python { python } => python.display().to_string(),
+                        Language::Node { node, .. } => node.display().to_string(),
+                    }
+                ))
+            })?;
+        let tail = Arc::new(Mutex::new(String::new()));
+        let mut readers = Vec::new();
+        for (stream, stderr) in [
+            (
+                child
+                    .stdout
+                    .take()
+                    .map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
+                false,
+            ),
+            (
+                child
+                    .stderr
+                    .take()
+                    .map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
+                true,
+            ),
+        ] {
+            let Some(stream) = stream else { continue };
+            let events = self.events.clone();
+            let tail = tail.clone();
+            readers.push(tokio::spawn(async move {
+                let mut lines = BufReader::new(stream).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    if stderr {
+                        let mut t = lock(&tail);
+                        t.push_str(&line);
+                        t.push('\n');
+                        if t.len() > STDERR_TAIL {
+                            let cut = t.len() - STDERR_TAIL;
+                            let cut = (cut..t.len()).find(|i| t.is_char_boundary(*i)).unwrap_or(0);
+                            t.drain(..cut);
+                        }
+                    }
+                    events.emit(EngineEvent::Diagnostic {
+                        severity: if stderr {
+                            Severity::Warning
+                        } else {
+                            Severity::Info
+                        },
+                        urn: None,
+                        message: line,
+                    });
+                }
+            }));
+        }
+        let status = child.wait().await.map_err(|e| {
+            ProgramError::new(format!("waiting for the {} program: {e}", self.name()))
+        })?;
+        for reader in readers {
+            let _ = reader.await;
+        }
+        drop(served);
+        if status.success() {
+            Ok(())
+        } else {
+            let tail = lock(&tail).trim().to_owned();
+            Err(ProgramError::new(format!(
+                "the {} program exited with {status}{}",
+                self.name(),
+                if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!(":\n{tail}")
+                }
+            )))
+        }
+    }
+}
