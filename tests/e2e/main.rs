@@ -6,6 +6,7 @@ mod deploy;
 mod grpc;
 mod journal;
 mod program;
+mod sdk;
 mod stack;
 mod state;
 mod support;
