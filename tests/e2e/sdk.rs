@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::support::{Sandbox, assert_contains, example_wasm, python, repo};
+use crate::support::{Sandbox, assert_contains, example_wasm, node_modules, python, repo};
 
 fn outputs(sandbox: &Sandbox, show_secrets: bool) -> Value {
     let mut args = vec!["stack", "output", "--json"];
@@ -38,26 +38,62 @@ fn ops(steps: &[(String, String)], name: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn a_python_sdk_program_with_dynamic_and_wasm_providers() {
-    let python = python();
-    let sandbox = Sandbox::new("python-demo");
-    let example = repo().join("examples/programs/python");
-    std::fs::copy(
-        example.join("__main__.py"),
-        sandbox.project.join("__main__.py"),
-    )
-    .unwrap();
-    let venv = python.parent().unwrap().parent().unwrap();
-    sandbox.write(
-        "Pulumi.yaml",
-        &std::fs::read_to_string(example.join("Pulumi.yaml"))
-            .unwrap()
-            .replace(
+/// The SDK an example program is written with.
+#[derive(Clone, Copy)]
+enum Sdk {
+    Python,
+    Node,
+}
+
+/// A sandbox holding the example program of `sdk` (examples/programs/python or nodejs), with
+/// the SDK installed where the project expects it; also the dynamic resource type and the
+/// project name.
+fn sdk_project(sdk: Sdk) -> (Sandbox, &'static str, &'static str) {
+    let (project, dir, files) = match sdk {
+        Sdk::Python => ("python-demo", "python", &["__main__.py"][..]),
+        Sdk::Node => ("nodejs-demo", "nodejs", &["index.js", "package.json"][..]),
+    };
+    let sandbox = Sandbox::new(project);
+    let example = repo().join("examples/programs").join(dir);
+    for file in files {
+        std::fs::copy(example.join(file), sandbox.project.join(file)).unwrap();
+    }
+    let mut yaml = std::fs::read_to_string(example.join("Pulumi.yaml")).unwrap();
+    match sdk {
+        Sdk::Python => {
+            let python = python();
+            let venv = python.parent().unwrap().parent().unwrap();
+            yaml = yaml.replace(
                 "virtualenv: venv",
                 &format!("virtualenv: {}", venv.display()),
-            ),
-    );
+            );
+        }
+        Sdk::Node => {
+            std::os::unix::fs::symlink(node_modules(), sandbox.project.join("node_modules"))
+                .unwrap();
+        }
+    }
+    sandbox.write("Pulumi.yaml", &yaml);
+    let dynamic = match sdk {
+        Sdk::Python => "pulumi-python:dynamic:Resource",
+        Sdk::Node => "pulumi-nodejs:dynamic:Resource",
+    };
+    (sandbox, dynamic, project)
+}
+
+#[test]
+fn a_python_sdk_program_with_dynamic_and_wasm_providers() {
+    sdk_program_lifecycle(Sdk::Python);
+}
+
+#[test]
+fn a_nodejs_sdk_program_with_dynamic_and_wasm_providers() {
+    sdk_program_lifecycle(Sdk::Node);
+}
+
+/// Both example programs declare the same resources and outputs; the same expectations hold.
+fn sdk_program_lifecycle(sdk: Sdk) {
+    let (sandbox, dynamic, project) = sdk_project(sdk);
     sandbox.ok(&["stack", "init", "dev"]);
     sandbox.ok(&[
         "plugin",
@@ -71,14 +107,7 @@ fn a_python_sdk_program_with_dynamic_and_wasm_providers() {
 
     // (The failed run may have created some resources already.)
     let out = sandbox.ok(&["up", "--yes"]);
-    assert_contains(
-        &out,
-        &[
-            "pulumi-python:dynamic:Resource",
-            "random:index:RandomPet",
-            "created",
-        ],
-    );
+    assert_contains(&out, &[dynamic, "random:index:RandomPet", "created"]);
     let v1 = outputs(&sandbox, false);
     assert_eq!(v1["version"], 1);
     assert_eq!(v1["label"], "v1:stable text");
@@ -141,7 +170,7 @@ fn a_python_sdk_program_with_dynamic_and_wasm_providers() {
     sandbox.ok(&[
         "state",
         "unprotect",
-        "urn:pulumi:dev::python-demo::random:index:RandomUuid::id",
+        &format!("urn:pulumi:dev::{project}::random:index:RandomUuid::id"),
     ]);
     assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["10 deleted"]);
 }

@@ -211,3 +211,36 @@ pub fn python() -> PathBuf {
 
 /// The Pulumi Python SDK the bridge is tested against.
 pub const PULUMI_PYTHON: &str = "pulumi==3.272.0";
+
+/// `node_modules` with the Pulumi Node.js SDK from npm (`target/nodeenv`), installed on first
+/// use from `examples/programs/nodejs/package.json`.
+pub fn node_modules() -> PathBuf {
+    static READY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    READY
+        .get_or_init(|| {
+            let dir = repo().join("target/nodeenv");
+            let modules = dir.join("node_modules");
+            let ready = dir.join(".pulumi-installed");
+            if !ready.exists() {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::copy(
+                    repo().join("examples/programs/nodejs/package.json"),
+                    dir.join("package.json"),
+                )
+                .unwrap();
+                let out = Command::new("npm")
+                    .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
+                    .current_dir(&dir)
+                    .output()
+                    .expect("running npm install");
+                assert!(
+                    out.status.success(),
+                    "npm install failed:\n{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                std::fs::write(&ready, "ok").unwrap();
+            }
+            modules
+        })
+        .clone()
+}

@@ -122,11 +122,8 @@ pub fn dynamic_providers(project_dir: &Path, project: &Project) -> Vec<(String, 
             ("pulumi-python", command)
         }
         Language::Node { node, run_script } => {
-            let script = run_script
-                .parent()
-                .and_then(Path::parent)
-                .map(|cmd| cmd.join("dynamic-provider"))
-                .unwrap_or_default();
+            // `.../@pulumi/pulumi/cmd/run` → `.../@pulumi/pulumi/cmd/dynamic-provider`.
+            let script = run_script.with_file_name("dynamic-provider");
             let mut command = PluginCommand::new("nodejs dynamic provider", node);
             command.args = vec![script.display().to_string()];
             ("pulumi-nodejs", command)

@@ -23,7 +23,10 @@ use cairn_engine::deploy::program::{Program, ProgramError};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
-use crate::monitor::{program_config, serve_monitor};
+use crate::monitor::{Failures, program_config, serve_monitor};
+
+/// How long a program may keep running after one of its requests failed.
+const FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The end of the program's stderr quoted in errors.
 const STDERR_TAIL: usize = 4000;
@@ -86,6 +89,26 @@ finally:
     sys.stdout.flush()
     sys.stderr.flush()
 "#;
+
+/// Passes events on, keeping the messages logged at error severity.
+struct ErrorLog {
+    inner: Arc<dyn EventSink>,
+    errors: Mutex<Vec<String>>,
+}
+
+impl EventSink for ErrorLog {
+    fn emit(&self, event: EngineEvent) {
+        if let EngineEvent::Diagnostic {
+            severity: Severity::Error,
+            message,
+            ..
+        } = &event
+        {
+            lock(&self.errors).push(message.clone());
+        }
+        self.inner.emit(event);
+    }
+}
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -158,9 +181,21 @@ impl LanguageProgram {
 #[async_trait]
 impl Program for LanguageProgram {
     async fn run(&self, monitor: Monitor) -> Result<(), ProgramError> {
-        let served = serve_monitor(monitor.clone(), self.parallel, self.events.clone())
-            .await
-            .map_err(|e| ProgramError::new(e.to_string()))?;
+        let failures = Arc::new(Failures::default());
+        // Errors the program logs through the engine (SDKs report their own failures that way,
+        // then exit with status 32) go into the program's error too.
+        let logged = Arc::new(ErrorLog {
+            inner: self.events.clone(),
+            errors: Mutex::new(Vec::new()),
+        });
+        let served = serve_monitor(
+            monitor.clone(),
+            self.parallel,
+            logged.clone(),
+            failures.clone(),
+        )
+        .await
+        .map_err(|e| ProgramError::new(e.to_string()))?;
         let mut child = self
             .command(&monitor, &served.target())
             .spawn()
@@ -220,26 +255,52 @@ impl Program for LanguageProgram {
                 }
             }));
         }
-        let status = child.wait().await.map_err(|e| {
-            ProgramError::new(format!("waiting for the {} program: {e}", self.name()))
-        })?;
+        // A program normally exits by itself once a request it made failed; one that does not
+        // (some SDK versions keep running) is stopped after a grace period.
+        let stuck = async {
+            let first = failures.first().await;
+            tokio::time::sleep(FAILURE_GRACE).await;
+            first
+        };
+        let status = tokio::select! {
+            status = child.wait() => status.map_err(|e| {
+                ProgramError::new(format!("waiting for the {} program: {e}", self.name()))
+            })?,
+            first = stuck => {
+                let _ = child.kill().await;
+                for reader in readers {
+                    let _ = reader.await;
+                }
+                return Err(ProgramError::new(format!(
+                    "the {} program did not exit after a request failed; it was stopped. The failure: {first}",
+                    self.name()
+                )));
+            }
+        };
         for reader in readers {
             let _ = reader.await;
         }
         drop(served);
         if status.success() {
-            Ok(())
-        } else {
-            let tail = lock(&tail).trim().to_owned();
-            Err(ProgramError::new(format!(
-                "the {} program exited with {status}{}",
-                self.name(),
-                if tail.is_empty() {
-                    String::new()
-                } else {
-                    format!(":\n{tail}")
-                }
-            )))
+            return Ok(());
         }
+        let errors = lock(&logged.errors).clone();
+        if !errors.is_empty() {
+            return Err(ProgramError::new(format!(
+                "the {} program failed: {}",
+                self.name(),
+                errors.join("\n")
+            )));
+        }
+        let tail = lock(&tail).trim().to_owned();
+        Err(ProgramError::new(format!(
+            "the {} program exited with {status}{}",
+            self.name(),
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!(":\n{tail}")
+            }
+        )))
     }
 }

@@ -34,14 +34,59 @@ pub const FEATURES: [&str; 4] = ["secrets", "resourceReferences", "aliasSpecs", 
 pub struct MonitorService {
     monitor: Monitor,
     parallel: i32,
+    failures: std::sync::Arc<Failures>,
+}
+
+/// The first request the engine failed, so a launcher can stop a program that does not exit by
+/// itself afterwards.
+#[derive(Default)]
+pub struct Failures {
+    first: std::sync::Mutex<Option<String>>,
+    notify: tokio::sync::Notify,
+}
+
+impl Failures {
+    fn record(&self, message: &str) {
+        let mut first = self
+            .first
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if first.is_none() {
+            *first = Some(message.to_owned());
+            self.notify.notify_one();
+        }
+    }
+
+    /// Resolves with the first failure (at once if there was one already).
+    pub async fn first(&self) -> String {
+        loop {
+            let notified = self.notify.notified();
+            if let Some(first) = self
+                .first
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone()
+            {
+                return first;
+            }
+            notified.await;
+        }
+    }
 }
 
 impl MonitorService {
-    pub fn new(monitor: Monitor, parallel: usize) -> MonitorService {
+    pub fn new(monitor: Monitor, parallel: usize, failures: std::sync::Arc<Failures>) -> Self {
         MonitorService {
             monitor,
             parallel: i32::try_from(parallel).unwrap_or(i32::MAX),
+            failures,
         }
+    }
+
+    fn failed(&self, e: impl std::fmt::Display) -> Status {
+        let message = e.to_string();
+        self.failures.record(&message);
+        Status::unknown(message)
     }
 }
 
@@ -51,11 +96,12 @@ pub async fn serve_monitor(
     monitor: Monitor,
     parallel: usize,
     events: std::sync::Arc<dyn cairn_engine::deploy::events::EventSink>,
+    failures: std::sync::Arc<Failures>,
 ) -> Result<Served, ServeError> {
     let root = monitor.root_urn().clone();
     let router = tonic::transport::Server::builder()
         .add_service(
-            ResourceMonitorServer::new(MonitorService::new(monitor, parallel))
+            ResourceMonitorServer::new(MonitorService::new(monitor, parallel, failures))
                 .max_decoding_message_size(256 * 1024 * 1024)
                 .max_encoding_message_size(256 * 1024 * 1024),
         )
@@ -210,10 +256,6 @@ fn marshal(accept_secrets: bool, accept_resources: bool) -> Marshal {
     }
 }
 
-fn failed(e: impl std::fmt::Display) -> Status {
-    Status::unknown(e.to_string())
-}
-
 #[tonic::async_trait]
 impl ResourceMonitor for MonitorService {
     async fn supports_feature(
@@ -241,7 +283,7 @@ impl ResourceMonitor for MonitorService {
                 version: optional(r.version),
             })
             .await
-            .map_err(failed)?;
+            .map_err(|e| self.failed(e))?;
         Ok(Response::new(rpc::InvokeResponse {
             r#return: Some(to_struct(&result.outputs, out)),
             failures: result
@@ -275,7 +317,7 @@ impl ResourceMonitor for MonitorService {
                 version: optional(r.version),
             })
             .await
-            .map_err(failed)?;
+            .map_err(|e| self.failed(e))?;
         Ok(Response::new(rpc::CallResponse {
             r#return: Some(to_struct(&result.outputs, Marshal::ALL)),
             return_dependencies: result
@@ -323,7 +365,7 @@ impl ResourceMonitor for MonitorService {
                 additional_secret_outputs: r.additional_secret_outputs,
             })
             .await
-            .map_err(failed)?;
+            .map_err(|e| self.failed(e))?;
         Ok(Response::new(rpc::ReadResourceResponse {
             urn: response.urn.to_string(),
             properties: Some(to_struct(&response.outputs, out)),
@@ -340,7 +382,7 @@ impl ResourceMonitor for MonitorService {
             .monitor
             .register_resource(register_request(r)?)
             .await
-            .map_err(failed)?;
+            .map_err(|e| self.failed(e))?;
         Ok(Response::new(rpc::RegisterResourceResponse {
             urn: response.urn.to_string(),
             id: response.id.unwrap_or_default(),
@@ -370,7 +412,7 @@ impl ResourceMonitor for MonitorService {
         let outputs = from_struct(r.outputs.as_ref()).map_err(|e| invalid("outputs", e))?;
         self.monitor
             .register_resource_outputs(&urn("urn", &r.urn)?, outputs)
-            .map_err(failed)?;
+            .map_err(|e| self.failed(e))?;
         Ok(Response::new(()))
     }
 
