@@ -174,3 +174,66 @@ fn sdk_program_lifecycle(sdk: Sdk) {
     ]);
     assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["10 deleted"]);
 }
+
+#[test]
+fn a_python_provider_plugin_builds_a_component() {
+    let python = python();
+    let venv = python.parent().unwrap().parent().unwrap();
+    let sandbox = Sandbox::new("uses-greeter");
+    let data = repo().join("tests/data/python-provider");
+    std::fs::create_dir_all(sandbox.project.join("greeter")).unwrap();
+    std::fs::copy(
+        data.join("__main__.py"),
+        sandbox.project.join("__main__.py"),
+    )
+    .unwrap();
+    std::fs::copy(
+        data.join("greeter/__main__.py"),
+        sandbox.project.join("greeter/__main__.py"),
+    )
+    .unwrap();
+    sandbox.write(
+        "greeter/PulumiPlugin.yaml",
+        &std::fs::read_to_string(data.join("greeter/PulumiPlugin.yaml"))
+            .unwrap()
+            .replace("VENV", &venv.display().to_string()),
+    );
+    sandbox.write(
+        "Pulumi.yaml",
+        &format!(
+            "name: uses-greeter\nruntime:\n  name: python\n  options:\n    virtualenv: {}\nplugins:\n  providers:\n    - name: greeter\n      path: ./greeter\n",
+            venv.display()
+        ),
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    sandbox.ok(&[
+        "plugin",
+        "install",
+        example_wasm("random").to_str().unwrap(),
+    ]);
+    let out = sandbox.ok(&["up", "--yes"]);
+    assert_contains(
+        &out,
+        &["greeter:index:Greeter", "random:index:RandomPet", "hi-pet"],
+    );
+    let outputs = outputs(&sandbox, false);
+    let message = outputs["message"].as_str().unwrap();
+    assert!(message.starts_with("hey, "), "{message}");
+    assert_eq!(outputs["shouted"], "QUIET");
+    // The component's child (registered by the plugin) is in the state, parented to it.
+    let state: Value = serde_json::from_str(&sandbox.ok(&["stack", "export"])).unwrap();
+    let pet = state["deployment"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["type"] == "random:index:RandomPet")
+        .expect("the plugin's child resource");
+    assert!(
+        pet["parent"]
+            .as_str()
+            .unwrap()
+            .ends_with("greeter:index:Greeter::hi"),
+        "{pet}"
+    );
+    assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["deleted"]);
+}

@@ -133,6 +133,54 @@ pub fn dynamic_providers(project_dir: &Path, project: &Project) -> Vec<(String, 
     vec![(package.to_owned(), command)]
 }
 
+/// A provider plugin directory (`PulumiPlugin.yaml` with `runtime: python` or `nodejs`) as the
+/// command that starts it: the directory run by its interpreter (`options.virtualenv`'s for
+/// Python), as Pulumi's language hosts run plugins. `None` when `path` is no such directory.
+pub fn plugin_directory(name: &str, path: &Path) -> Result<Option<PluginCommand>> {
+    let manifest = path.join("PulumiPlugin.yaml");
+    if !path.is_dir() || !manifest.is_file() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&manifest)
+        .with_context(|| format!("reading {}", manifest.display()))?;
+    let yaml: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text)
+        .with_context(|| format!("{} is not valid YAML", manifest.display()))?;
+    let (runtime, options) = match &yaml["runtime"] {
+        serde_yaml_ng::Value::String(s) => (s.clone(), serde_yaml_ng::Value::Null),
+        other => (
+            other["name"].as_str().unwrap_or_default().to_owned(),
+            other["options"].clone(),
+        ),
+    };
+    let program = match runtime.as_str() {
+        "python" => match options["virtualenv"].as_str() {
+            Some(venv) => {
+                let venv = Path::new(venv);
+                let venv = if venv.is_absolute() {
+                    venv.to_owned()
+                } else {
+                    path.join(venv)
+                };
+                venv.join("bin/python")
+            }
+            None => PathBuf::from("python3"),
+        },
+        "nodejs" => PathBuf::from("node"),
+        other => bail!(
+            "{}: runtime {other:?} is not one Cairn can run a plugin with (python, nodejs)",
+            manifest.display()
+        ),
+    };
+    let mut command = PluginCommand::new(format!("{name} plugin ({runtime})"), program);
+    command.args = match runtime.as_str() {
+        "python" => vec!["-u".into(), path.display().to_string()],
+        _ => vec![path.display().to_string()],
+    };
+    command.dir = Some(path.to_owned());
+    command.env = vec![("PYTHONUNBUFFERED".into(), "1".into())];
+    Ok(Some(command))
+}
+
 /// The interpreter (and for Node.js the SDK's run script) of a python / nodejs project.
 fn language(project_dir: &Path, project: &Project) -> Result<Language> {
     match project.runtime.name.as_str() {

@@ -149,8 +149,18 @@ pub fn loader(
     config: &IndexMap<ConfigKey, ResolvedConfig>,
     events: Arc<dyn EventSink>,
 ) -> Result<Loader> {
-    let mut search = plugin_entries(project, project_dir)?
+    let entries = plugin_entries(project, project_dir)?;
+    let mut dynamic = crate::program::dynamic_providers(project_dir, project);
+    // Plugin directories with a PulumiPlugin.yaml run in their language (e.g. a Python
+    // `pulumi.provider.main` provider).
+    for (name, path) in &entries {
+        if let Some(command) = crate::program::plugin_directory(name, path)? {
+            dynamic.push((name.clone(), command));
+        }
+    }
+    let mut search = entries
         .into_iter()
+        .map(|(_, p)| p)
         .filter(|p| p.extension().is_none_or(|e| e != "wasm"))
         .collect::<Vec<_>>();
     search.extend(
@@ -163,7 +173,7 @@ pub fn loader(
         builtins: Arc::new(Builtins::new(backend.clone(), &project.name)),
         grpc: GrpcPlugins {
             search,
-            dynamic: crate::program::dynamic_providers(project_dir, project),
+            dynamic,
             events,
             engine: tokio::sync::OnceCell::new(),
         },
@@ -182,9 +192,9 @@ fn wasm_loader(
     let runtime = runtime.clone();
     let mut loader = WasmLoader::new(runtime.clone(), grants, events_log_sink(events))
         .with_store(store(home).with_runtime(runtime));
-    for path in plugin_entries(project, project_dir)?
+    for (_, path) in plugin_entries(project, project_dir)?
         .into_iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
+        .filter(|(_, p)| p.extension().is_some_and(|e| e == "wasm"))
     {
         loader = loader
             .with_local_plugin(&path)
@@ -225,7 +235,7 @@ pub fn structured(
 
 /// The providers the project names: `plugins: {providers: [{name, path}]}` in Pulumi.yaml,
 /// paths relative to the project (`.wasm` components, gRPC plugin binaries or directories).
-fn plugin_entries(project: &Project, project_dir: &Path) -> Result<Vec<PathBuf>> {
+fn plugin_entries(project: &Project, project_dir: &Path) -> Result<Vec<(String, PathBuf)>> {
     let Some(plugins) = &project.plugins else {
         return Ok(vec![]);
     };
@@ -240,7 +250,12 @@ fn plugin_entries(project: &Project, project_dir: &Path) -> Result<Vec<PathBuf>>
         let Some(path) = entry.get("path").and_then(|p| p.as_str()) else {
             bail!("Pulumi.yaml: plugins.providers[{i}] has no path");
         };
-        paths.push(project_dir.join(path));
+        let name = entry
+            .get("name")
+            .and_then(|n| n.as_str())
+            .unwrap_or_default()
+            .to_owned();
+        paths.push((name, project_dir.join(path)));
     }
     Ok(paths)
 }

@@ -21,11 +21,17 @@ use indexmap::IndexMap;
 use prost::Message;
 use tonic::transport::Channel;
 
+use cairn_engine::deploy::events::NullSink;
+
 use crate::convert::{ConvertError, Marshal, from_struct, to_struct};
+use crate::monitor::{Failures, serve_monitor};
 use crate::plugin::{OutputSink, PluginCommand, PluginError, PluginProcess, connect, launch};
 use crate::proto::pulumirpc as rpc;
 use crate::proto::pulumirpc::resource_provider_client::ResourceProviderClient;
 use crate::serve::{INIT_FAILED_TYPE, RpcStatus};
+
+/// Parallelism a component provider is told for the children it registers.
+const CALLBACK_PARALLELISM: usize = 16;
 
 /// How long `Cancel` may take on shutdown, and how long the process then has to exit.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -195,6 +201,28 @@ fn init_failed(details: &[u8]) -> Option<PartialState> {
         inputs: from_struct(failed.inputs.as_ref()).ok()?,
         outputs: from_struct(failed.properties.as_ref()).ok()?,
     })
+}
+
+/// Property dependencies from a plugin's reply, URNs checked.
+fn dependencies(
+    plugin: &str,
+    method: &str,
+    deps: impl Iterator<Item = (String, Vec<String>)>,
+) -> Result<IndexMap<String, Vec<cairn_engine::urn::Urn>>, ProviderError> {
+    deps.map(|(k, urns)| {
+        let urns = urns
+            .iter()
+            .map(|u| {
+                cairn_engine::urn::Urn::parse(u).map_err(|e| {
+                    ProviderError::failed(format!(
+                        "{plugin} {method}: invalid URN {u:?} in the dependencies of {k}: {e}"
+                    ))
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok((k, urns))
+    })
+    .collect()
 }
 
 fn failures(failures: Vec<rpc::CheckFailure>) -> Vec<p::CheckFailure> {
@@ -518,11 +546,139 @@ impl Provider for GrpcProvider {
 
     async fn construct(
         &self,
-        _request: p::ConstructRequest,
-        _monitor: Monitor,
+        request: p::ConstructRequest,
+        monitor: Monitor,
     ) -> Result<p::ConstructResult, ProviderError> {
-        Err(ProviderError::Unimplemented {
-            method: "Construct",
+        // The plugin registers the component's children with a monitor served for this call.
+        let served = serve_monitor(
+            monitor,
+            CALLBACK_PARALLELISM,
+            Arc::new(NullSink),
+            Arc::new(Failures::default()),
+        )
+        .await
+        .map_err(|e| ProviderError::failed(format!("{} Construct: {e}", self.name())))?;
+        let config_secret_keys = Vec::new();
+        let r = self
+            .client
+            .clone()
+            .construct(rpc::ConstructRequest {
+                project: request.project,
+                stack: request.stack,
+                config: request.config.into_iter().collect(),
+                dry_run: request.dry_run,
+                parallel: CALLBACK_PARALLELISM as i32,
+                monitor_endpoint: served.target(),
+                r#type: request.resource_type,
+                name: request.name,
+                parent: request.parent.map(|u| u.to_string()).unwrap_or_default(),
+                inputs: Some(self.out(&request.inputs)),
+                input_dependencies: request
+                    .input_dependencies
+                    .into_iter()
+                    .map(|(k, v)| {
+                        (
+                            k,
+                            rpc::construct_request::PropertyDependencies {
+                                urns: v.iter().map(ToString::to_string).collect(),
+                            },
+                        )
+                    })
+                    .collect(),
+                protect: Some(request.protect),
+                providers: request.providers.into_iter().collect(),
+                dependencies: request
+                    .dependencies
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect(),
+                config_secret_keys,
+                organization: "organization".to_owned(),
+                aliases: request
+                    .aliases
+                    .iter()
+                    .map(|u| rpc::Alias {
+                        alias: Some(rpc::alias::Alias::Urn(u.to_string())),
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|s| self.error("Construct", s))?
+            .into_inner();
+        drop(served);
+        Ok(p::ConstructResult {
+            urn: if r.urn.is_empty() {
+                None
+            } else {
+                Some(cairn_engine::urn::Urn::parse(&r.urn).map_err(|e| {
+                    ProviderError::failed(format!(
+                        "{} Construct: the plugin returned an invalid URN {:?}: {e}",
+                        self.name(),
+                        r.urn
+                    ))
+                })?)
+            },
+            state: from_struct(r.state.as_ref()).map_err(|e| self.bad_reply("Construct", e))?,
+            state_dependencies: dependencies(
+                &self.name(),
+                "Construct",
+                r.state_dependencies.into_iter().map(|(k, v)| (k, v.urns)),
+            )?,
+        })
+    }
+
+    async fn call(
+        &self,
+        request: p::CallRequest,
+        monitor: Monitor,
+    ) -> Result<p::CallResult, ProviderError> {
+        let served = serve_monitor(
+            monitor,
+            CALLBACK_PARALLELISM,
+            Arc::new(NullSink),
+            Arc::new(Failures::default()),
+        )
+        .await
+        .map_err(|e| ProviderError::failed(format!("{} Call: {e}", self.name())))?;
+        let r = self
+            .client
+            .clone()
+            .call(rpc::CallRequest {
+                tok: request.token,
+                args: Some(self.out(&request.args)),
+                arg_dependencies: request
+                    .arg_dependencies
+                    .into_iter()
+                    .map(|(k, v)| {
+                        (
+                            k,
+                            rpc::call_request::ArgumentDependencies {
+                                urns: v.iter().map(ToString::to_string).collect(),
+                            },
+                        )
+                    })
+                    .collect(),
+                project: request.project,
+                stack: request.stack,
+                dry_run: request.dry_run,
+                parallel: CALLBACK_PARALLELISM as i32,
+                monitor_endpoint: served.target(),
+                organization: "organization".to_owned(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|s| self.error("Call", s))?
+            .into_inner();
+        drop(served);
+        Ok(p::CallResult {
+            outputs: from_struct(r.r#return.as_ref()).map_err(|e| self.bad_reply("Call", e))?,
+            output_dependencies: dependencies(
+                &self.name(),
+                "Call",
+                r.return_dependencies.into_iter().map(|(k, v)| (k, v.urns)),
+            )?,
+            failures: failures(r.failures),
         })
     }
 
