@@ -237,3 +237,51 @@ fn a_python_provider_plugin_builds_a_component() {
     );
     assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["deleted"]);
 }
+
+#[test]
+fn a_plugin_that_crashes_mid_create_fails_cleanly() {
+    let python = python();
+    let venv = python.parent().unwrap().parent().unwrap();
+    let sandbox = Sandbox::new("crash");
+    let script =
+        std::fs::read_to_string(repo().join("tests/data/hostile-plugin/pulumi-resource-crashy"))
+            .unwrap()
+            .replace("#!PYTHON", &format!("#!{}", python.display()));
+    std::fs::create_dir_all(sandbox.project.join("plugins")).unwrap();
+    let plugin = sandbox.write("plugins/pulumi-resource-crashy", &script);
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    sandbox.write(
+        "__main__.py",
+        "import pulumi\npulumi.CustomResource('crashy:index:Thing', 'boom', {'size': 1})\n",
+    );
+    sandbox.write(
+        "Pulumi.yaml",
+        &format!(
+            "name: crash\nruntime:\n  name: python\n  options:\n    virtualenv: {}\nplugins:\n  providers:\n    - name: crashy\n      path: ./plugins\n",
+            venv.display()
+        ),
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    let err = sandbox.fails(&["up", "--yes"]);
+    assert_contains(
+        &err,
+        &[
+            "pulumi-resource-crashy",
+            "exited unexpectedly",
+            "segmentation fault while creating",
+        ],
+    );
+    let state: Value = serde_json::from_str(&sandbox.ok(&["stack", "export"])).unwrap();
+    let pending = &state["deployment"]["pending_operations"];
+    assert!(
+        pending.is_null() || pending.as_array().is_some_and(Vec::is_empty),
+        "{pending}"
+    );
+    assert!(
+        !state.to_string().contains("crashy:index:Thing::boom"),
+        "a resource whose create failed is not recorded"
+    );
+}
