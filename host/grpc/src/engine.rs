@@ -56,7 +56,13 @@ pub(crate) async fn serve(
         .map_err(|source| ServeError { what, source })?;
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(async move {
-        let incoming = TcpListenerStream::new(listener);
+        // Small request/response exchanges: without TCP_NODELAY each can wait ~40 ms for a
+        // delayed ACK.
+        let incoming = futures::StreamExt::map(TcpListenerStream::new(listener), |stream| {
+            stream.inspect(|s| {
+                let _ = s.set_nodelay(true);
+            })
+        });
         let shutdown = async {
             let _ = stopped.await;
         };

@@ -235,7 +235,8 @@ pub async fn connect(
             port,
             message: e.to_string(),
         })?
-        .connect_timeout(Duration::from_secs(5));
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true);
     let deadline = tokio::time::Instant::now() + timeout;
     let mut delay = Duration::from_millis(10);
     loop {
