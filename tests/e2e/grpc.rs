@@ -147,3 +147,29 @@ fn a_package_with_no_provider_anywhere_is_named() {
         &["probe", "no provider found", "pulumi-resource-probe"],
     );
 }
+
+#[test]
+fn grpc_plugins_in_the_cairn_plugin_directory_are_found() {
+    let sandbox = Sandbox::new("prog");
+    let bin = sandbox.home.join("plugins/bin");
+    sandbox.ok(&[
+        "plugin",
+        "export-grpc",
+        test_wasm("probe").to_str().unwrap(),
+        "-o",
+        bin.to_str().unwrap(),
+    ]);
+    sandbox.write(
+        "Pulumi.yaml",
+        &format!(
+            "name: prog\nruntime: wasm\nmain: {}\n",
+            test_wasm("program-probe").display()
+        ),
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    sandbox.ok(&["config", "set", "count", "1"]);
+    sandbox.ok(&["config", "set", "sleepMs", "0"]);
+    sandbox.ok(&["up", "--yes"]);
+    let outputs: Value = serde_json::from_str(&sandbox.ok(&["stack", "output", "--json"])).unwrap();
+    assert_eq!(outputs["count"], 1);
+}

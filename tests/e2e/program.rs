@@ -427,6 +427,46 @@ fn explicit_providers_and_secret_and_structured_config() {
 }
 
 #[test]
+fn every_resource_option_reaches_the_state() {
+    let sandbox = probe_stack("all-options");
+    sandbox.ok(&["up", "--yes"]);
+    let state: Value = serde_json::from_str(&sandbox.ok(&["stack", "export"])).unwrap();
+    let optioned = state["deployment"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["urn"] == "urn:pulumi:dev::prog::probe:index:Thing::optioned")
+        .expect("optioned is in the state")
+        .clone();
+    let anchor = "urn:pulumi:dev::prog::probe:index:Thing::anchor";
+    assert_eq!(optioned["dependencies"], serde_json::json!([anchor]));
+    assert_eq!(optioned["deletedWith"], anchor);
+    assert_eq!(optioned["retainOnDelete"], true);
+    assert_eq!(optioned["ignoreChanges"], serde_json::json!(["tags.env"]));
+    assert_eq!(optioned["replaceOnChanges"], serde_json::json!(["size"]));
+    assert_eq!(
+        optioned["additionalSecretOutputs"],
+        serde_json::json!(["instance"])
+    );
+    assert_eq!(
+        optioned["customTimeouts"],
+        serde_json::json!({"create": 60, "update": 120, "delete": 30})
+    );
+    assert!(
+        optioned["provider"]
+            .as_str()
+            .unwrap()
+            .contains("pulumi:providers:probe::default_0_3_0"),
+        "the version option picks the provider: {optioned}"
+    );
+    assert_eq!(
+        outputs(&sandbox, false)["instance"],
+        "[secret]",
+        "additionalSecretOutputs"
+    );
+}
+
+#[test]
 fn invoke_returns_provider_function_results() {
     let sandbox = probe_stack("invoke");
     sandbox.ok(&["up", "--yes"]);
@@ -501,9 +541,11 @@ fn a_project_with_an_unbuildable_main_says_so() {
         &sandbox.fails(&["preview"]),
         &["main", "nowhere.wasm", "does not exist"],
     );
-    sandbox.write("Pulumi.yaml", "name: broken\nruntime: nodejs\n");
+    sandbox.write("Pulumi.yaml", "name: broken\nruntime: go\n");
     assert_contains(
         &sandbox.fails(&["up", "--yes"]),
-        &["runtime \"nodejs\" is not supported"],
+        &["runtime \"go\" is not supported"],
     );
+    sandbox.write("Pulumi.yaml", "name: broken\nruntime: nodejs\n");
+    assert_contains(&sandbox.fails(&["up", "--yes"]), &["run `npm install`"]);
 }

@@ -163,6 +163,8 @@ pub fn loader(
         .map(|(_, p)| p)
         .filter(|p| p.extension().is_none_or(|e| e != "wasm"))
         .collect::<Vec<_>>();
+    // The Cairn plugin directory for gRPC plugins, then PATH.
+    search.push(home.join("plugins").join("bin"));
     search.extend(
         std::env::var_os("PATH")
             .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())

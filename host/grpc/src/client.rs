@@ -121,7 +121,7 @@ impl GrpcProvider {
     /// Turns a failed call into the engine's error, naming the plugin and method.
     fn error(&self, method: &'static str, status: tonic::Status) -> ProviderError {
         if let Some(process) = &self.process
-            && let Some(exit) = process.exit_status()
+            && let Some(exit) = exited(process, &status)
         {
             let tail = process.stderr_tail();
             return ProviderError::failed(format!(
@@ -179,6 +179,33 @@ impl Drop for GrpcProvider {
             }
         }
     }
+}
+
+/// The plugin's exit status if it has died. A connection that broke may be seen before the
+/// process is reaped, so on a transport failure this waits briefly for the exit.
+fn exited(process: &PluginProcess, status: &tonic::Status) -> Option<std::process::ExitStatus> {
+    if let Some(exit) = process.exit_status() {
+        return Some(exit);
+    }
+    let transport = matches!(
+        status.code(),
+        tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Internal
+    ) && (status.message().contains("transport")
+        || status.message().contains("connection"));
+    let multi_thread = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if !transport || !multi_thread {
+        return None;
+    }
+    tokio::task::block_in_place(|| {
+        for _ in 0..50 {
+            if let Some(exit) = process.exit_status() {
+                return Some(exit);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    })
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -13,14 +13,16 @@
 //! * `options`: an explicit provider `eu` (region `eu`) used by `direct` and passed to the
 //!   children of component `group`; secret config `apiKey` as an input; structured config
 //!   `ports` (a list of numbers) summed.
+//! * `all-options`: `optioned` with dependsOn, retainOnDelete, deletedWith, ignoreChanges,
+//!   replaceOnChanges, deleteBeforeReplace, additionalSecretOutputs, customTimeouts and version.
 //! * `read`: reads the existing thing `thing-outside` and exports its ID and URN.
 //! * `sandbox`: tries `/etc/passwd`, `/data/hello.txt` and env `PROBE_SECRET`; exports what
 //!   it got (`ok:<text>` / `err:<error>`, the variable or `unset`).
 
 use cairn_sdk::Value;
 use cairn_sdk::program::{
-    Args, Context, Output, ResourceOptions, Result, StackReference, component, custom, invoke,
-    provider, read,
+    Args, Context, CustomTimeouts, Output, ResourceOptions, Result, StackReference, component,
+    custom, invoke, provider, read,
 };
 
 fn thing(name: &str, args: Args) -> cairn_sdk::program::Resource {
@@ -120,6 +122,32 @@ fn main(ctx: &Context) -> Result<()> {
             ctx.export("child", child.output("configured").get("region"));
             ctx.export("key", keyed.output("key"));
             ctx.export("portsSum", ports.iter().sum::<i64>());
+        }
+        "all-options" => {
+            let anchor = thing("anchor", Args::new());
+            let opts = ResourceOptions::new()
+                .depends_on(&anchor)
+                .retain_on_delete(true)
+                .deleted_with(&anchor)
+                .ignore_changes(&["tags.env"])
+                .replace_on_changes(&["size"])
+                .delete_before_replace(true)
+                .additional_secret_outputs(&["instance"])
+                .custom_timeouts(CustomTimeouts {
+                    create: 60.0,
+                    update: 120.0,
+                    delete: 30.0,
+                })
+                .version("0.3.0");
+            let optioned = custom(
+                "probe:index:Thing",
+                "optioned",
+                Args::new()
+                    .set("size", 1)
+                    .set("tags", Value::Object(Default::default())),
+                opts,
+            );
+            ctx.export("instance", optioned.output("instance"));
         }
         "read" => {
             let existing = read(
