@@ -238,8 +238,8 @@ fn a_python_provider_plugin_builds_a_component() {
     assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["deleted"]);
 }
 
-#[test]
-fn a_plugin_that_crashes_mid_create_fails_cleanly() {
+/// A project whose program declares `crashy:index:Thing` served by the hostile plugin.
+fn crashy_project() -> Sandbox {
     let python = python();
     let venv = python.parent().unwrap().parent().unwrap();
     let sandbox = Sandbox::new("crash");
@@ -265,6 +265,28 @@ fn a_plugin_that_crashes_mid_create_fails_cleanly() {
         ),
     );
     sandbox.ok(&["stack", "init", "dev"]);
+    sandbox
+}
+
+#[test]
+fn a_plugin_that_hangs_mid_create_times_out_naming_it() {
+    let sandbox = crashy_project();
+    let output = sandbox
+        .command(&["up", "--yes"])
+        .env("CRASHY_HANG", "1")
+        .env("CAIRN_PLUGIN_CALL_TIMEOUT", "2")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert_contains(
+        &String::from_utf8_lossy(&output.stderr),
+        &["pulumi-resource-crashy Create", "did not answer within 2 s"],
+    );
+}
+
+#[test]
+fn a_plugin_that_crashes_mid_create_fails_cleanly() {
+    let sandbox = crashy_project();
     let err = sandbox.fails(&["up", "--yes"]);
     assert_contains(
         &err,

@@ -134,6 +134,13 @@ impl GrpcProvider {
                 }
             ));
         }
+        if status.code() == tonic::Code::Cancelled && status.message().contains("Timeout expired") {
+            return ProviderError::failed(format!(
+                "{} {method}: the plugin did not answer within {} s (CAIRN_PLUGIN_CALL_TIMEOUT)",
+                self.name(),
+                crate::plugin::call_timeout().as_secs_f64()
+            ));
+        }
         match status.code() {
             tonic::Code::Unimplemented => return ProviderError::Unimplemented { method },
             tonic::Code::Cancelled => return ProviderError::Cancelled,

@@ -223,6 +223,16 @@ pub async fn launch(
     })
 }
 
+/// The longest a single call to a plugin may take (`CAIRN_PLUGIN_CALL_TIMEOUT`, seconds;
+/// default an hour): a plugin that hangs fails the call instead of the deployment hanging.
+pub fn call_timeout() -> Duration {
+    std::env::var("CAIRN_PLUGIN_CALL_TIMEOUT")
+        .ok()
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map_or(Duration::from_secs(3600), Duration::from_secs_f64)
+}
+
 /// Connects to a plugin's port, retrying while it starts listening.
 pub async fn connect(
     plugin: &str,
@@ -236,6 +246,7 @@ pub async fn connect(
             message: e.to_string(),
         })?
         .connect_timeout(Duration::from_secs(5))
+        .timeout(call_timeout())
         .tcp_nodelay(true);
     let deadline = tokio::time::Instant::now() + timeout;
     let mut delay = Duration::from_millis(10);
