@@ -308,7 +308,7 @@ fn decode(value: &Value, path: &str) -> Result<PropertyValue, ConvertError> {
         None | Some(Kind::NullValue(_)) => PropertyValue::Null,
         Some(Kind::BoolValue(b)) => PropertyValue::Bool(*b),
         Some(Kind::NumberValue(n)) => PropertyValue::Number(*n),
-        Some(Kind::StringValue(s)) if s == UNKNOWN_SENTINEL => PropertyValue::Computed,
+        Some(Kind::StringValue(s)) if is_unknown_sentinel(s) => PropertyValue::Computed,
         Some(Kind::StringValue(s)) => PropertyValue::String(s.clone()),
         Some(Kind::ListValue(list)) => PropertyValue::Array(
             list.values
@@ -322,6 +322,22 @@ fn decode(value: &Value, path: &str) -> Result<PropertyValue, ConvertError> {
             Some(sig) => decode_special(sig, s, path)?,
         },
     })
+}
+
+/// The unknown sentinels of the protocol: the string one (what Cairn sends) and the typed ones
+/// older engines and SDKs send for unknown bools, numbers, arrays, assets, archives and objects.
+pub const UNKNOWN_SENTINELS: [&str; 7] = [
+    UNKNOWN_SENTINEL,
+    "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7",
+    "3eeb2bf0-c639-47a8-9e75-3b44932eb421",
+    "6a19a0b0-7e62-4c92-b797-7f8e31da9cc2",
+    "030794c1-ac77-496b-92df-f27374a8bd58",
+    "e48ece36-62e2-4504-bad9-02848725956a",
+    "dd056dcd-154b-4c76-9bd3-c8f88648b5ff",
+];
+
+fn is_unknown_sentinel(s: &str) -> bool {
+    s.len() == UNKNOWN_SENTINEL.len() && UNKNOWN_SENTINELS.contains(&s)
 }
 
 fn as_str(v: &Value) -> Option<&str> {
@@ -613,6 +629,22 @@ mod tests {
             decoded["output"],
             PropertyValue::secret(PropertyValue::String("o".into())),
             "a secret output stays secret when secrets are accepted"
+        );
+    }
+
+    #[test]
+    fn every_unknown_sentinel_decodes_as_unknown() {
+        for sentinel in UNKNOWN_SENTINELS {
+            assert_eq!(
+                from_value(&string(sentinel)).unwrap(),
+                PropertyValue::Computed,
+                "{sentinel}"
+            );
+        }
+        assert_eq!(
+            from_value(&string("04da6b54-80e4-46f7-96ec-b56ff0331ba8")).unwrap(),
+            PropertyValue::String("04da6b54-80e4-46f7-96ec-b56ff0331ba8".into()),
+            "only the exact sentinels"
         );
     }
 
