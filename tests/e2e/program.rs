@@ -239,6 +239,30 @@ fn two_program_versions_replace_update_keep_aliases_and_protect() {
     assert!(!token_file.exists());
 }
 
+#[test]
+fn up_refresh_recreates_what_was_deleted_out_of_band() {
+    let providers = [example_wasm("random"), example_wasm("file")];
+    let sandbox = program_stack(
+        "lifecycle",
+        &example_wasm("lifecycle"),
+        &providers.iter().map(|p| p.as_path()).collect::<Vec<_>>(),
+    );
+    grant_out_dir(&sandbox);
+    sandbox.ok(&["up", "--yes"]);
+    let marker = sandbox.project.join("out/data/marker.txt");
+    std::fs::remove_file(&marker).unwrap();
+    // Without a refresh the state still records the file: nothing to do.
+    sandbox.ok(&["up", "--yes"]);
+    assert!(!marker.exists());
+    // With one, the deletion is noticed and the file is created again.
+    let out = sandbox.ok(&["up", "--yes", "--refresh"]);
+    assert_contains(&out, &["create", "marker"]);
+    assert_eq!(
+        std::fs::read_to_string(&marker).unwrap(),
+        "written after token.txt\n"
+    );
+}
+
 /// A stack running `program-probe` against the `probe` provider, in `mode`.
 fn probe_stack(mode: &str) -> Sandbox {
     let sandbox = program_stack("prog", &test_wasm("program-probe"), &[&test_wasm("probe")]);

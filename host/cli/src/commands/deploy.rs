@@ -46,6 +46,9 @@ pub struct DeployArgs {
     /// Also list resources that do not change.
     #[arg(long)]
     show_sames: bool,
+    /// `up`: refresh the state from the providers first, then update.
+    #[arg(long)]
+    refresh: bool,
     /// `up` / `preview`: replace this resource even if it has no changes (repeatable).
     #[arg(long = "replace", value_name = "URN")]
     replaces: Vec<String>,
@@ -187,6 +190,26 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
     }
 
     let persister = workspace.backend.persister(&lock, &project, &stack.name)?;
+    // `up --refresh`: bring the state up to date with the cloud first, then update from it.
+    let snapshot = if kind == Kind::Up && args.refresh {
+        runtime.block_on(deploy(
+            Kind::Refresh,
+            options.clone(),
+            snapshot,
+            Some(persister.clone()),
+            crypter.clone(),
+            display_options(context.interactive),
+            &setup,
+        ))?;
+        let refreshed = workspace
+            .backend
+            .recover(&lock, &project, &stack.name)?
+            .ok_or_else(|| anyhow!("stack {:?} lost its state during the refresh", stack.name))?;
+        decode_deployment(&refreshed, Some(crypter.as_ref()))
+            .with_context(|| format!("reading the refreshed state of stack {:?}", stack.name))?
+    } else {
+        snapshot
+    };
     runtime
         .block_on(deploy(
             kind,
