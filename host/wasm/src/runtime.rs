@@ -69,7 +69,8 @@ pub struct WasmRuntime {
 struct RuntimeInner {
     engine: Engine,
     linker: Linker<InstanceState>,
-    program_linker: Linker<InstanceState>,
+    /// Built on first use: most processes only run providers.
+    program_linker: std::sync::OnceLock<Result<Linker<InstanceState>, String>>,
     cache_dir: Option<PathBuf>,
     /// Hex of the engine's precompile compatibility hash.
     compat: String,
@@ -97,8 +98,6 @@ impl WasmRuntime {
         }
         let engine = Engine::new(&config).map_err(|e| WasmError::Engine(format!("{e:#}")))?;
         let linker = state::linker(&engine).map_err(|e| WasmError::Engine(format!("{e:#}")))?;
-        let program_linker =
-            state::program_linker(&engine).map_err(|e| WasmError::Engine(format!("{e:#}")))?;
 
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
@@ -126,7 +125,7 @@ impl WasmRuntime {
             inner: Arc::new(RuntimeInner {
                 engine,
                 linker,
-                program_linker,
+                program_linker: std::sync::OnceLock::new(),
                 cache_dir: options.cache_dir,
                 compat,
                 pool_size: options.pool_size.unwrap_or(DEFAULT_POOL_SIZE),
@@ -224,11 +223,13 @@ impl WasmRuntime {
             file: file.path.display().to_string(),
             message: format!("{e:#}"),
         };
-        let instance_pre = self
+        let linker = self
             .inner
             .program_linker
-            .instantiate_pre(&component)
-            .map_err(not_a_program)?;
+            .get_or_init(|| state::program_linker(&self.inner.engine).map_err(|e| format!("{e:#}")))
+            .as_ref()
+            .map_err(|e| WasmError::Engine(e.clone()))?;
+        let instance_pre = linker.instantiate_pre(&component).map_err(not_a_program)?;
         let pre = ProgramWorldPre::new(instance_pre).map_err(not_a_program)?;
         let sandbox = Sandbox::for_program(&file.name, grant)?;
         Ok(WasmProgram::new(
