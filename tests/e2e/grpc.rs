@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::support::{Sandbox, assert_contains, example_wasm, python, test_wasm};
+use crate::support::{Sandbox, assert_contains, example_wasm, outputs, python, test_wasm};
 
 /// `cairn provider serve FILE` in the background; returns the process and its port.
 fn serve(sandbox: &Sandbox, file: &std::path::Path) -> (std::process::Child, u16) {
@@ -116,8 +116,7 @@ fn an_exported_grpc_plugin_deploys_through_the_plugin_protocol() {
     sandbox.ok(&["config", "set", "sleepMs", "0"]);
     // No wasm provider is installed: `probe` resolves to the gRPC plugin.
     sandbox.ok(&["up", "--yes"]);
-    let outputs: Value = serde_json::from_str(&sandbox.ok(&["stack", "output", "--json"])).unwrap();
-    assert_eq!(outputs["count"], 2);
+    assert_eq!(outputs(&sandbox, false)["count"], 2);
     let state: Value = serde_json::from_str(&sandbox.ok(&["stack", "export"])).unwrap();
     let things: Vec<&Value> = state["deployment"]["resources"]
         .as_array()
@@ -171,6 +170,5 @@ fn grpc_plugins_in_the_cairn_plugin_directory_are_found() {
     sandbox.ok(&["config", "set", "count", "1"]);
     sandbox.ok(&["config", "set", "sleepMs", "0"]);
     sandbox.ok(&["up", "--yes"]);
-    let outputs: Value = serde_json::from_str(&sandbox.ok(&["stack", "output", "--json"])).unwrap();
-    assert_eq!(outputs["count"], 1);
+    assert_eq!(outputs(&sandbox, false)["count"], 1);
 }

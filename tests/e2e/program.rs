@@ -7,7 +7,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::support::{
-    Sandbox, assert_contains, clean_cargo_env, example_wasm, guest_target, repo, test_wasm,
+    Sandbox, assert_contains, clean_cargo_env, example_wasm, finished_steps, guest_target, ops_of,
+    outputs, repo, test_wasm,
 };
 
 /// A stack `dev` of project `name` whose program is `main`, with `providers` installed.
@@ -37,14 +38,6 @@ fn grant_out_dir(sandbox: &Sandbox) {
     ] {
         sandbox.ok(&["config", "set", "--path", path, value]);
     }
-}
-
-fn outputs(sandbox: &Sandbox, show_secrets: bool) -> Value {
-    let mut args = vec!["stack", "output", "--json"];
-    if show_secrets {
-        args.push("--show-secrets");
-    }
-    serde_json::from_str(&sandbox.ok(&args)).unwrap()
 }
 
 /// `cairn up` with the cargo package as `main`: built for wasm32-wasip2 into the shared guest
@@ -184,23 +177,8 @@ fn two_program_versions_replace_update_keep_aliases_and_protect() {
 
     sandbox.ok(&["config", "set", "version", "2"]);
     let json = sandbox.ok(&["up", "--yes", "--json"]);
-    let steps: Vec<(String, String)> = json
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["type"] == "stepFinished")
-        .map(|e| {
-            let urn = e["urn"].as_str().unwrap_or_default().to_owned();
-            let name = urn.rsplit("::").next().unwrap_or_default().to_owned();
-            (e["op"].as_str().unwrap_or_default().to_owned(), name)
-        })
-        .collect();
-    let op_of = |name: &str| -> Vec<&str> {
-        steps
-            .iter()
-            .filter(|(_, n)| n == name)
-            .map(|(op, _)| op.as_str())
-            .collect()
-    };
+    let steps = finished_steps(&json);
+    let op_of = |name: &str| ops_of(&steps, name);
     assert!(
         op_of("token").iter().any(|op| op.contains("replace")),
         "token must be replaced: {steps:?}"

@@ -5,38 +5,10 @@
 
 use serde_json::Value;
 
-use crate::support::{Sandbox, assert_contains, example_wasm, node_modules, python, repo};
-
-fn outputs(sandbox: &Sandbox, show_secrets: bool) -> Value {
-    let mut args = vec!["stack", "output", "--json"];
-    if show_secrets {
-        args.push("--show-secrets");
-    }
-    serde_json::from_str(&sandbox.ok(&args)).unwrap()
-}
-
-/// `(op, name)` of every finished step of a `--json` deployment.
-fn steps(json: &str) -> Vec<(String, String)> {
-    json.lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["type"] == "stepFinished")
-        .map(|e| {
-            let urn = e["urn"].as_str().unwrap_or_default();
-            (
-                e["op"].as_str().unwrap_or_default().to_owned(),
-                urn.rsplit("::").next().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect()
-}
-
-fn ops(steps: &[(String, String)], name: &str) -> Vec<String> {
-    steps
-        .iter()
-        .filter(|(_, n)| n == name)
-        .map(|(op, _)| op.clone())
-        .collect()
-}
+use crate::support::{
+    Sandbox, assert_contains, example_wasm, finished_steps, node_modules, ops_of, outputs, python,
+    repo,
+};
 
 /// The SDK an example program is written with.
 #[derive(Clone, Copy)]
@@ -126,18 +98,18 @@ fn sdk_program_lifecycle(sdk: Sdk) {
 
     // Version 2: replace, update, alias.
     sandbox.ok(&["config", "set", "version", "2"]);
-    let run = steps(&sandbox.ok(&["up", "--yes", "--json"]));
+    let run = finished_steps(&sandbox.ok(&["up", "--yes", "--json"]));
     assert!(
-        ops(&run, "label").iter().any(|op| op == "replace"),
+        ops_of(&run, "label").iter().any(|op| op == "replace"),
         "{run:?}"
     );
-    assert_eq!(ops(&run, "message"), ["update"], "{run:?}");
+    assert_eq!(ops_of(&run, "message"), ["update"], "{run:?}");
     assert_eq!(
-        ops(&run, "welcome"),
+        ops_of(&run, "welcome"),
         ["same"],
         "the alias keeps the component: {run:?}"
     );
-    assert!(ops(&run, "greeter").is_empty(), "{run:?}");
+    assert!(ops_of(&run, "greeter").is_empty(), "{run:?}");
     let v2 = outputs(&sandbox, false);
     assert_eq!(v2["label"], "v2:stable text");
     assert_eq!(v2["message"], "msg:hello from version 2");

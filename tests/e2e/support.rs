@@ -244,3 +244,36 @@ pub fn node_modules() -> PathBuf {
         })
         .clone()
 }
+
+/// The stack's outputs, as `cairn stack output --json [--show-secrets]` prints them.
+pub fn outputs(sandbox: &Sandbox, show_secrets: bool) -> serde_json::Value {
+    let mut args = vec!["stack", "output", "--json"];
+    if show_secrets {
+        args.push("--show-secrets");
+    }
+    serde_json::from_str(&sandbox.ok(&args)).unwrap()
+}
+
+/// `(op, resource name)` of every finished step in a `--json` event stream.
+pub fn finished_steps(json: &str) -> Vec<(String, String)> {
+    json.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["type"] == "stepFinished")
+        .map(|e| {
+            let urn = e["urn"].as_str().unwrap_or_default();
+            (
+                e["op"].as_str().unwrap_or_default().to_owned(),
+                urn.rsplit("::").next().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The ops of the finished steps of resource `name`.
+pub fn ops_of(steps: &[(String, String)], name: &str) -> Vec<String> {
+    steps
+        .iter()
+        .filter(|(_, n)| n == name)
+        .map(|(op, _)| op.clone())
+        .collect()
+}

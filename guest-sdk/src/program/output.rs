@@ -387,38 +387,14 @@ fn join<T: Clone + 'static, U: Clone + 'static>(
     items: Vec<Output<T>>,
     finish: impl FnOnce(Vec<T>) -> U + 'static,
 ) -> Output<U> {
-    struct Joining<T, U> {
-        slots: Vec<Option<Resolved<T>>>,
-        left: usize,
-        finish: Option<Box<dyn FnOnce(Vec<T>) -> U>>,
-        resolver: Option<Resolver<U>>,
-    }
     let (out, resolver) = Output::pending();
-    let count = items.len();
-    let state = Rc::new(RefCell::new(Joining {
-        slots: vec![None; count],
-        left: count,
-        finish: Some(Box::new(finish)),
-        resolver: Some(resolver),
-    }));
-    let complete = |state: &Rc<RefCell<Joining<T, U>>>| {
-        let (slots, finish, resolver) = {
-            let mut s = state.borrow_mut();
-            (
-                std::mem::take(&mut s.slots),
-                s.finish.take(),
-                s.resolver.take(),
-            )
-        };
-        let (Some(finish), Some(resolver)) = (finish, resolver) else {
-            return;
-        };
+    when_all(items, move |settled| {
         let mut secret = false;
         let mut deps = BTreeSet::new();
-        let mut values = Vec::with_capacity(slots.len());
+        let mut values = Vec::with_capacity(settled.len());
         let mut failed = None;
         let mut unknown = false;
-        for r in slots.into_iter().flatten() {
+        for r in settled {
             secret |= r.secret;
             deps.extend(r.deps);
             match r.known {
@@ -437,10 +413,40 @@ fn join<T: Clone + 'static, U: Clone + 'static>(
             secret,
             deps,
         });
+    });
+    out
+}
+
+/// Calls `f` with every output's resolution, in order, once all are resolved (at once for
+/// none).
+pub(crate) fn when_all<T: Clone + 'static>(
+    items: Vec<Output<T>>,
+    f: impl FnOnce(Vec<Resolved<T>>) + 'static,
+) {
+    type Settled<T> = Box<dyn FnOnce(Vec<Resolved<T>>)>;
+    struct Settling<T> {
+        slots: Vec<Option<Resolved<T>>>,
+        left: usize,
+        f: Option<Settled<T>>,
+    }
+    let count = items.len();
+    let state = Rc::new(RefCell::new(Settling {
+        slots: vec![None; count],
+        left: count,
+        f: Some(Box::new(f)),
+    }));
+    let finish = |state: &Rc<RefCell<Settling<T>>>| {
+        let (slots, f) = {
+            let mut s = state.borrow_mut();
+            (std::mem::take(&mut s.slots), s.f.take())
+        };
+        if let Some(f) = f {
+            f(slots.into_iter().flatten().collect());
+        }
     };
     if count == 0 {
-        complete(&state);
-        return out;
+        finish(&state);
+        return;
     }
     for (i, item) in items.into_iter().enumerate() {
         let state = state.clone();
@@ -452,11 +458,10 @@ fn join<T: Clone + 'static, U: Clone + 'static>(
                 s.left == 0
             };
             if done {
-                complete(&state);
+                finish(&state);
             }
         });
     }
-    out
 }
 
 /// Tuples of outputs joined into one output of a tuple: `all((a, b))`.

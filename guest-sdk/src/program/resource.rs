@@ -79,7 +79,7 @@ impl Resource {
                     Err(_) => return, // the failure is already recorded
                 }
             }
-            if let Err(e) = send_outputs(&urn, &map) {
+            if let Err(e) = send::outputs(&urn, &map) {
                 runtime::record_error(&format!("registering the outputs of {urn}: {e}"));
             }
         });
@@ -420,7 +420,7 @@ pub fn invoke(token: &str, args: Args, provider: Option<&ProviderResource>) -> O
             .filter_map(|(k, r)| property_value(r).ok().map(|v| (k, v)))
             .collect();
         let invoked = token.clone();
-        send_invoke(&invoked, &args, provider, move |outcome| {
+        send::invoke(&invoked, &args, provider, move |outcome| {
             resolver.resolve(match outcome {
                 Outcome::Outputs(outputs) | Outcome::Resource { outputs, .. } => Resolved {
                     known: Known::Value(outputs),
@@ -665,12 +665,12 @@ fn declare(
         let finish = move |outcome| resolvers.finish(dry_run, outcome, what);
         match (&kind, read_id_at) {
             (Kind::Read(_), Some(i)) => match string_of(&settled[i]) {
-                Some(id) => send_read(&request, id, finish),
+                Some(id) => send::read(&request, id, finish),
                 None => finish(Outcome::Failed("the ID to read is not known".into())),
             },
-            (Kind::Custom, _) => send_register(&request, true, false, finish),
-            (Kind::Component, _) => send_register(&request, false, false, finish),
-            (Kind::Remote, _) => send_register(&request, false, true, finish),
+            (Kind::Custom, _) => send::register(&request, true, false, finish),
+            (Kind::Component, _) => send::register(&request, false, false, finish),
+            (Kind::Remote, _) => send::register(&request, false, true, finish),
             (Kind::Read(_), None) => unreachable!("a read always has its ID item"),
         }
     });
@@ -824,30 +824,4 @@ mod send {
     pub fn outputs(_urn: &str, _outputs: &PropertyMap) -> Result<(), String> {
         Err(NO_HOST.into())
     }
-}
-
-fn send_register(
-    r: &Request<'_>,
-    custom: bool,
-    remote: bool,
-    done: impl FnOnce(Outcome) + 'static,
-) {
-    send::register(r, custom, remote, done);
-}
-
-fn send_read(r: &Request<'_>, id: String, done: impl FnOnce(Outcome) + 'static) {
-    send::read(r, id, done);
-}
-
-fn send_invoke(
-    token: &str,
-    args: &PropertyMap,
-    provider: Option<String>,
-    done: impl FnOnce(Outcome) + 'static,
-) {
-    send::invoke(token, args, provider, done);
-}
-
-fn send_outputs(urn: &str, outputs: &PropertyMap) -> Result<(), String> {
-    send::outputs(urn, outputs)
 }

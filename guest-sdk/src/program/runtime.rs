@@ -12,6 +12,7 @@ use std::rc::Rc;
 
 use indexmap::IndexMap;
 
+pub(crate) use super::output::when_all;
 use super::output::{Known, Output, Resolved};
 use super::{Context, Error};
 use crate::value::{PropertyMap, Value};
@@ -116,49 +117,6 @@ fn drain() {
     }
 }
 
-/// Calls `f` with every output's resolution once all are resolved.
-pub(crate) fn when_all(items: Vec<Output<Value>>, f: impl FnOnce(Vec<Resolved<Value>>) + 'static) {
-    type Settled = Box<dyn FnOnce(Vec<Resolved<Value>>)>;
-    struct Settling {
-        slots: Vec<Option<Resolved<Value>>>,
-        left: usize,
-        f: Option<Settled>,
-    }
-    let count = items.len();
-    let state = Rc::new(RefCell::new(Settling {
-        slots: vec![None; count],
-        left: count,
-        f: Some(Box::new(f)),
-    }));
-    let finish = |state: &Rc<RefCell<Settling>>| {
-        let (slots, f) = {
-            let mut s = state.borrow_mut();
-            (std::mem::take(&mut s.slots), s.f.take())
-        };
-        if let Some(f) = f {
-            f(slots.into_iter().flatten().collect());
-        }
-    };
-    if count == 0 {
-        finish(&state);
-        return;
-    }
-    for (i, item) in items.into_iter().enumerate() {
-        let state = state.clone();
-        item.on_resolved(move |r| {
-            let done = {
-                let mut s = state.borrow_mut();
-                s.slots[i] = Some(r.clone());
-                s.left -= 1;
-                s.left == 0
-            };
-            if done {
-                finish(&state);
-            }
-        });
-    }
-}
-
 /// A resolved output as a property value for the engine: secrets wrapped, unknowns as
 /// unknown; a failed output is an error.
 pub(crate) fn property_value(r: Resolved<Value>) -> Result<Value, Rc<str>> {
@@ -194,7 +152,6 @@ pub(crate) fn dependencies(settled: &[Resolved<Value>]) -> BTreeSet<String> {
 /// (native unit tests) there is no host: requests fail and nothing is outstanding.
 pub(crate) mod host {
     use super::Outcome;
-    use crate::value::{PropertyMap, Value};
 
     /// The deployment the program runs in.
     #[derive(Debug, Clone, Default)]
@@ -325,8 +282,4 @@ pub(crate) mod host {
 
     #[cfg(not(target_family = "wasm"))]
     pub use imp::*;
-
-    /// Keeps the imports used on every target.
-    #[allow(dead_code)]
-    fn _types(_: PropertyMap, _: Value) {}
 }

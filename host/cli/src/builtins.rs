@@ -12,14 +12,11 @@ use cairn_engine::deploy::provider::{
     CheckRequest, CheckResult, CreateRequest, CreateResult, DeleteRequest, DiffRequest, DiffResult,
     Provider, ProviderError, ReadRequest, ReadResult, UpdateRequest, UpdateResult,
 };
-use cairn_engine::secrets::{
-    Crypter, PASSPHRASE_PROVIDER, PassphraseCrypter, SecretsError, salt_from_provider_state,
-};
-use cairn_engine::state::{SecretsProvider, decode_deployment};
+use cairn_engine::state::decode_deployment;
 use cairn_engine::value::{PropertyMap, PropertyValue};
 
 use crate::backend::FileBackend;
-use crate::passphrase::{self, Purpose};
+use crate::stack::LazyCrypter;
 
 /// The resource type of a stack reference.
 pub const STACK_REFERENCE: &str = "pulumi:pulumi:StackReference";
@@ -37,49 +34,6 @@ impl Builtins {
             project: project.to_owned(),
         }
     }
-}
-
-/// Decrypts with the referenced stack's passphrase key, derived on first use (the passphrase
-/// comes from the environment: a deployment cannot prompt).
-struct StackCrypter {
-    salt: Option<String>,
-    stack: String,
-    opened: std::sync::OnceLock<Result<PassphraseCrypter, String>>,
-}
-
-impl Crypter for StackCrypter {
-    fn encrypt(&self, _: &str) -> Result<String, SecretsError> {
-        Err(SecretsError::Decrypt)
-    }
-
-    fn decrypt(&self, ciphertext: &str) -> Result<String, SecretsError> {
-        let opened = self.opened.get_or_init(|| {
-            let salt = self
-                .salt
-                .as_deref()
-                .ok_or_else(|| format!("stack {:?} has no secrets provider", self.stack))?;
-            let passphrase =
-                passphrase::passphrase(false, Purpose::Open).map_err(|e| format!("{e:#}"))?;
-            PassphraseCrypter::from_salt(&passphrase, salt).map_err(|e| e.to_string())
-        });
-        match opened {
-            Ok(crypter) => crypter.decrypt(ciphertext),
-            Err(reason) => Err(SecretsError::MalformedSalt {
-                salt: String::new(),
-                reason: reason.clone(),
-            }),
-        }
-    }
-}
-
-fn salt_of(provider: Option<&SecretsProvider>) -> Option<String> {
-    let provider = provider?;
-    if provider.kind != PASSPHRASE_PROVIDER {
-        return None;
-    }
-    salt_from_provider_state(provider.state.as_ref()?)
-        .ok()
-        .map(str::to_owned)
 }
 
 /// `(project, stack)` of a reference name.
@@ -116,11 +70,10 @@ fn read_stack(
         .latest(project, stack)
         .map_err(|e| format!("reading stack {project}/{stack}: {e:#}"))?
         .ok_or_else(missing)?;
-    let crypter = StackCrypter {
-        salt: salt_of(deployment.secrets_providers.as_ref()),
-        stack: format!("{project}/{stack}"),
-        opened: std::sync::OnceLock::new(),
-    };
+    let crypter = LazyCrypter::from_state(
+        &format!("{project}/{stack}"),
+        deployment.secrets_providers.as_ref(),
+    );
     let snapshot = decode_deployment(&deployment, Some(&crypter))
         .map_err(|e| format!("reading the outputs of stack {project}/{stack}: {e}"))?;
     Ok(snapshot

@@ -140,6 +140,28 @@ impl LazyCrypter {
         }
     }
 
+    /// The crypter of a stack known only by its state (e.g. another stack a program references):
+    /// the passphrase provider's salt from `provider`, the passphrase from the environment
+    /// (a deployment cannot prompt).
+    pub fn from_state(stack: &str, provider: Option<&SecretsProvider>) -> LazyCrypter {
+        let salt = match provider {
+            Some(p) if p.kind == PASSPHRASE_PROVIDER => p
+                .state
+                .as_ref()
+                .and_then(|state| salt_from_provider_state(state).ok())
+                .map(str::to_owned),
+            _ => None,
+        };
+        let stack = stack.to_owned();
+        LazyCrypter::new(move || {
+            let salt = salt
+                .as_deref()
+                .ok_or_else(|| anyhow!("stack {stack:?} has no passphrase secrets provider"))?;
+            let passphrase = passphrase::passphrase(false, Purpose::Open)?;
+            Ok(PassphraseCrypter::from_salt(&passphrase, salt)?)
+        })
+    }
+
     fn ready(crypter: PassphraseCrypter) -> LazyCrypter {
         let lazy = LazyCrypter::new(|| Err(anyhow!("already opened")));
         let _ = lazy.opened.set(Ok(CachingCrypter::new(crypter)));

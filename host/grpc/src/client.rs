@@ -164,6 +164,34 @@ impl GrpcProvider {
         ProviderError::failed(message)
     }
 
+    fn check_request(&self, request: &p::CheckRequest) -> rpc::CheckRequest {
+        rpc::CheckRequest {
+            urn: request.urn.to_string(),
+            name: request.urn.name().to_owned(),
+            r#type: request.urn.resource_type().to_owned(),
+            olds: Some(self.out(&request.olds)),
+            news: Some(self.out(&request.news)),
+            random_seed: request.random_seed.clone(),
+        }
+    }
+
+    fn diff_request(&self, request: p::DiffRequest) -> rpc::DiffRequest {
+        rpc::DiffRequest {
+            urn: request.urn.to_string(),
+            name: request.urn.name().to_owned(),
+            r#type: request.urn.resource_type().to_owned(),
+            olds: Some(self.out(&request.old_outputs)),
+            news: Some(self.out(&request.news)),
+            old_inputs: Some(self.out(&request.old_inputs)),
+            ignore_changes: request
+                .ignore_changes
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            id: request.id,
+        }
+    }
+
     fn bad_reply(&self, method: &str, e: ConvertError) -> ProviderError {
         ProviderError::failed(format!(
             "{} {method}: the plugin sent a malformed value: {e}",
@@ -351,14 +379,7 @@ impl Provider for GrpcProvider {
         let r = self
             .client
             .clone()
-            .check_config(rpc::CheckRequest {
-                urn: request.urn.to_string(),
-                name: request.urn.name().to_owned(),
-                r#type: request.urn.resource_type().to_owned(),
-                olds: Some(self.out(&request.olds)),
-                news: Some(self.out(&request.news)),
-                random_seed: request.random_seed,
-            })
+            .check_config(self.check_request(&request))
             .await;
         match r {
             // Older plugins have no CheckConfig: the inputs are fine as they are.
@@ -382,20 +403,7 @@ impl Provider for GrpcProvider {
         let r = self
             .client
             .clone()
-            .diff_config(rpc::DiffRequest {
-                id: request.id,
-                urn: request.urn.to_string(),
-                name: request.urn.name().to_owned(),
-                r#type: request.urn.resource_type().to_owned(),
-                olds: Some(self.out(&request.old_outputs)),
-                news: Some(self.out(&request.news)),
-                old_inputs: Some(self.out(&request.old_inputs)),
-                ignore_changes: request
-                    .ignore_changes
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect(),
-            })
+            .diff_config(self.diff_request(request))
             .await;
         match r {
             Err(s) if s.code() == tonic::Code::Unimplemented => Ok(p::DiffResult::default()),
@@ -432,14 +440,7 @@ impl Provider for GrpcProvider {
         let r = self
             .client
             .clone()
-            .check(rpc::CheckRequest {
-                urn: request.urn.to_string(),
-                name: request.urn.name().to_owned(),
-                r#type: request.urn.resource_type().to_owned(),
-                olds: Some(self.out(&request.olds)),
-                news: Some(self.out(&request.news)),
-                random_seed: request.random_seed,
-            })
+            .check(self.check_request(&request))
             .await
             .map_err(|s| self.error("Check", s))?
             .into_inner();
@@ -453,20 +454,7 @@ impl Provider for GrpcProvider {
         let r = self
             .client
             .clone()
-            .diff(rpc::DiffRequest {
-                id: request.id,
-                urn: request.urn.to_string(),
-                name: request.urn.name().to_owned(),
-                r#type: request.urn.resource_type().to_owned(),
-                olds: Some(self.out(&request.old_outputs)),
-                news: Some(self.out(&request.news)),
-                old_inputs: Some(self.out(&request.old_inputs)),
-                ignore_changes: request
-                    .ignore_changes
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect(),
-            })
+            .diff(self.diff_request(request))
             .await
             .map_err(|s| self.error("Diff", s))?;
         Ok(diff_result(r.into_inner()))

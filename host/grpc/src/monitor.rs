@@ -7,8 +7,6 @@
 //! `deletedWith`. Output values are not offered, so SDKs send plain values with property
 //! dependencies alongside.
 
-use std::time::Duration;
-
 use cairn_engine::deploy::monitor::Monitor;
 use cairn_engine::deploy::program::{
     Alias, ProgramCallRequest, ProgramInvokeRequest, ReadResourceRequest, RegisterResourceRequest,
@@ -469,10 +467,6 @@ pub fn program_config(
     secret.sort();
     (config, secret)
 }
-
-/// How long a program may take to connect before its first request (unused by the server
-/// itself; for launchers).
-pub const PROGRAM_START_TIMEOUT: Duration = Duration::from_secs(120);
 
 #[cfg(test)]
 mod tests {

@@ -300,7 +300,7 @@ async fn every_lifecycle_method_crosses_the_protocol() {
 }
 
 #[tokio::test]
-async fn partial_failures_keep_their_state_and_unimplemented_is_reported_as_such() {
+async fn partial_failures_keep_their_state() {
     let (_echo, client, _served) = connected().await;
     client.configure(PropertyMap::new(), false).await.unwrap();
     let err = client
