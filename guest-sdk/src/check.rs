@@ -4,6 +4,7 @@
 //! `ports[0]`, `tags["a.b"]`).
 
 use crate::error::CheckFailure;
+use crate::properties::Properties;
 use crate::provider::CheckResult;
 use crate::value::{Lookup, PropertyMap, Value, lookup_in};
 
@@ -142,15 +143,16 @@ fn describe(v: &Value) -> String {
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct Checker {
-    inputs: PropertyMap,
+    /// Stays the host's table (sent back as it came) unless a default changes it.
+    inputs: Properties,
     failures: Vec<CheckFailure>,
 }
 
 impl Checker {
     /// Starts checking `news`.
-    pub fn new(news: PropertyMap) -> Checker {
+    pub fn new(news: impl Into<Properties>) -> Checker {
         Checker {
-            inputs: news,
+            inputs: news.into(),
             failures: Vec::new(),
         }
     }
@@ -208,7 +210,7 @@ impl Checker {
         match self.inputs.lookup(path) {
             Lookup::Unknown => None,
             Lookup::Missing if !required => None,
-            _ => match require(&self.inputs, path, expected, read) {
+            _ => match require(&*self.inputs, path, expected, read) {
                 Ok(v) => Some(v),
                 Err(f) => {
                     self.failures.push(f);

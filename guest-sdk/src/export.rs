@@ -8,6 +8,7 @@ use crate::bindings::cairn::deploy::types as wit;
 use crate::bindings::exports::cairn::deploy::provider::Guest;
 use crate::error::{CheckFailure, Error, PartialState};
 use crate::manifest::Manifest;
+use crate::properties::Properties;
 use crate::provider::{self as p, Dependencies, Provider};
 use crate::wire::{decode_map, encode_map};
 
@@ -83,7 +84,7 @@ impl<I: Instance> Guest for Adapter<I> {
         let request = create_request(r).map_err(error_to_wit)?;
         run::<I, _>(|provider| provider.create(request)).map(|result| wit::CreateResult {
             id: result.id,
-            outputs: encode_map(&result.outputs),
+            outputs: result.outputs.into_wire(),
         })
     }
 
@@ -91,15 +92,15 @@ impl<I: Instance> Guest for Adapter<I> {
         let request = read_request(r).map_err(error_to_wit)?;
         run::<I, _>(|provider| provider.read(request)).map(|result| wit::ReadResult {
             id: result.id,
-            inputs: encode_map(&result.inputs),
-            outputs: encode_map(&result.outputs),
+            inputs: result.inputs.into_wire(),
+            outputs: result.outputs.into_wire(),
         })
     }
 
     fn update(r: wit::UpdateRequest) -> WitResult<wit::UpdateResult> {
         let request = update_request(r).map_err(error_to_wit)?;
         run::<I, _>(|provider| provider.update(request)).map(|result| wit::UpdateResult {
-            outputs: encode_map(&result.outputs),
+            outputs: result.outputs.into_wire(),
         })
     }
 
@@ -112,25 +113,25 @@ impl<I: Instance> Guest for Adapter<I> {
         let request = construct_request(r).map_err(error_to_wit)?;
         run::<I, _>(|provider| provider.construct(request)).map(|result| wit::ConstructResult {
             urn: result.urn,
-            state: encode_map(&result.state),
+            state: result.state.into_wire(),
             state_dependencies: dependencies_to_wit(&result.state_dependencies),
         })
     }
 
     fn invoke(r: wit::InvokeRequest) -> WitResult<wit::InvokeResult> {
-        let args = decode_map(r.args).map_err(|e| error_to_wit(e.into()))?;
+        let args = Properties::from_wire(r.args).map_err(|e| error_to_wit(e.into()))?;
         let request = p::InvokeRequest {
             token: r.token,
             args,
         };
         run::<I, _>(|provider| provider.invoke(request)).map(|result| wit::InvokeResult {
-            outputs: encode_map(&result.outputs),
+            outputs: result.outputs.into_wire(),
             failures: failures_to_wit(result.failures),
         })
     }
 
     fn call(r: wit::CallRequest) -> WitResult<wit::CallResult> {
-        let args = decode_map(r.args).map_err(|e| error_to_wit(e.into()))?;
+        let args = Properties::from_wire(r.args).map_err(|e| error_to_wit(e.into()))?;
         let request = p::CallRequest {
             token: r.token,
             args,
@@ -140,7 +141,7 @@ impl<I: Instance> Guest for Adapter<I> {
             dry_run: r.dry_run,
         };
         run::<I, _>(|provider| provider.call(request)).map(|result| wit::CallResult {
-            outputs: encode_map(&result.outputs),
+            outputs: result.outputs.into_wire(),
             output_dependencies: dependencies_to_wit(&result.output_dependencies),
             failures: failures_to_wit(result.failures),
         })
@@ -160,8 +161,8 @@ impl<I: Instance> Guest for Adapter<I> {
 fn check_request(r: wit::CheckRequest) -> crate::Result<p::CheckRequest> {
     Ok(p::CheckRequest {
         urn: r.urn,
-        olds: decode_map(r.olds)?,
-        news: decode_map(r.news)?,
+        olds: Properties::from_wire(r.olds)?,
+        news: Properties::from_wire(r.news)?,
         random_seed: r.random_seed,
     })
 }
@@ -170,9 +171,9 @@ fn diff_request(r: wit::DiffRequest) -> crate::Result<p::DiffRequest> {
     Ok(p::DiffRequest {
         urn: r.urn,
         id: r.id,
-        old_inputs: decode_map(r.old_inputs)?,
-        old_outputs: decode_map(r.old_outputs)?,
-        news: decode_map(r.news)?,
+        old_inputs: Properties::from_wire(r.old_inputs)?,
+        old_outputs: Properties::from_wire(r.old_outputs)?,
+        news: Properties::from_wire(r.news)?,
         ignore_changes: r.ignore_changes,
     })
 }
@@ -180,7 +181,7 @@ fn diff_request(r: wit::DiffRequest) -> crate::Result<p::DiffRequest> {
 fn create_request(r: wit::CreateRequest) -> crate::Result<p::CreateRequest> {
     Ok(p::CreateRequest {
         urn: r.urn,
-        properties: decode_map(r.properties)?,
+        properties: Properties::from_wire(r.properties)?,
         timeout: r.timeout,
         preview: r.preview,
     })
@@ -190,8 +191,8 @@ fn read_request(r: wit::ReadRequest) -> crate::Result<p::ReadRequest> {
     Ok(p::ReadRequest {
         urn: r.urn,
         id: r.id,
-        inputs: decode_map(r.inputs)?,
-        state: decode_map(r.state)?,
+        inputs: Properties::from_wire(r.inputs)?,
+        state: Properties::from_wire(r.state)?,
     })
 }
 
@@ -199,9 +200,9 @@ fn update_request(r: wit::UpdateRequest) -> crate::Result<p::UpdateRequest> {
     Ok(p::UpdateRequest {
         urn: r.urn,
         id: r.id,
-        old_inputs: decode_map(r.old_inputs)?,
-        old_outputs: decode_map(r.old_outputs)?,
-        news: decode_map(r.news)?,
+        old_inputs: Properties::from_wire(r.old_inputs)?,
+        old_outputs: Properties::from_wire(r.old_outputs)?,
+        news: Properties::from_wire(r.news)?,
         timeout: r.timeout,
         ignore_changes: r.ignore_changes,
         preview: r.preview,
@@ -212,8 +213,8 @@ fn delete_request(r: wit::DeleteRequest) -> crate::Result<p::DeleteRequest> {
     Ok(p::DeleteRequest {
         urn: r.urn,
         id: r.id,
-        inputs: decode_map(r.inputs)?,
-        outputs: decode_map(r.outputs)?,
+        inputs: Properties::from_wire(r.inputs)?,
+        outputs: Properties::from_wire(r.outputs)?,
         timeout: r.timeout,
     })
 }
@@ -225,7 +226,7 @@ fn construct_request(r: wit::ConstructRequest) -> crate::Result<p::ConstructRequ
         resource_type: r.resource_type,
         name: r.name,
         parent: r.parent,
-        inputs: decode_map(r.inputs)?,
+        inputs: Properties::from_wire(r.inputs)?,
         input_dependencies: dependencies_from_wit(r.input_dependencies),
         dependencies: r.dependencies,
         protect: r.protect,
@@ -236,7 +237,7 @@ fn construct_request(r: wit::ConstructRequest) -> crate::Result<p::ConstructRequ
 
 fn check_result(r: p::CheckResult) -> wit::CheckResult {
     wit::CheckResult {
-        inputs: encode_map(&r.inputs),
+        inputs: r.inputs.into_wire(),
         failures: failures_to_wit(r.failures),
     }
 }
@@ -328,7 +329,6 @@ pub(crate) fn error_to_wit(e: Error) -> wit::ProviderError {
 mod tests {
     //! Drives the adapter exactly as the generated export code does, natively.
     use super::*;
-    use crate::bindings::cairn::deploy::types::Node;
     use crate::provider::*;
     use crate::{PropertyMap, Value, props, wire};
 
@@ -380,13 +380,37 @@ mod tests {
     impl Instance for EchoInstance {
         type Provider = Echo;
         fn manifest() -> &'static [u8] {
-            br#"{"name": "echo", "version": "0.2.0", "wit": "0.1.0", "schema": {"resources": {}}}"#
+            br#"{"name": "echo", "version": "0.2.0", "wit": "0.2.0", "schema": {"resources": {}}}"#
         }
         fn with<R>(f: impl FnOnce(&RefCell<Echo>) -> R) -> R {
             ECHO.with(f)
         }
     }
     type A = Adapter<EchoInstance>;
+
+    fn empty() -> wit::Value {
+        wit::Value {
+            kinds: vec![],
+            words: vec![],
+            strings: vec![],
+            extras: vec![],
+        }
+    }
+
+    #[test]
+    fn unread_news_go_back_as_they_came() {
+        // The default check returns the news: the host's table, not a re-encoding.
+        let mut news = wire::encode_map(&props! {"b" => 1, "a" => "x"});
+        news.strings.extend_from_slice(b"unused bytes");
+        let checked = A::check(wit::CheckRequest {
+            urn: "urn:pulumi:s::p::echo:index:E::e".into(),
+            olds: empty(),
+            news: news.clone(),
+            random_seed: vec![],
+        })
+        .unwrap();
+        assert_eq!(checked.inputs, news);
+    }
 
     #[test]
     fn requests_and_results_cross_the_adapter() {
@@ -408,10 +432,7 @@ mod tests {
             urn: "urn:pulumi:s::p::echo:index:E::e".into(),
             id: "id-1".into(),
             old_inputs: wire::encode_map(&props! {"a" => 1}),
-            old_outputs: wit::Value {
-                nodes: vec![],
-                strings: vec![],
-            },
+            old_outputs: empty(),
             news: wire::encode_map(&props! {"a" => 2}),
             ignore_changes: vec![],
         })
@@ -436,16 +457,16 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        // An array that contains itself.
         let bad = wit::Value {
-            nodes: vec![Node::Array(vec![0])],
+            kinds: vec![wire::kind::ARRAY],
+            words: vec![0, 1, 0, 0],
             strings: vec![],
+            extras: vec![],
         };
         match A::check(wit::CheckRequest {
             urn: "u".into(),
-            olds: wit::Value {
-                nodes: vec![],
-                strings: vec![],
-            },
+            olds: empty(),
             news: bad,
             random_seed: vec![],
         }) {
@@ -461,10 +482,7 @@ mod tests {
         assert!(matches!(
             A::invoke(wit::InvokeRequest {
                 token: "echo:index:f".into(),
-                args: wit::Value {
-                nodes: vec![],
-                strings: vec![],
-            },
+                args: empty(),
             }),
             Err(wit::ProviderError::Unimplemented(m)) if m == "invoke"
         ));
@@ -472,14 +490,8 @@ mod tests {
             A::delete(wit::DeleteRequest {
                 urn: "u".into(),
                 id: "i".into(),
-                inputs: wit::Value {
-                    nodes: vec![],
-                    strings: vec![],
-                },
-                outputs: wit::Value {
-                    nodes: vec![],
-                    strings: vec![],
-                },
+                inputs: empty(),
+                outputs: empty(),
                 timeout: 0.0,
             }),
             Err(wit::ProviderError::Cancelled)

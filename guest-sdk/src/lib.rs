@@ -46,6 +46,7 @@ pub mod export;
 pub mod log;
 pub mod manifest;
 pub mod program;
+pub mod properties;
 pub mod provider;
 pub mod urn;
 pub mod value;
@@ -77,14 +78,15 @@ pub mod program_bindings {
         default_bindings_module: "::cairn_sdk::program_bindings",
         runtime_path: "::cairn_sdk::__private::wit_bindgen::rt",
         with: {
-            "cairn:deploy/types@0.1.0": crate::bindings::cairn::deploy::types,
-            "cairn:deploy/host@0.1.0": crate::bindings::cairn::deploy::host,
+            "cairn:deploy/types@0.2.0": crate::bindings::cairn::deploy::types,
+            "cairn:deploy/host@0.2.0": crate::bindings::cairn::deploy::host,
         },
     });
 }
 
 pub use check::{Checker, PropertyMapExt, auto_name};
 pub use error::{CheckFailure, Context, Error, PartialState, Result};
+pub use properties::Properties;
 pub use provider::{
     CallRequest, CallResult, CheckRequest, CheckResult, ConstructRequest, ConstructResult,
     CreateRequest, CreateResult, DeleteRequest, Dependencies, DiffChanges, DiffKind, DiffRequest,

@@ -4,8 +4,10 @@
 use indexmap::IndexMap;
 
 use crate::error::{CheckFailure, Error, Result};
+use crate::properties::Properties;
 use crate::urn;
 use crate::value::{PropertyMap, Value};
+use crate::wire::{Node, kind};
 
 /// URNs that properties depend on, by property name.
 pub type Dependencies = IndexMap<String, Vec<String>>;
@@ -15,9 +17,9 @@ pub type Dependencies = IndexMap<String, Vec<String>>;
 pub struct CheckRequest {
     pub urn: String,
     /// The last recorded inputs; empty for a new resource or a replacement.
-    pub olds: PropertyMap,
+    pub olds: Properties,
     /// The new inputs; may contain unknowns.
-    pub news: PropertyMap,
+    pub news: Properties,
     /// A seed for generated values, stable for the resource.
     pub random_seed: Vec<u8>,
 }
@@ -25,15 +27,15 @@ pub struct CheckRequest {
 /// The checked inputs and any validation failures.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CheckResult {
-    pub inputs: PropertyMap,
+    pub inputs: Properties,
     pub failures: Vec<CheckFailure>,
 }
 
 impl CheckResult {
     /// Inputs accepted as they are.
-    pub fn ok(inputs: PropertyMap) -> CheckResult {
+    pub fn ok(inputs: impl Into<Properties>) -> CheckResult {
         CheckResult {
-            inputs,
+            inputs: inputs.into(),
             failures: Vec::new(),
         }
     }
@@ -93,10 +95,10 @@ pub struct PropertyDiff {
 pub struct DiffRequest {
     pub urn: String,
     pub id: String,
-    pub old_inputs: PropertyMap,
-    pub old_outputs: PropertyMap,
+    pub old_inputs: Properties,
+    pub old_outputs: Properties,
     /// From `check`; may contain unknowns.
-    pub news: PropertyMap,
+    pub news: Properties,
     /// Property paths whose changes are to be ignored.
     pub ignore_changes: Vec<String>,
 }
@@ -120,7 +122,7 @@ pub struct DiffResult {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CreateRequest {
     pub urn: String,
-    pub properties: PropertyMap,
+    pub properties: Properties,
     /// Seconds; 0 means the provider's default.
     pub timeout: f64,
     pub preview: bool,
@@ -130,7 +132,7 @@ pub struct CreateRequest {
 pub struct CreateResult {
     /// Ignored in a preview.
     pub id: String,
-    pub outputs: PropertyMap,
+    pub outputs: Properties,
 }
 
 /// `read`: `inputs` and `state` are empty when importing.
@@ -138,16 +140,16 @@ pub struct CreateResult {
 pub struct ReadRequest {
     pub urn: String,
     pub id: String,
-    pub inputs: PropertyMap,
-    pub state: PropertyMap,
+    pub inputs: Properties,
+    pub state: Properties,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ReadResult {
     /// Empty when the resource no longer exists.
     pub id: String,
-    pub inputs: PropertyMap,
-    pub outputs: PropertyMap,
+    pub inputs: Properties,
+    pub outputs: Properties,
 }
 
 impl ReadResult {
@@ -161,9 +163,9 @@ impl ReadResult {
 pub struct UpdateRequest {
     pub urn: String,
     pub id: String,
-    pub old_inputs: PropertyMap,
-    pub old_outputs: PropertyMap,
-    pub news: PropertyMap,
+    pub old_inputs: Properties,
+    pub old_outputs: Properties,
+    pub news: Properties,
     pub timeout: f64,
     pub ignore_changes: Vec<String>,
     pub preview: bool,
@@ -171,15 +173,15 @@ pub struct UpdateRequest {
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct UpdateResult {
-    pub outputs: PropertyMap,
+    pub outputs: Properties,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DeleteRequest {
     pub urn: String,
     pub id: String,
-    pub inputs: PropertyMap,
-    pub outputs: PropertyMap,
+    pub inputs: Properties,
+    pub outputs: Properties,
     pub timeout: f64,
 }
 
@@ -187,12 +189,12 @@ pub struct DeleteRequest {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct InvokeRequest {
     pub token: String,
-    pub args: PropertyMap,
+    pub args: Properties,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct InvokeResult {
-    pub outputs: PropertyMap,
+    pub outputs: Properties,
     pub failures: Vec<CheckFailure>,
 }
 
@@ -200,7 +202,7 @@ pub struct InvokeResult {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CallRequest {
     pub token: String,
-    pub args: PropertyMap,
+    pub args: Properties,
     pub arg_dependencies: Dependencies,
     pub project: String,
     pub stack: String,
@@ -209,7 +211,7 @@ pub struct CallRequest {
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CallResult {
-    pub outputs: PropertyMap,
+    pub outputs: Properties,
     pub output_dependencies: Dependencies,
     pub failures: Vec<CheckFailure>,
 }
@@ -222,7 +224,7 @@ pub struct ConstructRequest {
     pub resource_type: String,
     pub name: String,
     pub parent: Option<String>,
-    pub inputs: PropertyMap,
+    pub inputs: Properties,
     pub input_dependencies: Dependencies,
     pub dependencies: Vec<String>,
     pub protect: bool,
@@ -234,7 +236,7 @@ pub struct ConstructRequest {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ConstructResult {
     pub urn: Option<String>,
-    pub state: PropertyMap,
+    pub state: Properties,
     pub state_dependencies: Dependencies,
 }
 
@@ -385,64 +387,159 @@ pub trait Provider: 'static {
 /// listed in `replace` (or all of them when `replace` contains `"*"`) are replace keys. Keys in
 /// `ignore` (top-level paths) are skipped; nested ignore paths are applied by the engine before
 /// `check`. The result has a detailed diff of input diffs, one entry per changed key.
+///
+/// Properties still in the host's wire form are compared in place, without decoding.
 pub fn diff_inputs(
-    olds: &PropertyMap,
-    news: &PropertyMap,
+    olds: &Properties,
+    news: &Properties,
     replace: &[&str],
     ignore: &[String],
 ) -> DiffResult {
-    let replace_all = replace.contains(&"*");
-    let keys = olds
-        .keys()
-        .chain(news.keys().filter(|k| !olds.contains_key(*k)));
-    let mut result = DiffResult::default();
-    let mut detailed = Vec::new();
-    for key in keys {
-        if ignore.iter().any(|p| p == key) {
-            continue;
+    let mut diff = Differ {
+        replace,
+        ignore,
+        result: DiffResult::default(),
+        detailed: Vec::new(),
+    };
+    match (wire_members(olds), wire_members(news)) {
+        (Some(old), Some(new)) => {
+            for (i, key, a) in &old {
+                let b = find(&new, key, *i).and_then(|m| m.2);
+                diff.key(key, *a, b, |a, b| a.same_as(b));
+            }
+            for (i, key, b) in &new {
+                if find(&old, key, *i).is_none() {
+                    diff.key(key, None, *b, |a, b| a.same_as(b));
+                }
+            }
         }
-        let kind = match (present(olds, key), present(news, key)) {
-            (None, None) => continue,
+        _ => {
+            for (key, a) in olds.iter() {
+                diff.key(key, present(a), news.get(key).and_then(present), |a, b| {
+                    a.same_as(b)
+                });
+            }
+            for (key, b) in news.iter() {
+                if !olds.contains_key(key) {
+                    diff.key(key, None, present(b), |a, b| a.same_as(b));
+                }
+            }
+        }
+    }
+    diff.finish()
+}
+
+/// An undecoded object's members: position, key, and the value unless it is null. `None` when
+/// the properties are not (or no longer) the host's table; empty tables have no members.
+type Members<'t> = Vec<(usize, &'t str, Option<Node<'t>>)>;
+
+fn wire_members(p: &Properties) -> Option<Members<'_>> {
+    if !p.is_wire() {
+        return None;
+    }
+    Some(match p.object() {
+        None => Vec::new(),
+        Some(object) => object
+            .children()
+            .enumerate()
+            .map(|(i, m)| (i, m.key(), (m.kind() != kind::NULL).then_some(m)))
+            .collect(),
+    })
+}
+
+/// The member named `key`, trying position `hint` first (keys usually come in the same order).
+fn find<'m, 't>(
+    members: &'m Members<'t>,
+    key: &str,
+    hint: usize,
+) -> Option<&'m (usize, &'t str, Option<Node<'t>>)> {
+    match members.get(hint) {
+        Some(m) if m.1 == key => Some(m),
+        _ => members.iter().find(|m| m.1 == key),
+    }
+}
+
+/// Collects changed keys in the order they are found.
+struct Differ<'a> {
+    replace: &'a [&'a str],
+    ignore: &'a [String],
+    result: DiffResult,
+    detailed: Vec<PropertyDiff>,
+}
+
+impl Differ<'_> {
+    fn key<T: Copy>(
+        &mut self,
+        key: &str,
+        old: Option<T>,
+        new: Option<T>,
+        same: impl Fn(T, T) -> bool,
+    ) {
+        if self.ignore.iter().any(|p| p == key) {
+            return;
+        }
+        let kind = match (old, new) {
+            (None, None) => return,
             (None, Some(_)) => DiffKind::Add,
             (Some(_), None) => DiffKind::Delete,
-            (Some(a), Some(b)) if a.same_as(b) => continue,
+            (Some(a), Some(b)) if same(a, b) => return,
             (Some(_), Some(_)) => DiffKind::Update,
         };
-        let forces = replace_all || replace.contains(&key.as_str());
-        result.changed_keys.push(key.clone());
+        let forces = self.replace.contains(&"*") || self.replace.contains(&key);
+        self.result.changed_keys.push(key.to_owned());
         if forces {
-            result.replace_keys.push(key.clone());
+            self.result.replace_keys.push(key.to_owned());
         }
-        detailed.push(PropertyDiff {
-            path: key.clone(),
+        self.detailed.push(PropertyDiff {
+            path: key.to_owned(),
             kind: if forces { kind.with_replace() } else { kind },
             input_diff: true,
         });
     }
-    result.changes = if result.changed_keys.is_empty() {
-        DiffChanges::None
-    } else {
-        DiffChanges::Some
-    };
-    result.detailed_diff = Some(detailed);
-    result
+
+    fn finish(mut self) -> DiffResult {
+        self.result.changes = if self.result.changed_keys.is_empty() {
+            DiffChanges::None
+        } else {
+            DiffChanges::Some
+        };
+        self.result.detailed_diff = Some(self.detailed);
+        self.result
+    }
 }
 
-/// The value of `key`, unless absent or null.
-fn present<'a>(map: &'a PropertyMap, key: &str) -> Option<&'a Value> {
-    map.get(key).filter(|v| !matches!(v, Value::Null))
+/// A value unless null.
+fn present(value: &Value) -> Option<&Value> {
+    (!matches!(value, Value::Null)).then_some(value)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{props, secret};
+    use crate::{props, secret, wire};
+
+    /// Diffs in both ways (decoded maps and tables compared in place) and checks they agree.
+    fn diff(
+        olds: PropertyMap,
+        news: PropertyMap,
+        replace: &[&str],
+        ignore: &[String],
+    ) -> DiffResult {
+        let decoded = diff_inputs(&olds.clone().into(), &news.clone().into(), replace, ignore);
+        let host = |m: &PropertyMap| Properties::from_wire(wire::encode_map(m)).unwrap();
+        let in_place = diff_inputs(&host(&olds), &host(&news), replace, ignore);
+        assert_eq!(decoded, in_place, "{olds:?} → {news:?}");
+        // One side decoded and the other not takes the decoded way.
+        let mixed = diff_inputs(&olds.into(), &host(&news), replace, ignore);
+        assert_eq!(decoded, mixed);
+        decoded
+    }
 
     #[test]
     fn nothing_changed() {
         let olds = props! {"a" => 1, "b" => "x", "n" => Value::Null};
         let news = props! {"b" => secret("x"), "a" => 1.0};
-        let r = diff_inputs(&olds, &news, &["*"], &[]);
+        let r = diff(olds, news, &["*"], &[]);
         assert_eq!(r.changes, DiffChanges::None);
         assert!(r.changed_keys.is_empty() && r.replace_keys.is_empty());
         assert_eq!(r.detailed_diff, Some(vec![]));
@@ -452,7 +549,7 @@ mod tests {
     fn changes_and_replacements() {
         let olds = props! {"keep" => 1, "update" => 1, "gone" => true, "forced" => "a"};
         let news = props! {"keep" => 1, "update" => 2, "forced" => "b", "new" => Value::Unknown};
-        let r = diff_inputs(&olds, &news, &["forced", "new"], &[]);
+        let r = diff(olds, news, &["forced", "new"], &[]);
         assert_eq!(r.changes, DiffChanges::Some);
         assert_eq!(r.changed_keys, ["update", "gone", "forced", "new"]);
         assert_eq!(r.replace_keys, ["forced", "new"]);
@@ -477,9 +574,43 @@ mod tests {
     fn unknowns_always_differ_and_ignored_keys_do_not() {
         let olds = props! {"a" => "x", "b" => "y"};
         let news = props! {"a" => Value::Unknown, "b" => "z"};
-        let r = diff_inputs(&olds, &news, &[], &["b".to_owned()]);
+        let r = diff(olds, news, &[], &["b".to_owned()]);
         assert_eq!(r.changed_keys, ["a"]);
         assert!(r.replace_keys.is_empty());
+    }
+
+    #[test]
+    fn reordered_missing_null_and_nested_keys() {
+        let cases: Vec<(PropertyMap, PropertyMap, Vec<&str>)> = vec![
+            (props! {}, props! {}, vec![]),
+            (
+                props! {"a" => 1, "b" => 2},
+                props! {"b" => 2, "a" => 1},
+                vec![],
+            ),
+            (props! {"a" => Value::Null}, props! {}, vec![]),
+            (props! {}, props! {"a" => Value::Null}, vec![]),
+            (props! {"a" => 1}, props! {"a" => Value::Null}, vec!["a"]),
+            (props! {"a" => secret(Value::Null)}, props! {}, vec!["a"]),
+            (
+                props! {"a" => props! {"x" => 1, "y" => 2}},
+                props! {"a" => props! {"y" => 2, "x" => 1}},
+                vec![],
+            ),
+            (
+                props! {"a" => props! {"x" => 1}},
+                props! {"a" => props! {"x" => 1, "y" => Value::Null}},
+                vec!["a"],
+            ),
+            (
+                props! {"a" => vec![Value::from(1)], "z" => 1},
+                props! {"z" => 2, "a" => vec![Value::from(1)], "n" => 0},
+                vec!["z", "n"],
+            ),
+        ];
+        for (olds, news, changed) in cases {
+            assert_eq!(diff(olds, news, &[], &[]).changed_keys, changed);
+        }
     }
 
     struct Forced;
@@ -508,8 +639,8 @@ mod tests {
     fn default_diff_uses_the_hooks() {
         let request = |ty: &str| DiffRequest {
             urn: format!("urn:pulumi:dev::proj::{ty}::r"),
-            old_inputs: props! {"name" => "a", "size" => 1},
-            news: props! {"name" => "b", "size" => 2},
+            old_inputs: props! {"name" => "a", "size" => 1}.into(),
+            news: props! {"name" => "b", "size" => 2}.into(),
             ..DiffRequest::default()
         };
         let r = Forced.diff(request("p:index:Named")).unwrap();
@@ -527,8 +658,8 @@ mod tests {
             .read(ReadRequest {
                 urn: "u".into(),
                 id: "id1".into(),
-                inputs: props! {"a" => 1},
-                state: props! {"a" => 1, "out" => 2},
+                inputs: props! {"a" => 1}.into(),
+                state: props! {"a" => 1, "out" => 2}.into(),
             })
             .unwrap();
         assert_eq!(read.id, "id1");
@@ -549,7 +680,7 @@ mod tests {
         let news = props! {"x" => Value::Unknown};
         let checked = Forced
             .check(CheckRequest {
-                news: news.clone(),
+                news: news.clone().into(),
                 ..CheckRequest::default()
             })
             .unwrap();

@@ -1,18 +1,21 @@
-//! The WIT encoding of values: a flat list of nodes, root at index 0, each child referenced by
-//! an index later than its parent's. Text and object keys are spans of the value's one
-//! `strings` buffer (UTF-8, concatenated), so a value crosses the boundary in a constant number
-//! of allocations however many strings it holds.
+//! The WIT encoding of values: a table of nodes stored column by column (`kinds`, four `words`
+//! per node, one `strings` buffer, and `extras` for assets, archives, references and outputs;
+//! `wit/provider.wit` has the code table). Node 0 is the root; an array's elements and an
+//! object's members are consecutive nodes after their parent, each member carrying its key.
 //!
-//! Encoding never fails. Decoding checks everything the host sends and reports malformed lists
-//! as [`WireError`]s (never panics): indices out of range, indices not after their parent (which
-//! also rules out cycles), nodes referenced twice or not at all, duplicate keys, archive members
-//! that are not assets or archives, spans outside the string buffer or not valid UTF-8 (e.g. cut
-//! mid-character), and nesting deeper than [`MAX_DEPTH`]. Both directions are
-//! iterative, so a deep value cannot exhaust the guest's stack here.
+//! A [`Table`] is a value from the host, validated once and then read in place: providers get
+//! request properties as [`Properties`](crate::Properties) backed by a table, decoded into
+//! [`Value`]s only if read, and sent back as they came if returned unchanged.
+//!
+//! Encoding never fails. Validation reports malformed tables as [`WireError`]s (never panics):
+//! columns of different lengths, unknown kinds, indices out of range or not after their parent
+//! (which also rules out cycles), nodes or extras used twice or not at all, extras of the wrong
+//! kind, duplicate keys, archive members that are not assets or archives, resource IDs that are
+//! not text or unknown, spans outside the string buffer or not valid UTF-8 (e.g. cut
+//! mid-character), and nesting deeper than [`MAX_DEPTH`]. Validation and encoding are
+//! iterative; decoding a validated table recurses at most [`MAX_DEPTH`] levels.
 
 use std::fmt;
-
-use indexmap::IndexMap;
 
 use crate::bindings::cairn::deploy::types as wit;
 use crate::value::{
@@ -23,12 +26,54 @@ use crate::value::{
 /// The deepest value accepted from the host (the root counts as depth 1).
 pub const MAX_DEPTH: usize = 512;
 
-/// Why a node list from the host is not a valid value.
+/// Node kind codes (the `kinds` column).
+pub mod kind {
+    pub const NULL: u8 = 0;
+    pub const BOOL: u8 = 1;
+    pub const NUMBER: u8 = 2;
+    pub const TEXT: u8 = 3;
+    pub const ARRAY: u8 = 4;
+    pub const OBJECT: u8 = 5;
+    pub const SECRET: u8 = 6;
+    pub const UNKNOWN: u8 = 7;
+    pub const ASSET: u8 = 8;
+    pub const ARCHIVE: u8 = 9;
+    pub const REFERENCE: u8 = 10;
+    pub const OUTPUT: u8 = 11;
+
+    /// The kind's name, for messages.
+    pub fn name(kind: u8) -> &'static str {
+        match kind {
+            NULL => "null",
+            BOOL => "bool",
+            NUMBER => "number",
+            TEXT => "string",
+            ARRAY => "array",
+            OBJECT => "object",
+            SECRET => "secret",
+            UNKNOWN => "unknown",
+            ASSET => "asset",
+            ARCHIVE => "archive",
+            REFERENCE => "resource reference",
+            OUTPUT => "output",
+            _ => "unknown kind",
+        }
+    }
+}
+
+/// Words per node: `a`, `b`, key offset, key length.
+pub const WORDS: usize = 4;
+
+/// Why a table from the host is not a valid value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WireError {
-    /// The list has no nodes where a single value was expected.
+    /// The table has no nodes where a single value was expected.
     Empty,
-    /// A node refers to an index past the end of the list.
+    /// The `words` column does not have [`WORDS`] words per node.
+    WordCount { nodes: usize, words: usize },
+    /// A node's kind code is not one of [`kind`]'s.
+    UnknownKind { node: u32, kind: u8 },
+    /// A node refers to an index past the end of the table.
     OutOfRange { node: u32, index: u32, len: usize },
     /// A node refers to itself or an earlier node (this is how cycles show up).
     NotAfterParent { node: u32, index: u32 },
@@ -36,6 +81,20 @@ pub enum WireError {
     SharedNode { index: u32 },
     /// A node nothing refers to.
     Unreferenced { index: u32 },
+    /// A node refers to an extra past the end of `extras`.
+    ExtraOutOfRange { node: u32, index: u32, len: usize },
+    /// Two nodes refer to the same extra.
+    SharedExtra { index: u32 },
+    /// An extra no node refers to.
+    UnusedExtra { index: u32 },
+    /// A node's extra is of another kind.
+    WrongExtra {
+        node: u32,
+        expected: &'static str,
+        found: &'static str,
+    },
+    /// A resource reference whose ID is neither text nor unknown.
+    BadReferenceId { node: u32, kind: &'static str },
     /// An object or archive with the same key twice.
     DuplicateKey { node: u32, key: String },
     /// An archive member that is neither an asset nor an archive.
@@ -63,6 +122,13 @@ impl fmt::Display for WireError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             WireError::Empty => write!(f, "the value has no nodes"),
+            WireError::WordCount { nodes, words } => write!(
+                f,
+                "the value has {nodes} nodes but {words} words ({WORDS} per node expected)"
+            ),
+            WireError::UnknownKind { node, kind } => {
+                write!(f, "node {node} has unknown kind {kind}")
+            }
             WireError::OutOfRange { node, index, len } => {
                 write!(
                     f,
@@ -77,6 +143,24 @@ impl fmt::Display for WireError {
             }
             WireError::SharedNode { index } => write!(f, "node {index} is referenced twice"),
             WireError::Unreferenced { index } => write!(f, "node {index} is not referenced"),
+            WireError::ExtraOutOfRange { node, index, len } => write!(
+                f,
+                "node {node} refers to extra {index}, but there are only {len}"
+            ),
+            WireError::SharedExtra { index } => write!(f, "extra {index} is referenced twice"),
+            WireError::UnusedExtra { index } => write!(f, "extra {index} is not referenced"),
+            WireError::WrongExtra {
+                node,
+                expected,
+                found,
+            } => write!(
+                f,
+                "node {node} ({expected}) refers to an extra of kind {found}"
+            ),
+            WireError::BadReferenceId { node, kind } => write!(
+                f,
+                "node {node}: a resource reference's ID must be text or unknown, found {kind}"
+            ),
             WireError::DuplicateKey { node, key } => {
                 write!(f, "node {node} has the key {key:?} twice")
             }
@@ -112,183 +196,752 @@ impl std::error::Error for WireError {}
 
 /// Encodes a property map as an object value.
 pub fn encode_map(map: &PropertyMap) -> wit::Value {
-    let mut enc = Encoder::default();
-    enc.nodes.push(wit::Node::Null);
-    let root = enc.object_node(map);
-    enc.nodes[0] = root;
+    let mut enc = Encoder::with_capacity(map.len() + 1);
+    enc.reserve(1);
+    enc.object(0, map);
     enc.finish()
 }
 
 /// Encodes any value.
 pub fn encode(value: &Value) -> wit::Value {
-    let mut enc = Encoder::default();
-    enc.nodes.push(wit::Node::Null);
-    enc.stack.push((Item::Value(value), 0));
+    let mut enc = Encoder::with_capacity(1);
+    enc.reserve(1);
+    enc.fill(0, value);
     enc.finish()
 }
 
 /// Decodes a property map: an object root, or no nodes / a `null` root for an empty map.
 pub fn decode_map(value: wit::Value) -> Result<PropertyMap, WireError> {
-    if value.nodes.is_empty() {
-        return Ok(PropertyMap::new());
-    }
-    match decode(value)? {
-        Value::Object(map) => Ok(map),
-        Value::Null => Ok(PropertyMap::new()),
-        other => Err(WireError::NotAnObject { kind: other.kind() }),
-    }
+    Table::new(value)?.to_map()
 }
 
 /// Decodes one value.
 pub fn decode(value: wit::Value) -> Result<Value, WireError> {
-    let wit::Value { nodes, strings } = value;
-    let len = nodes.len();
-    if len == 0 {
-        return Err(WireError::Empty);
-    }
-    let mut slots: Vec<Option<Value>> = Vec::with_capacity(len);
-    slots.resize_with(len, || None);
-    let mut depth = vec![1usize; len];
-    // Children come after parents, so walking backwards finds every child already decoded.
-    for (i, node) in nodes.into_iter().enumerate().rev() {
-        let mut d = Decoder {
-            slots: &mut slots,
-            depth: &mut depth,
-            node: i,
-            len,
-            strings: &strings,
-        };
-        let value = d.node(node)?;
-        if depth[i] > MAX_DEPTH {
-            return Err(WireError::TooDeep { node: idx(i) });
-        }
-        slots[i] = Some(value);
-    }
-    if let Some(i) = slots.iter().skip(1).position(Option::is_some) {
-        return Err(WireError::Unreferenced { index: idx(i + 1) });
-    }
-    slots[0].take().ok_or(WireError::Empty)
+    let table = Table::new(value)?;
+    table.root().map(Node::to_value).ok_or(WireError::Empty)
 }
 
-/// A node index; lists never approach `u32::MAX` nodes (each node is many bytes).
+/// A node index; tables never approach `u32::MAX` nodes (guest memory is 32-bit).
 fn idx(i: usize) -> u32 {
     u32::try_from(i).unwrap_or(u32::MAX)
 }
 
-enum Item<'a> {
-    Value(&'a Value),
-    Asset(&'a Asset),
-    Archive(&'a Archive),
+/// A value from the host, validated; read in place through [`Node`]s.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    value: wit::Value,
 }
 
-/// Builds the node list: each container reserves its children's slots at the end of the list
-/// (so they come after it) and queues them.
-#[derive(Default)]
-struct Encoder<'a> {
-    nodes: Vec<wit::Node>,
-    /// The text of every `text` node and object key, concatenated.
-    strings: Vec<u8>,
-    stack: Vec<(Item<'a>, usize)>,
+impl Table {
+    /// Validates `value` (see the module docs). No nodes is a valid, empty table.
+    pub fn new(value: wit::Value) -> Result<Table, WireError> {
+        validate(&value)?;
+        Ok(Table { value })
+    }
+
+    /// The root, unless the table is empty.
+    pub fn root(&self) -> Option<Node<'_>> {
+        (!self.value.kinds.is_empty()).then_some(Node {
+            value: &self.value,
+            index: 0,
+        })
+    }
+
+    /// Decodes a property map: an object root, or an empty table / a `null` root.
+    pub fn to_map(&self) -> Result<PropertyMap, WireError> {
+        match self.root() {
+            None => Ok(PropertyMap::new()),
+            Some(root) => match root.kind() {
+                kind::OBJECT => Ok(root.to_map()),
+                kind::NULL => Ok(PropertyMap::new()),
+                other => Err(WireError::NotAnObject {
+                    kind: kind::name(other),
+                }),
+            },
+        }
+    }
+
+    /// The table as it came, to send back unchanged.
+    pub fn into_wit(self) -> wit::Value {
+        self.value
+    }
 }
 
-impl<'a> Encoder<'a> {
-    fn finish(mut self) -> wit::Value {
-        while let Some((item, slot)) = self.stack.pop() {
-            let node = match item {
-                Item::Value(v) => self.value(v),
-                Item::Asset(a) => wit::Node::Asset(asset(a)),
-                Item::Archive(a) => wit::Node::Archive(self.archive(a)),
-            };
-            // Every queued slot was reserved by `child` (or is the root), so it exists.
-            if let Some(n) = self.nodes.get_mut(slot) {
-                *n = node;
+/// One node of a validated [`Table`].
+#[derive(Clone, Copy)]
+pub struct Node<'t> {
+    value: &'t wit::Value,
+    index: usize,
+}
+
+impl fmt::Debug for Node<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "node {} ({})", self.index, kind::name(self.kind()))
+    }
+}
+
+impl<'t> Node<'t> {
+    pub fn kind(self) -> u8 {
+        self.value.kinds[self.index]
+    }
+
+    fn word(self, w: usize) -> u32 {
+        self.value.words[self.index * WORDS + w]
+    }
+
+    fn at(self, index: u32) -> Node<'t> {
+        Node {
+            value: self.value,
+            index: index as usize,
+        }
+    }
+
+    fn span(self, offset: u32, len: u32) -> &'t [u8] {
+        let start = offset as usize;
+        &self.value.strings[start..start + len as usize]
+    }
+
+    /// Validated as UTF-8 when the table was built.
+    fn str(self, offset: u32, len: u32) -> &'t str {
+        std::str::from_utf8(self.span(offset, len)).unwrap_or_default()
+    }
+
+    /// The key of an object member.
+    pub fn key(self) -> &'t str {
+        self.str(self.word(2), self.word(3))
+    }
+
+    fn key_bytes(self) -> &'t [u8] {
+        self.span(self.word(2), self.word(3))
+    }
+
+    /// The elements of an array or the members of an object (nothing for other kinds).
+    pub fn children(self) -> impl ExactSizeIterator<Item = Node<'t>> {
+        let (first, count) = match self.kind() {
+            kind::ARRAY | kind::OBJECT => (self.word(0) as usize, self.word(1) as usize),
+            _ => (0, 0),
+        };
+        let value = self.value;
+        (first..first + count).map(move |index| Node { value, index })
+    }
+
+    /// An object's member named `key`. Members are usually looked up in the order they
+    /// come, so `hint` (a position) is tried first.
+    pub fn member(self, key: &str, hint: usize) -> Option<Node<'t>> {
+        let members = self.children();
+        let count = members.len();
+        let first = self.word(0) as usize;
+        if self.kind() != kind::OBJECT {
+            return None;
+        }
+        let at = |i: usize| Node {
+            value: self.value,
+            index: first + i,
+        };
+        if hint < count && at(hint).key_bytes() == key.as_bytes() {
+            return Some(at(hint));
+        }
+        (0..count).map(at).find(|m| m.key_bytes() == key.as_bytes())
+    }
+
+    fn extra(self) -> &'t wit::Extra {
+        &self.value.extras[self.word(0) as usize]
+    }
+
+    /// The contents with secret and output wrappers removed; `None` for an unknown output.
+    pub fn reveal(self) -> Option<Node<'t>> {
+        let mut node = self;
+        loop {
+            match node.kind() {
+                kind::SECRET => node = node.at(node.word(0)),
+                kind::OUTPUT => match node.extra() {
+                    wit::Extra::Output(o) => node = node.at(o.value?),
+                    _ => return Some(node),
+                },
+                _ => return Some(node),
             }
         }
-        wit::Value {
-            nodes: self.nodes,
-            strings: self.strings,
-        }
     }
 
-    /// Appends `s` to the string buffer. (Guest memory is 32-bit, so offsets fit.)
-    fn span(&mut self, s: &str) -> wit::Span {
-        let offset = idx(self.strings.len());
-        self.strings.extend_from_slice(s.as_bytes());
-        wit::Span {
-            offset,
-            len: idx(s.len()),
-        }
-    }
-
-    /// Reserves a slot for a child and queues it.
-    fn child(&mut self, item: Item<'a>) -> u32 {
-        let slot = self.nodes.len();
-        self.nodes.push(wit::Node::Null);
-        self.stack.push((item, slot));
-        idx(slot)
-    }
-
-    fn object_node(&mut self, map: &'a PropertyMap) -> wit::Node {
-        wit::Node::Object(
-            map.iter()
-                .map(|(k, v)| (self.span(k), self.child(Item::Value(v))))
-                .collect(),
-        )
-    }
-
-    fn value(&mut self, value: &'a Value) -> wit::Node {
-        match value {
-            Value::Null => wit::Node::Null,
-            Value::Bool(b) => wit::Node::Boolean(*b),
-            Value::Number(n) => wit::Node::Number(*n),
-            Value::String(s) => wit::Node::Text(self.span(s)),
-            Value::Array(items) => {
-                wit::Node::Array(items.iter().map(|v| self.child(Item::Value(v))).collect())
+    /// [`Value::same_as`] without decoding: equal contents, ignoring secret and output
+    /// markers; unknowns are never the same as anything.
+    pub fn same_as(self, other: Node<'_>) -> bool {
+        let (Some(a), Some(b)) = (self.reveal(), other.reveal()) else {
+            return false;
+        };
+        match (a.kind(), b.kind()) {
+            (kind::UNKNOWN, _) | (_, kind::UNKNOWN) => false,
+            (x, y) if x != y => false,
+            (kind::NULL, _) => true,
+            (kind::BOOL, _) => (a.word(0) != 0) == (b.word(0) != 0),
+            (kind::NUMBER, _) => a.number() == b.number(),
+            (kind::TEXT, _) => a.span(a.word(0), a.word(1)) == b.span(b.word(0), b.word(1)),
+            (kind::ARRAY, _) => {
+                a.word(1) == b.word(1) && a.children().zip(b.children()).all(|(x, y)| x.same_as(y))
             }
-            Value::Object(map) => self.object_node(map),
-            Value::Asset(a) => wit::Node::Asset(asset(a)),
-            Value::Archive(a) => wit::Node::Archive(self.archive(a)),
-            Value::ResourceReference(r) => wit::Node::ResourceReference(wit::ResourceReference {
+            (kind::OBJECT, _) => {
+                a.word(1) == b.word(1)
+                    && a.children()
+                        .enumerate()
+                        .all(|(i, x)| b.member(x.key(), i).is_some_and(|y| x.same_as(y)))
+            }
+            // Assets, archives and references are rare: compare them decoded.
+            _ => a.to_value() == b.to_value(),
+        }
+    }
+
+    fn number(self) -> f64 {
+        f64::from_bits(u64::from(self.word(0)) | (u64::from(self.word(1)) << 32))
+    }
+
+    /// Decodes this node's object members.
+    fn to_map(self) -> PropertyMap {
+        self.children()
+            .map(|m| (m.key().to_owned(), m.to_value()))
+            .collect()
+    }
+
+    /// Decodes the node.
+    pub fn to_value(self) -> Value {
+        match self.kind() {
+            kind::BOOL => Value::Bool(self.word(0) != 0),
+            kind::NUMBER => Value::Number(self.number()),
+            kind::TEXT => Value::String(self.str(self.word(0), self.word(1)).to_owned()),
+            kind::ARRAY => Value::Array(self.children().map(Node::to_value).collect()),
+            kind::OBJECT => Value::Object(self.to_map()),
+            kind::SECRET => Value::Secret(Box::new(self.at(self.word(0)).to_value())),
+            kind::UNKNOWN => Value::Unknown,
+            kind::ASSET | kind::ARCHIVE | kind::REFERENCE | kind::OUTPUT => self.extra_value(),
+            _ => Value::Null,
+        }
+    }
+
+    fn extra_value(self) -> Value {
+        match self.extra() {
+            wit::Extra::Asset(a) => Value::Asset(from_wit_asset(a)),
+            wit::Extra::Archive(a) => Value::Archive(self.archive(a)),
+            wit::Extra::ResourceReference(r) => Value::ResourceReference(ResourceReference {
                 urn: r.urn.clone(),
-                id: r.id.as_deref().map(|id| self.child(Item::Value(id))),
+                id: r.id.map(|c| Box::new(self.at(c).to_value())),
                 package_version: r.package_version.clone(),
             }),
-            Value::Secret(inner) => wit::Node::Secret(self.child(Item::Value(inner))),
-            Value::Unknown => wit::Node::Unknown,
-            Value::Output(o) => wit::Node::Output(wit::OutputValue {
-                value: o.value.as_deref().map(|v| self.child(Item::Value(v))),
+            wit::Extra::Output(o) => Value::Output(OutputValue {
+                value: o.value.map(|c| Box::new(self.at(c).to_value())),
                 secret: o.secret,
                 dependencies: o.dependencies.clone(),
             }),
         }
     }
 
-    fn archive(&mut self, a: &'a Archive) -> wit::Archive {
+    fn archive(self, a: &wit::Archive) -> Archive {
         let source = match &a.source {
-            ArchiveSource::Assets(members) => wit::ArchiveSource::Assets(
+            wit::ArchiveSource::Assets(members) => ArchiveSource::Assets(
                 members
                     .iter()
-                    .map(|(name, m)| {
-                        let item = match m {
-                            ArchiveMember::Asset(a) => Item::Asset(a),
-                            ArchiveMember::Archive(a) => Item::Archive(a),
+                    .map(|(name, c)| {
+                        let member = match self.at(*c).to_value() {
+                            Value::Archive(a) => ArchiveMember::Archive(a),
+                            Value::Asset(a) => ArchiveMember::Asset(a),
+                            // Validation admits only assets and archives.
+                            _ => ArchiveMember::Asset(Asset {
+                                hash: None,
+                                source: AssetSource::HashOnly,
+                            }),
                         };
-                        (name.clone(), self.child(item))
+                        (name.clone(), member)
                     })
                     .collect(),
             ),
-            ArchiveSource::Path(p) => wit::ArchiveSource::Path(p.clone()),
-            ArchiveSource::Uri(u) => wit::ArchiveSource::Uri(u.clone()),
-            ArchiveSource::HashOnly => wit::ArchiveSource::HashOnly,
+            wit::ArchiveSource::Path(p) => ArchiveSource::Path(p.clone()),
+            wit::ArchiveSource::Uri(u) => ArchiveSource::Uri(u.clone()),
+            wit::ArchiveSource::HashOnly => ArchiveSource::HashOnly,
         };
-        wit::Archive {
+        Archive {
             hash: a.hash.clone(),
             source,
         }
     }
 }
 
-fn asset(a: &Asset) -> wit::Asset {
+fn from_wit_asset(a: &wit::Asset) -> Asset {
+    Asset {
+        hash: a.hash.clone(),
+        source: match &a.source {
+            wit::AssetSource::Text(t) => AssetSource::Text(t.clone()),
+            wit::AssetSource::Path(p) => AssetSource::Path(p.clone()),
+            wit::AssetSource::Uri(u) => AssetSource::Uri(u.clone()),
+            wit::AssetSource::HashOnly => AssetSource::HashOnly,
+        },
+    }
+}
+
+/// Checks every rule of the module docs in one forward pass (parents come before children, so
+/// a node's depth and whether it is referenced are known when the pass reaches it).
+fn validate(value: &wit::Value) -> Result<(), WireError> {
+    let len = value.kinds.len();
+    if value.words.len() != len * WORDS {
+        return Err(WireError::WordCount {
+            nodes: len,
+            words: value.words.len(),
+        });
+    }
+    if len == 0 {
+        return match value.extras.is_empty() {
+            true => Ok(()),
+            false => Err(WireError::UnusedExtra { index: 0 }),
+        };
+    }
+    let mut v = Validator {
+        value,
+        utf8: std::str::from_utf8(&value.strings).is_ok(),
+        depth: vec![0; len],
+        extra_used: vec![false; value.extras.len()],
+    };
+    v.depth[0] = 1;
+    for i in 0..len {
+        v.node(i)?;
+    }
+    if let Some(i) = v.extra_used.iter().position(|used| !used) {
+        return Err(WireError::UnusedExtra { index: idx(i) });
+    }
+    Ok(())
+}
+
+struct Validator<'v> {
+    value: &'v wit::Value,
+    /// The whole string buffer is valid UTF-8 (the usual case: no span needs decoding).
+    utf8: bool,
+    /// Each node's depth (the root's is 1); 0 while nothing refers to it.
+    depth: Vec<u16>,
+    extra_used: Vec<bool>,
+}
+
+impl<'v> Validator<'v> {
+    fn words(&self, i: usize) -> (u32, u32, u32, u32) {
+        let w = &self.value.words[i * WORDS..i * WORDS + WORDS];
+        (w[0], w[1], w[2], w[3])
+    }
+
+    /// Records that `parent` refers to `child`.
+    fn refer(&mut self, parent: usize, child: u32) -> Result<(), WireError> {
+        let len = self.depth.len();
+        let c = child as usize;
+        if c >= len {
+            return Err(WireError::OutOfRange {
+                node: idx(parent),
+                index: child,
+                len,
+            });
+        }
+        if c <= parent {
+            return Err(WireError::NotAfterParent {
+                node: idx(parent),
+                index: child,
+            });
+        }
+        if self.depth[c] != 0 {
+            return Err(WireError::SharedNode { index: child });
+        }
+        self.depth[c] = self.depth[parent] + 1;
+        Ok(())
+    }
+
+    fn text(&self, node: usize, offset: u32, len: u32) -> Result<&'v [u8], WireError> {
+        let strings = &self.value.strings;
+        let start = offset as usize;
+        let bytes = start
+            .checked_add(len as usize)
+            .and_then(|end| strings.get(start..end))
+            .ok_or(WireError::SpanOutOfRange {
+                node: idx(node),
+                offset,
+                len,
+                buffer: strings.len(),
+            })?;
+        // Within a buffer that is valid UTF-8 as a whole (checked once), a span is valid when
+        // it starts and ends on character boundaries.
+        let valid = if self.utf8 {
+            let boundary = |at: usize| strings.get(at).is_none_or(|b| (*b as i8) >= -0x40);
+            boundary(start) && boundary(start + bytes.len())
+        } else {
+            std::str::from_utf8(bytes).is_ok()
+        };
+        if !valid {
+            return Err(WireError::InvalidUtf8 {
+                node: idx(node),
+                offset,
+                len,
+            });
+        }
+        Ok(bytes)
+    }
+
+    fn extra(&mut self, node: usize, at: u32) -> Result<&'v wit::Extra, WireError> {
+        let len = self.extra_used.len();
+        match self.extra_used.get_mut(at as usize) {
+            None => Err(WireError::ExtraOutOfRange {
+                node: idx(node),
+                index: at,
+                len,
+            }),
+            Some(true) => Err(WireError::SharedExtra { index: at }),
+            Some(used) => {
+                *used = true;
+                Ok(&self.value.extras[at as usize])
+            }
+        }
+    }
+
+    fn node(&mut self, i: usize) -> Result<(), WireError> {
+        let depth = self.depth[i];
+        if depth == 0 {
+            return Err(WireError::Unreferenced { index: idx(i) });
+        }
+        if usize::from(depth) > MAX_DEPTH {
+            return Err(WireError::TooDeep { node: idx(i) });
+        }
+        let (a, b, _, _) = self.words(i);
+        match self.value.kinds[i] {
+            kind::NULL | kind::BOOL | kind::NUMBER | kind::UNKNOWN => {}
+            kind::TEXT => {
+                self.text(i, a, b)?;
+            }
+            k @ (kind::ARRAY | kind::OBJECT) => {
+                let len = self.depth.len();
+                if b > 0 && a as usize + b as usize > len {
+                    let last = (u64::from(a) + u64::from(b) - 1).min(u64::from(u32::MAX));
+                    return Err(WireError::OutOfRange {
+                        node: idx(i),
+                        index: last as u32,
+                        len,
+                    });
+                }
+                for c in a..a.saturating_add(b) {
+                    self.refer(i, c)?;
+                }
+                if k == kind::OBJECT {
+                    self.keys(i, a, b)?;
+                }
+            }
+            kind::SECRET => self.refer(i, a)?,
+            k @ (kind::ASSET | kind::ARCHIVE | kind::REFERENCE | kind::OUTPUT) => {
+                let extra = self.extra(i, a)?;
+                self.extra_node(i, k, extra)?;
+            }
+            other => {
+                return Err(WireError::UnknownKind {
+                    node: idx(i),
+                    kind: other,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks an object's member keys: valid spans, no duplicates.
+    fn keys(&self, i: usize, first: u32, count: u32) -> Result<(), WireError> {
+        for c in first..first + count {
+            let (_, _, offset, len) = self.words(c as usize);
+            self.text(c as usize, offset, len)?;
+        }
+        let strings = &self.value.strings;
+        let key = |c: u32| {
+            let (_, _, offset, len) = self.words(c as usize);
+            &strings[offset as usize..offset as usize + len as usize]
+        };
+        duplicate(i, (first..first + count).map(key))
+    }
+
+    fn extra_node(&mut self, i: usize, k: u8, extra: &'v wit::Extra) -> Result<(), WireError> {
+        let found = match extra {
+            wit::Extra::Asset(_) => kind::ASSET,
+            wit::Extra::Archive(_) => kind::ARCHIVE,
+            wit::Extra::ResourceReference(_) => kind::REFERENCE,
+            wit::Extra::Output(_) => kind::OUTPUT,
+        };
+        if found != k {
+            return Err(WireError::WrongExtra {
+                node: idx(i),
+                expected: kind::name(k),
+                found: kind::name(found),
+            });
+        }
+        match extra {
+            wit::Extra::Asset(_) => {}
+            wit::Extra::Archive(a) => {
+                if let wit::ArchiveSource::Assets(members) = &a.source {
+                    for (name, c) in members {
+                        self.refer(i, *c)?;
+                        let member = self.value.kinds[*c as usize];
+                        if member != kind::ASSET && member != kind::ARCHIVE {
+                            return Err(WireError::BadArchiveMember {
+                                node: idx(i),
+                                key: name.clone(),
+                                kind: kind::name(member),
+                            });
+                        }
+                    }
+                    duplicate(i, members.iter().map(|(name, _)| name.as_bytes()))?;
+                }
+            }
+            wit::Extra::ResourceReference(r) => {
+                if let Some(c) = r.id {
+                    self.refer(i, c)?;
+                    let id = self.value.kinds[c as usize];
+                    if id != kind::TEXT && id != kind::UNKNOWN {
+                        return Err(WireError::BadReferenceId {
+                            node: idx(i),
+                            kind: kind::name(id),
+                        });
+                    }
+                }
+            }
+            wit::Extra::Output(o) => {
+                if let Some(c) = o.value {
+                    self.refer(i, c)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Fails on the first key that appears twice. Keys are hashed and the hashes sorted, so only
+/// keys with equal hashes are compared (comparing keys pairwise is quadratic, and keys often
+/// share long prefixes).
+fn duplicate<'k>(
+    node: usize,
+    keys: impl ExactSizeIterator<Item = &'k [u8]> + Clone,
+) -> Result<(), WireError> {
+    if keys.len() < 2 {
+        return Ok(());
+    }
+    let mut hashes: Vec<(u64, u32)> = keys
+        .clone()
+        .enumerate()
+        .map(|(i, key)| (hash(key), idx(i)))
+        .collect();
+    hashes.sort_unstable();
+    let key = |i: u32| keys.clone().nth(i as usize).unwrap_or_default();
+    for run in hashes
+        .chunk_by(|a, b| a.0 == b.0)
+        .filter(|run| run.len() > 1)
+    {
+        for (n, a) in run.iter().enumerate() {
+            if run[..n].iter().any(|b| key(b.1) == key(a.1)) {
+                return Err(WireError::DuplicateKey {
+                    node: idx(node),
+                    key: String::from_utf8_lossy(key(a.1)).into_owned(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// FNV-1a over 8-byte words: cheap, and only used to find candidate duplicates.
+fn hash(key: &[u8]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ key.len() as u64;
+    let mut chunks = key.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        h = (h ^ u64::from_le_bytes(word)).wrapping_mul(0x0100_0000_01b3);
+    }
+    for b in chunks.remainder() {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// A node whose contents are still to be written, and where.
+enum Pending<'a> {
+    Value(&'a Value),
+    Member(&'a ArchiveMember),
+}
+
+/// Builds a table: each container reserves a block of consecutive nodes at the end for its
+/// children (so they come after it) and queues those that are containers themselves.
+struct Encoder<'a> {
+    kinds: Vec<u8>,
+    words: Vec<u32>,
+    /// The text of every `text` node and object key, concatenated.
+    strings: Vec<u8>,
+    extras: Vec<wit::Extra>,
+    pending: Vec<(u32, Pending<'a>)>,
+}
+
+impl<'a> Encoder<'a> {
+    fn with_capacity(nodes: usize) -> Encoder<'a> {
+        Encoder {
+            kinds: Vec::with_capacity(nodes),
+            words: Vec::with_capacity(nodes * WORDS),
+            strings: Vec::with_capacity(nodes * 24),
+            extras: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    fn finish(mut self) -> wit::Value {
+        while let Some((at, item)) = self.pending.pop() {
+            match item {
+                Pending::Value(v) => self.fill(at, v),
+                Pending::Member(ArchiveMember::Asset(a)) => {
+                    let extra = self.extra(wit::Extra::Asset(to_wit_asset(a)));
+                    self.set(at, kind::ASSET, extra, 0);
+                }
+                Pending::Member(ArchiveMember::Archive(a)) => self.archive(at, a),
+            }
+        }
+        wit::Value {
+            kinds: self.kinds,
+            words: self.words,
+            strings: self.strings,
+            extras: self.extras,
+        }
+    }
+
+    /// Appends `count` null nodes; returns the first one's index.
+    fn reserve(&mut self, count: usize) -> u32 {
+        let first = self.kinds.len();
+        self.kinds.resize(first + count, kind::NULL);
+        self.words.resize((first + count) * WORDS, 0);
+        idx(first)
+    }
+
+    fn set(&mut self, at: u32, kind: u8, a: u32, b: u32) {
+        let at = at as usize;
+        self.kinds[at] = kind;
+        self.words[at * WORDS] = a;
+        self.words[at * WORDS + 1] = b;
+    }
+
+    /// Appends `s` to the string buffer; returns its span.
+    fn span(&mut self, s: &str) -> (u32, u32) {
+        let offset = idx(self.strings.len());
+        self.strings.extend_from_slice(s.as_bytes());
+        (offset, idx(s.len()))
+    }
+
+    fn extra(&mut self, extra: wit::Extra) -> u32 {
+        self.extras.push(extra);
+        idx(self.extras.len() - 1)
+    }
+
+    fn object(&mut self, at: u32, map: &'a PropertyMap) {
+        let first = self.reserve(map.len());
+        self.set(at, kind::OBJECT, first, idx(map.len()));
+        for (i, (key, value)) in map.iter().enumerate() {
+            let member = first + idx(i);
+            let (offset, len) = self.span(key);
+            let slot = member as usize * WORDS;
+            self.words[slot + 2] = offset;
+            self.words[slot + 3] = len;
+            self.scalar_or_later(member, value);
+        }
+    }
+
+    /// Writes scalars at once (the common case) and queues the rest.
+    fn scalar_or_later(&mut self, at: u32, value: &'a Value) {
+        match value {
+            Value::Null => {}
+            Value::Bool(b) => self.set(at, kind::BOOL, u32::from(*b), 0),
+            Value::Number(n) => self.number(at, *n),
+            Value::String(s) => self.text(at, s),
+            Value::Unknown => self.set(at, kind::UNKNOWN, 0, 0),
+            _ => self.pending.push((at, Pending::Value(value))),
+        }
+    }
+
+    fn number(&mut self, at: u32, n: f64) {
+        let bits = n.to_bits();
+        self.set(at, kind::NUMBER, bits as u32, (bits >> 32) as u32);
+    }
+
+    fn text(&mut self, at: u32, s: &str) {
+        let (offset, len) = self.span(s);
+        self.set(at, kind::TEXT, offset, len);
+    }
+
+    fn fill(&mut self, at: u32, value: &'a Value) {
+        match value {
+            Value::Null => self.set(at, kind::NULL, 0, 0),
+            Value::Bool(b) => self.set(at, kind::BOOL, u32::from(*b), 0),
+            Value::Number(n) => self.number(at, *n),
+            Value::String(s) => self.text(at, s),
+            Value::Unknown => self.set(at, kind::UNKNOWN, 0, 0),
+            Value::Object(map) => self.object(at, map),
+            Value::Array(items) => {
+                let first = self.reserve(items.len());
+                self.set(at, kind::ARRAY, first, idx(items.len()));
+                for (i, item) in items.iter().enumerate() {
+                    self.scalar_or_later(first + idx(i), item);
+                }
+            }
+            Value::Secret(inner) => {
+                let child = self.reserve(1);
+                self.set(at, kind::SECRET, child, 0);
+                self.scalar_or_later(child, inner);
+            }
+            Value::Asset(a) => {
+                let extra = self.extra(wit::Extra::Asset(to_wit_asset(a)));
+                self.set(at, kind::ASSET, extra, 0);
+            }
+            Value::Archive(a) => self.archive(at, a),
+            Value::ResourceReference(r) => {
+                let id = r.id.as_deref().map(|id| {
+                    let child = self.reserve(1);
+                    self.scalar_or_later(child, id);
+                    child
+                });
+                let extra = self.extra(wit::Extra::ResourceReference(wit::ResourceReference {
+                    urn: r.urn.clone(),
+                    id,
+                    package_version: r.package_version.clone(),
+                }));
+                self.set(at, kind::REFERENCE, extra, 0);
+            }
+            Value::Output(o) => {
+                let value = o.value.as_deref().map(|v| {
+                    let child = self.reserve(1);
+                    self.scalar_or_later(child, v);
+                    child
+                });
+                let extra = self.extra(wit::Extra::Output(wit::OutputValue {
+                    value,
+                    secret: o.secret,
+                    dependencies: o.dependencies.clone(),
+                }));
+                self.set(at, kind::OUTPUT, extra, 0);
+            }
+        }
+    }
+
+    fn archive(&mut self, at: u32, a: &'a Archive) {
+        let source = match &a.source {
+            ArchiveSource::Assets(members) => {
+                let first = self.reserve(members.len());
+                let mut named = Vec::with_capacity(members.len());
+                for (i, (name, member)) in members.iter().enumerate() {
+                    let node = first + idx(i);
+                    self.pending.push((node, Pending::Member(member)));
+                    named.push((name.clone(), node));
+                }
+                wit::ArchiveSource::Assets(named)
+            }
+            ArchiveSource::Path(p) => wit::ArchiveSource::Path(p.clone()),
+            ArchiveSource::Uri(u) => wit::ArchiveSource::Uri(u.clone()),
+            ArchiveSource::HashOnly => wit::ArchiveSource::HashOnly,
+        };
+        let extra = self.extra(wit::Extra::Archive(wit::Archive {
+            hash: a.hash.clone(),
+            source,
+        }));
+        self.set(at, kind::ARCHIVE, extra, 0);
+    }
+}
+
+fn to_wit_asset(a: &Asset) -> wit::Asset {
     wit::Asset {
         hash: a.hash.clone(),
         source: match &a.source {
@@ -300,165 +953,12 @@ fn asset(a: &Asset) -> wit::Asset {
     }
 }
 
-/// Decodes one node, taking its (already decoded) children out of `slots`.
-struct Decoder<'s> {
-    slots: &'s mut [Option<Value>],
-    depth: &'s mut [usize],
-    node: usize,
-    len: usize,
-    strings: &'s [u8],
-}
-
-impl Decoder<'_> {
-    /// The text of a span: in range and valid UTF-8.
-    fn text(&self, span: wit::Span) -> Result<String, WireError> {
-        let wit::Span { offset, len } = span;
-        let start = offset as usize;
-        let bytes = start
-            .checked_add(len as usize)
-            .and_then(|end| self.strings.get(start..end))
-            .ok_or(WireError::SpanOutOfRange {
-                node: idx(self.node),
-                offset,
-                len,
-                buffer: self.strings.len(),
-            })?;
-        match std::str::from_utf8(bytes) {
-            Ok(s) => Ok(s.to_owned()),
-            Err(_) => Err(WireError::InvalidUtf8 {
-                node: idx(self.node),
-                offset,
-                len,
-            }),
-        }
-    }
-
-    fn take(&mut self, index: u32) -> Result<Value, WireError> {
-        let c = index as usize;
-        if c >= self.len {
-            return Err(WireError::OutOfRange {
-                node: idx(self.node),
-                index,
-                len: self.len,
-            });
-        }
-        if c <= self.node {
-            return Err(WireError::NotAfterParent {
-                node: idx(self.node),
-                index,
-            });
-        }
-        let child = self.slots[c]
-            .take()
-            .ok_or(WireError::SharedNode { index })?;
-        self.depth[self.node] = self.depth[self.node].max(self.depth[c] + 1);
-        Ok(child)
-    }
-
-    /// Decodes keyed children; `key` turns a wire key into its text.
-    fn keyed<K>(
-        &mut self,
-        entries: Vec<(K, u32)>,
-        key: impl Fn(&Self, K) -> Result<String, WireError>,
-    ) -> Result<IndexMap<String, Value>, WireError> {
-        let mut map = IndexMap::with_capacity(entries.len());
-        for (k, index) in entries {
-            let key = key(self, k)?;
-            let v = self.take(index)?;
-            // One hash per key: look up and insert through the entry.
-            match map.entry(key) {
-                indexmap::map::Entry::Vacant(e) => {
-                    e.insert(v);
-                }
-                indexmap::map::Entry::Occupied(e) => {
-                    return Err(WireError::DuplicateKey {
-                        node: idx(self.node),
-                        key: e.key().clone(),
-                    });
-                }
-            }
-        }
-        Ok(map)
-    }
-
-    fn node(&mut self, node: wit::Node) -> Result<Value, WireError> {
-        Ok(match node {
-            wit::Node::Null => Value::Null,
-            wit::Node::Boolean(b) => Value::Bool(b),
-            wit::Node::Number(n) => Value::Number(n),
-            wit::Node::Text(s) => Value::String(self.text(s)?),
-            wit::Node::Array(items) => Value::Array(
-                items
-                    .into_iter()
-                    .map(|i| self.take(i))
-                    .collect::<Result<_, _>>()?,
-            ),
-            wit::Node::Object(entries) => Value::Object(self.keyed(entries, Self::text)?),
-            wit::Node::Asset(a) => Value::Asset(from_wit_asset(a)),
-            wit::Node::Archive(a) => Value::Archive(self.archive(a)?),
-            wit::Node::ResourceReference(r) => Value::ResourceReference(ResourceReference {
-                urn: r.urn,
-                id: r.id.map(|i| self.take(i).map(Box::new)).transpose()?,
-                package_version: r.package_version,
-            }),
-            wit::Node::Secret(i) => Value::Secret(Box::new(self.take(i)?)),
-            wit::Node::Unknown => Value::Unknown,
-            wit::Node::Output(o) => Value::Output(OutputValue {
-                value: o.value.map(|i| self.take(i).map(Box::new)).transpose()?,
-                secret: o.secret,
-                dependencies: o.dependencies,
-            }),
-        })
-    }
-
-    fn archive(&mut self, a: wit::Archive) -> Result<Archive, WireError> {
-        let source = match a.source {
-            wit::ArchiveSource::Assets(entries) => {
-                let mut members = IndexMap::with_capacity(entries.len());
-                for (key, value) in self.keyed(entries, |_, k| Ok(k))? {
-                    let member = match value {
-                        Value::Asset(a) => ArchiveMember::Asset(a),
-                        Value::Archive(a) => ArchiveMember::Archive(a),
-                        other => {
-                            return Err(WireError::BadArchiveMember {
-                                node: idx(self.node),
-                                key,
-                                kind: other.kind(),
-                            });
-                        }
-                    };
-                    members.insert(key, member);
-                }
-                ArchiveSource::Assets(members)
-            }
-            wit::ArchiveSource::Path(p) => ArchiveSource::Path(p),
-            wit::ArchiveSource::Uri(u) => ArchiveSource::Uri(u),
-            wit::ArchiveSource::HashOnly => ArchiveSource::HashOnly,
-        };
-        Ok(Archive {
-            hash: a.hash,
-            source,
-        })
-    }
-}
-
-fn from_wit_asset(a: wit::Asset) -> Asset {
-    Asset {
-        hash: a.hash,
-        source: match a.source {
-            wit::AssetSource::Text(t) => AssetSource::Text(t),
-            wit::AssetSource::Path(p) => AssetSource::Path(p),
-            wit::AssetSource::Uri(u) => AssetSource::Uri(u),
-            wit::AssetSource::HashOnly => AssetSource::HashOnly,
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use indexmap::IndexMap;
+
     use super::*;
     use crate::{props, secret};
-    use wit::Node as N;
 
     fn every_kind() -> Value {
         let asset = Asset {
@@ -565,21 +1065,30 @@ mod tests {
     #[test]
     fn encoding_puts_children_after_parents() {
         let wire = encode(&every_kind());
-        for (i, node) in wire.nodes.iter().enumerate() {
-            let children: Vec<u32> = match node {
-                N::Array(c) => c.clone(),
-                N::Object(e) => e.iter().map(|(_, c)| *c).collect(),
-                N::Secret(c) => vec![*c],
-                N::Output(o) => o.value.into_iter().collect(),
-                N::ResourceReference(r) => r.id.into_iter().collect(),
-                N::Archive(wit::Archive {
-                    source: wit::ArchiveSource::Assets(e),
-                    ..
-                }) => e.iter().map(|(_, c)| *c).collect(),
-                _ => vec![],
-            };
-            assert!(children.iter().all(|&c| c as usize > i), "node {i}");
+        assert_eq!(wire.words.len(), wire.kinds.len() * WORDS);
+        let forward = |i: usize, c: u32| assert!(c as usize > i, "node {i} refers to {c}");
+        for (i, k) in wire.kinds.iter().enumerate() {
+            let (a, b) = (wire.words[i * WORDS], wire.words[i * WORDS + 1]);
+            match *k {
+                kind::ARRAY | kind::OBJECT if b > 0 => forward(i, a),
+                kind::SECRET => forward(i, a),
+                kind::ARCHIVE | kind::REFERENCE | kind::OUTPUT => match &wire.extras[a as usize] {
+                    wit::Extra::Archive(wit::Archive {
+                        source: wit::ArchiveSource::Assets(m),
+                        ..
+                    }) => m.iter().for_each(|(_, c)| forward(i, *c)),
+                    wit::Extra::ResourceReference(r) => {
+                        r.id.into_iter().for_each(|c| forward(i, c))
+                    }
+                    wit::Extra::Output(o) => o.value.into_iter().for_each(|c| forward(i, c)),
+                    _ => {}
+                },
+                _ => {}
+            }
         }
+        // What validation accepts, it reads back identically in place.
+        let table = Table::new(wire).unwrap();
+        assert_eq!(table.root().unwrap().to_value(), every_kind());
     }
 
     #[test]
@@ -595,58 +1104,91 @@ mod tests {
             };
         }
         let wire = encode(&v);
-        assert_eq!(wire.nodes.len(), MAX_DEPTH);
+        assert_eq!(wire.kinds.len(), MAX_DEPTH);
         assert_eq!(decode(wire).unwrap(), v);
 
         let deeper = Value::Array(vec![v]);
-        assert_eq!(decode(encode(&deeper)), Err(WireError::TooDeep { node: 0 }));
+        assert_eq!(
+            decode(encode(&deeper)),
+            Err(WireError::TooDeep {
+                node: idx(MAX_DEPTH)
+            })
+        );
     }
 
     #[test]
-    fn a_very_deep_list_is_rejected_without_exhausting_the_stack() {
+    fn a_very_deep_table_is_rejected_without_exhausting_the_stack() {
         let n = 200_000u32;
-        let nodes = (0..n)
-            .map(|i| if i + 1 < n { N::Secret(i + 1) } else { N::Null })
+        let nodes: Vec<N> = (0..n)
+            .map(|i| {
+                if i + 1 < n {
+                    node(kind::SECRET, i + 1, 0)
+                } else {
+                    null()
+                }
+            })
             .collect();
         assert!(matches!(
-            decode(wit::Value {
-                nodes,
-                strings: vec![]
-            }),
+            decode(table(&nodes, b"", vec![])),
             Err(WireError::TooDeep { .. })
         ));
     }
 
-    fn bad(nodes: Vec<N>) -> WireError {
-        decode(pooled(nodes)).unwrap_err()
+    /// A hand-written node: kind, `a`, `b` and its key (offset, length).
+    #[derive(Clone, Copy)]
+    struct N(u8, u32, u32, (u32, u32));
+
+    fn null() -> N {
+        N(kind::NULL, 0, 0, (0, 0))
+    }
+    fn text(s: &str) -> N {
+        let (offset, len) = sp(s);
+        N(kind::TEXT, offset, len, (0, 0))
+    }
+    fn node(kind: u8, a: u32, b: u32) -> N {
+        N(kind, a, b, (0, 0))
+    }
+    impl N {
+        fn key(self, key: &str) -> N {
+            N(self.0, self.1, self.2, sp(key))
+        }
+        fn raw_key(self, offset: u32, len: u32) -> N {
+            N(self.0, self.1, self.2, (offset, len))
+        }
+    }
+
+    fn table(nodes: &[N], strings: &[u8], extras: Vec<wit::Extra>) -> wit::Value {
+        wit::Value {
+            kinds: nodes.iter().map(|n| n.0).collect(),
+            words: nodes
+                .iter()
+                .flat_map(|n| [n.1, n.2, n.3.0, n.3.1])
+                .collect(),
+            strings: strings.to_vec(),
+            extras,
+        }
     }
 
     /// The string buffer hand-written test values share: `sp` finds a span in it.
     const POOL: &str = "a x|not an asset";
 
-    fn sp(s: &str) -> wit::Span {
+    fn sp(s: &str) -> (u32, u32) {
         let offset = POOL.find(s).expect("in the pool");
-        wit::Span {
-            offset: idx(offset),
-            len: idx(s.len()),
-        }
+        (idx(offset), idx(s.len()))
     }
 
-    fn pooled(nodes: Vec<N>) -> wit::Value {
-        wit::Value {
-            nodes,
-            strings: POOL.as_bytes().to_vec(),
-        }
+    fn pooled(nodes: &[N]) -> wit::Value {
+        table(nodes, POOL.as_bytes(), vec![])
     }
 
-    fn span(offset: u32, len: u32) -> wit::Span {
-        wit::Span { offset, len }
+    fn bad(nodes: &[N]) -> WireError {
+        decode(pooled(nodes)).unwrap_err()
     }
 
     #[test]
     fn spans_are_checked() {
         assert_eq!(
-            bad(vec![N::Text(span(10, 7))]),
+            bad(&[node(kind::TEXT, 10, 7)]),
             WireError::SpanOutOfRange {
                 node: 0,
                 offset: 10,
@@ -655,7 +1197,7 @@ mod tests {
             }
         );
         assert_eq!(
-            bad(vec![N::Text(span(u32::MAX, u32::MAX))]),
+            bad(&[node(kind::TEXT, u32::MAX, u32::MAX)]),
             WireError::SpanOutOfRange {
                 node: 0,
                 offset: u32::MAX,
@@ -664,28 +1206,26 @@ mod tests {
             }
         );
         assert_eq!(
-            bad(vec![
-                N::Array(vec![1]),
-                N::Object(vec![(span(16, 1), 2)]),
-                N::Null
+            bad(&[
+                node(kind::ARRAY, 1, 1),
+                node(kind::OBJECT, 2, 1),
+                null().raw_key(16, 1)
             ]),
             WireError::SpanOutOfRange {
-                node: 1,
+                node: 2,
                 offset: 16,
                 len: 1,
                 buffer: 16
             }
         );
-        let with = |nodes: Vec<N>, strings: &[u8]| {
-            decode(wit::Value {
-                nodes,
-                strings: strings.to_vec(),
-            })
-        };
         // Cut mid-character, at either end, and stray bytes.
         for (offset, len) in [(0, 1), (1, 1), (1, 2)] {
             assert_eq!(
-                with(vec![N::Text(span(offset, len))], "é!".as_bytes()),
+                decode(table(
+                    &[node(kind::TEXT, offset, len)],
+                    "é!".as_bytes(),
+                    vec![]
+                )),
                 Err(WireError::InvalidUtf8 {
                     node: 0,
                     offset,
@@ -694,121 +1234,274 @@ mod tests {
             );
         }
         assert_eq!(
-            with(
-                vec![N::Object(vec![(span(0, 2), 1)]), N::Null],
-                &[b'a', 0xff]
-            ),
+            decode(table(
+                &[node(kind::OBJECT, 1, 1), null().raw_key(0, 2)],
+                &[b'a', 0xff],
+                vec![]
+            )),
             Err(WireError::InvalidUtf8 {
-                node: 0,
+                node: 1,
                 offset: 0,
                 len: 2
             })
         );
         // Spans may overlap and come in any order; bytes no span covers are not checked.
         assert_eq!(
-            with(
-                vec![
-                    N::Object(vec![(span(1, 2), 1), (span(0, 3), 2)]),
-                    N::Text(span(3, 0)),
-                    N::Text(span(1, 2)),
+            decode(table(
+                &[
+                    node(kind::OBJECT, 1, 2),
+                    node(kind::TEXT, 3, 0).raw_key(1, 2),
+                    node(kind::TEXT, 1, 2).raw_key(0, 3),
                 ],
-                &[b'a', 0xc3, 0xa9, 0xff]
-            ),
+                &[b'a', 0xc3, 0xa9, 0xff],
+                vec![]
+            )),
             Ok(Value::Object(props! {"é" => "", "aé" => "é"}))
         );
         assert_eq!(
-            bad(vec![N::Text(span(1, 200))]).to_string(),
+            bad(&[node(kind::TEXT, 1, 200)]).to_string(),
             "node 0: text span (offset 1, length 200) is outside the 16-byte string buffer"
         );
     }
 
     #[test]
-    fn malformed_lists_are_rejected() {
-        assert_eq!(bad(vec![]), WireError::Empty);
+    fn malformed_tables_are_rejected() {
+        let reference = |id| {
+            wit::Extra::ResourceReference(wit::ResourceReference {
+                urn: "urn:pulumi:s::p::t:m:T::n".into(),
+                id,
+                package_version: None,
+            })
+        };
+        let cases: Vec<(wit::Value, WireError)> = vec![
+            (pooled(&[]), WireError::Empty),
+            (
+                wit::Value {
+                    words: vec![0; 5],
+                    ..pooled(&[null()])
+                },
+                WireError::WordCount { nodes: 1, words: 5 },
+            ),
+            (
+                pooled(&[node(99, 0, 0)]),
+                WireError::UnknownKind { node: 0, kind: 99 },
+            ),
+            (
+                pooled(&[node(kind::ARRAY, 1, 5), null()]),
+                WireError::OutOfRange {
+                    node: 0,
+                    index: 5,
+                    len: 2,
+                },
+            ),
+            (
+                pooled(&[node(kind::ARRAY, 1, u32::MAX), null()]),
+                WireError::OutOfRange {
+                    node: 0,
+                    index: u32::MAX,
+                    len: 2,
+                },
+            ),
+            // A self-reference and a cycle both point backwards somewhere.
+            (
+                pooled(&[node(kind::SECRET, 0, 0)]),
+                WireError::NotAfterParent { node: 0, index: 0 },
+            ),
+            (
+                pooled(&[node(kind::ARRAY, 1, 1), node(kind::ARRAY, 0, 1)]),
+                WireError::NotAfterParent { node: 1, index: 0 },
+            ),
+            (
+                pooled(&[node(kind::ARRAY, 1, 2), node(kind::SECRET, 2, 0), null()]),
+                WireError::SharedNode { index: 2 },
+            ),
+            (
+                pooled(&[
+                    node(kind::ARRAY, 1, 1),
+                    node(kind::SECRET, 2, 0),
+                    null(),
+                    null(),
+                ]),
+                WireError::Unreferenced { index: 3 },
+            ),
+            (
+                pooled(&[node(kind::OBJECT, 1, 2), null().key("a"), null().key("a")]),
+                WireError::DuplicateKey {
+                    node: 0,
+                    key: "a".into(),
+                },
+            ),
+            (
+                pooled(&[node(kind::ASSET, 0, 0)]),
+                WireError::ExtraOutOfRange {
+                    node: 0,
+                    index: 0,
+                    len: 0,
+                },
+            ),
+            (
+                table(
+                    &[
+                        node(kind::ARRAY, 1, 2),
+                        node(kind::REFERENCE, 0, 0),
+                        node(kind::REFERENCE, 0, 0),
+                    ],
+                    b"",
+                    vec![reference(None)],
+                ),
+                WireError::SharedExtra { index: 0 },
+            ),
+            (
+                table(&[null()], b"", vec![reference(None)]),
+                WireError::UnusedExtra { index: 0 },
+            ),
+            (
+                table(&[node(kind::OUTPUT, 0, 0)], b"", vec![reference(None)]),
+                WireError::WrongExtra {
+                    node: 0,
+                    expected: "output",
+                    found: "resource reference",
+                },
+            ),
+            (
+                table(
+                    &[node(kind::REFERENCE, 0, 0), node(kind::NUMBER, 0, 0)],
+                    b"",
+                    vec![reference(Some(1))],
+                ),
+                WireError::BadReferenceId {
+                    node: 0,
+                    kind: "number",
+                },
+            ),
+            (
+                table(
+                    &[node(kind::ARCHIVE, 0, 0), text("not an asset")],
+                    POOL.as_bytes(),
+                    vec![wit::Extra::Archive(wit::Archive {
+                        hash: None,
+                        source: wit::ArchiveSource::Assets(vec![("x".into(), 1)]),
+                    })],
+                ),
+                WireError::BadArchiveMember {
+                    node: 0,
+                    key: "x".into(),
+                    kind: "string",
+                },
+            ),
+            (
+                table(
+                    &[node(kind::OUTPUT, 0, 0)],
+                    b"",
+                    vec![wit::Extra::Output(wit::OutputValue {
+                        value: Some(u32::MAX),
+                        secret: false,
+                        dependencies: vec![],
+                    })],
+                ),
+                WireError::OutOfRange {
+                    node: 0,
+                    index: u32::MAX,
+                    len: 1,
+                },
+            ),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(decode(value), Err(expected));
+        }
+        // Many keys are checked for duplicates too.
+        let mut nodes = vec![node(kind::OBJECT, 1, 70)];
+        nodes.extend((0..70).map(|i| null().key(if i == 69 { "a" } else { "x" })));
         assert_eq!(
-            bad(vec![N::Array(vec![1, 5]), N::Null]),
-            WireError::OutOfRange {
-                node: 0,
-                index: 5,
-                len: 2
-            }
-        );
-        // A self-reference and a cycle both point backwards somewhere.
-        assert_eq!(
-            bad(vec![N::Secret(0)]),
-            WireError::NotAfterParent { node: 0, index: 0 }
-        );
-        assert_eq!(
-            bad(vec![N::Array(vec![1]), N::Array(vec![0])]),
-            WireError::NotAfterParent { node: 1, index: 0 }
-        );
-        assert_eq!(
-            bad(vec![N::Array(vec![2]), N::Null, N::Array(vec![1])]),
-            WireError::NotAfterParent { node: 2, index: 1 }
-        );
-        assert_eq!(
-            bad(vec![N::Array(vec![1, 1]), N::Null]),
-            WireError::SharedNode { index: 1 }
-        );
-        assert_eq!(
-            bad(vec![N::Array(vec![1]), N::Secret(2), N::Null, N::Null]),
-            WireError::Unreferenced { index: 3 }
-        );
-        assert_eq!(
-            bad(vec![
-                N::Object(vec![(sp("a"), 1), (sp("a"), 2)]),
-                N::Null,
-                N::Null
-            ]),
+            bad(&nodes),
             WireError::DuplicateKey {
                 node: 0,
-                key: "a".into()
-            }
-        );
-        assert_eq!(
-            bad(vec![
-                N::Archive(wit::Archive {
-                    hash: None,
-                    source: wit::ArchiveSource::Assets(vec![("x".into(), 1)]),
-                }),
-                N::Text(sp("not an asset")),
-            ]),
-            WireError::BadArchiveMember {
-                node: 0,
-                key: "x".into(),
-                kind: "string"
-            }
-        );
-        assert_eq!(
-            bad(vec![N::Output(wit::OutputValue {
-                value: Some(u32::MAX),
-                secret: false,
-                dependencies: vec![]
-            })]),
-            WireError::OutOfRange {
-                node: 0,
-                index: u32::MAX,
-                len: 1
+                key: "x".into()
             }
         );
     }
 
     #[test]
     fn property_maps_need_an_object_root() {
-        assert_eq!(decode_map(pooled(vec![])).unwrap(), props! {});
-        assert_eq!(decode_map(pooled(vec![N::Null])).unwrap(), props! {});
+        assert_eq!(decode_map(pooled(&[])).unwrap(), props! {});
+        assert_eq!(decode_map(pooled(&[null()])).unwrap(), props! {});
         assert_eq!(
-            decode_map(pooled(vec![N::Text(sp("x"))])),
+            decode_map(pooled(&[text("x")])),
             Err(WireError::NotAnObject { kind: "string" })
         );
     }
 
     #[test]
     fn errors_read_well() {
-        let e = bad(vec![N::Array(vec![1]), N::Array(vec![0])]);
+        let e = bad(&[node(kind::ARRAY, 1, 1), node(kind::ARRAY, 0, 1)]);
         assert_eq!(
             e.to_string(),
             "node 1 refers to node 0, which is not after it"
         );
+    }
+
+    #[test]
+    fn nodes_compare_like_values() {
+        let cases: Vec<(Value, Value)> = vec![
+            (Value::from(1), Value::from(1.0)),
+            (Value::from(1), Value::from(2)),
+            (Value::from("a"), Value::from("a")),
+            (Value::from("a"), Value::from("b")),
+            (Value::from("1"), Value::from(1)),
+            (Value::Null, Value::Null),
+            (Value::Bool(true), Value::Bool(true)),
+            (Value::Bool(true), Value::Bool(false)),
+            (Value::Unknown, Value::Unknown),
+            (secret("x"), Value::from("x")),
+            (
+                Value::Output(OutputValue {
+                    value: Some(Box::new(Value::from(3))),
+                    secret: true,
+                    dependencies: vec!["urn:x".into()],
+                }),
+                Value::from(3),
+            ),
+            (Value::Output(OutputValue::default()), Value::Null),
+            (
+                Value::from(props! {"a" => 1, "b" => vec![Value::from("x")]}),
+                Value::from(props! {"b" => vec![secret("x")], "a" => 1}),
+            ),
+            (
+                Value::from(props! {"a" => 1}),
+                Value::from(props! {"a" => 1, "b" => 2}),
+            ),
+            (
+                Value::from(props! {"a" => 1, "c" => 2}),
+                Value::from(props! {"a" => 1, "b" => 2}),
+            ),
+            (
+                Value::Array(vec![Value::from(1), Value::from(2)]),
+                Value::Array(vec![Value::from(2), Value::from(1)]),
+            ),
+            (
+                Value::Array(vec![Value::from(1)]),
+                Value::Array(vec![Value::from(1), Value::from(1)]),
+            ),
+        ];
+        let every = every_kind();
+        let mut cases = cases;
+        cases.push((every.clone(), every.clone()));
+        let Value::Object(map) = &every else {
+            unreachable!()
+        };
+        for a in map.values() {
+            for b in map.values() {
+                cases.push((a.clone(), b.clone()));
+            }
+        }
+        for (a, b) in cases {
+            let (ta, tb) = (
+                Table::new(encode(&a)).unwrap(),
+                Table::new(encode(&b)).unwrap(),
+            );
+            let (na, nb) = (ta.root().unwrap(), tb.root().unwrap());
+            assert_eq!(na.same_as(nb), a.same_as(&b), "{a:?} vs {b:?}");
+            assert_eq!(nb.same_as(na), b.same_as(&a), "{b:?} vs {a:?}");
+        }
     }
 }

@@ -147,7 +147,7 @@ fn main() {
         println!(
             "object: {} properties, {} nodes, ~{bytes} bytes",
             object.len(),
-            encoded.nodes.len()
+            encoded.kinds.len()
         );
         let check = CheckRequest {
             urn: urn.clone(),

@@ -1,22 +1,26 @@
-//! The WIT codec: [`PropertyValue`] ⇄ the flat node list of `cairn:deploy/types.value`, and
-//! the engine's request/result types ⇄ their WIT records.
+//! The WIT codec: [`PropertyValue`] ⇄ the node table of `cairn:deploy/types.value`, and the
+//! engine's request/result types ⇄ their WIT records.
 //!
-//! # Node lists
+//! # Node tables
 //!
-//! WIT has no recursive types, so a value is a list of nodes that refer to each other by index:
-//! the root is node 0 and every index points to a node *later* in the list. Encoding writes a
-//! node, then its children (pre-order), so that holds by construction. Text and object keys
-//! are spans of the value's one `strings` buffer (UTF-8, concatenated), so lowering a value
-//! into the guest costs a constant number of allocations rather than one per string.
+//! WIT has no recursive types, so a value is a table of nodes that refer to each other by
+//! index, stored column by column (`kinds`, four `words` per node, one `strings` buffer, and
+//! `extras` for assets, archives, references and outputs; the table in `wit/provider.wit` has
+//! every code). Columns of primitives lower into the guest as plain copies, so moving a value
+//! costs a constant number of allocations and no per-node work in wasmtime.
 //!
-//! Decoding distrusts the list (it comes from the guest): an index that is out of range or
-//! does not point forward, a node referenced twice (sharing would let a small list expand into
-//! an exponentially large value), a resource ID that is neither text nor unknown, an archive
-//! member that is neither an asset nor an archive, an invalid URN, a span outside the `strings`
-//! buffer or whose bytes are not valid UTF-8 (e.g. cut mid-character), or nesting deeper than
-//! [`MAX_DEPTH`] is a [`ValueError`] naming the node — never a panic. Decoding is iterative
-//! (last node first), so a hostile list cannot overflow the host's stack. Nodes nothing refers
-//! to are ignored.
+//! Encoding gives every container a block of consecutive nodes at the end of the table for its
+//! children, so children always come after their parent.
+//!
+//! Decoding distrusts the table (it comes from the guest): columns of different lengths, an
+//! unknown kind, a child block that is out of range or does not point forward, a node or extra
+//! used twice (sharing would let a small table expand into an exponentially large value), an
+//! extra of the wrong kind, a resource ID that is neither text nor unknown, an archive member
+//! that is neither an asset nor an archive, a duplicate key, an invalid URN, a span outside the
+//! `strings` buffer or whose bytes are not valid UTF-8 (e.g. cut mid-character), or nesting
+//! deeper than [`MAX_DEPTH`] is a [`ValueError`] naming the node — never a panic. Decoding is
+//! iterative (last node first), so a hostile table cannot overflow the host's stack. Nodes
+//! nothing refers to are ignored.
 
 use cairn_engine::asset::{Archive, ArchiveMember, ArchiveSource, Asset, AssetSource};
 use cairn_engine::deploy::provider as p;
@@ -48,132 +52,233 @@ pub(crate) fn value_error(message: impl Into<String>) -> ValueError {
     }
 }
 
+/// Node kind codes (`kinds` column); see `wit/provider.wit`.
+pub mod kind {
+    pub const NULL: u8 = 0;
+    pub const BOOL: u8 = 1;
+    pub const NUMBER: u8 = 2;
+    pub const TEXT: u8 = 3;
+    pub const ARRAY: u8 = 4;
+    pub const OBJECT: u8 = 5;
+    pub const SECRET: u8 = 6;
+    pub const UNKNOWN: u8 = 7;
+    pub const ASSET: u8 = 8;
+    pub const ARCHIVE: u8 = 9;
+    pub const REFERENCE: u8 = 10;
+    pub const OUTPUT: u8 = 11;
+}
+
+/// Words per node in the `words` column: `a`, `b`, key offset, key length.
+pub const WORDS: usize = 4;
+
 // ---------------------------------------------------------------------------------------------
 // Encoding (host → guest): the engine's values are trusted and finite.
 
 /// Encodes a value; the root is node 0.
 pub fn encode_value(value: &PropertyValue) -> w::Value {
-    let mut encoder = Encoder {
-        nodes: Vec::new(),
-        strings: Vec::new(),
-    };
-    encoder.push(value);
+    let mut encoder = Encoder::with_capacity(1);
+    encoder.reserve(1);
+    encoder.fill(0, value);
     encoder.finish()
 }
 
 /// Encodes a property map as an object value.
 pub fn encode_map(map: &PropertyMap) -> w::Value {
-    let mut encoder = Encoder {
-        nodes: Vec::with_capacity(map.len() + 1),
-        strings: Vec::new(),
-    };
-    encoder.push_object(map);
+    let mut encoder = Encoder::with_capacity(map.len() + 1);
+    // Size the string buffer for the top level at once (nested text still grows it).
+    let top: usize = map
+        .iter()
+        .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
+        .sum();
+    encoder.strings.reserve(top);
+    encoder.reserve(1);
+    encoder.object(0, map);
     encoder.finish()
 }
 
-struct Encoder {
-    nodes: Vec<w::Node>,
-    /// The text of every `text` node and object key, concatenated.
-    strings: Vec<u8>,
+/// A node whose contents are still to be written, and where.
+enum Pending<'a> {
+    Value(&'a PropertyValue),
+    Member(&'a ArchiveMember),
 }
 
-impl Encoder {
-    fn finish(self) -> w::Value {
-        w::Value {
-            nodes: self.nodes,
-            strings: self.strings,
+struct Encoder<'a> {
+    kinds: Vec<u8>,
+    words: Vec<u32>,
+    /// The text of every `text` node and object key, concatenated.
+    strings: Vec<u8>,
+    extras: Vec<w::Extra>,
+    pending: Vec<(u32, Pending<'a>)>,
+}
+
+impl<'a> Encoder<'a> {
+    fn with_capacity(nodes: usize) -> Encoder<'a> {
+        Encoder {
+            kinds: Vec::with_capacity(nodes),
+            words: Vec::with_capacity(nodes * WORDS),
+            strings: Vec::new(),
+            extras: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
-    /// Appends `s` to the string buffer. (Offsets beyond 4 GiB saturate, which the guest
-    /// rejects; the engine never holds such a value.)
-    fn span(&mut self, s: &str) -> w::Span {
+    fn finish(mut self) -> w::Value {
+        while let Some((at, item)) = self.pending.pop() {
+            match item {
+                Pending::Value(v) => self.fill(at, v),
+                Pending::Member(ArchiveMember::Asset(a)) => {
+                    let extra = self.extra(w::Extra::Asset(encode_asset(a)));
+                    self.set(at, kind::ASSET, extra, 0);
+                }
+                Pending::Member(ArchiveMember::Archive(a)) => self.archive(at, a),
+            }
+        }
+        w::Value {
+            kinds: self.kinds,
+            words: self.words,
+            strings: self.strings,
+            extras: self.extras,
+        }
+    }
+
+    /// Appends `count` null nodes; returns the first one's index.
+    fn reserve(&mut self, count: usize) -> u32 {
+        let first = self.kinds.len();
+        self.kinds.resize(first + count, kind::NULL);
+        self.words.resize((first + count) * WORDS, 0);
+        index(first)
+    }
+
+    fn set(&mut self, at: u32, kind: u8, a: u32, b: u32) {
+        let at = at as usize;
+        self.kinds[at] = kind;
+        self.words[at * WORDS] = a;
+        self.words[at * WORDS + 1] = b;
+    }
+
+    /// Appends `s` to the string buffer; returns its span. (Offsets beyond 4 GiB saturate,
+    /// which the guest rejects; the engine never holds such a value.)
+    fn span(&mut self, s: &str) -> (u32, u32) {
         let offset = index(self.strings.len());
         self.strings.extend_from_slice(s.as_bytes());
-        w::Span {
-            offset,
-            len: index(s.len()),
+        (offset, index(s.len()))
+    }
+
+    fn extra(&mut self, extra: w::Extra) -> u32 {
+        self.extras.push(extra);
+        index(self.extras.len() - 1)
+    }
+
+    fn object(&mut self, at: u32, map: &'a PropertyMap) {
+        let first = self.reserve(map.len());
+        self.set(at, kind::OBJECT, first, index(map.len()));
+        for (i, (key, value)) in map.iter().enumerate() {
+            let member = first + index(i);
+            let (offset, len) = self.span(key);
+            let slot = member as usize * WORDS;
+            self.words[slot + 2] = offset;
+            self.words[slot + 3] = len;
+            self.scalar_or_later(member, value);
         }
     }
 
-    fn reserve(&mut self) -> u32 {
-        self.nodes.push(w::Node::Null);
-        index(self.nodes.len() - 1)
-    }
-
-    fn set(&mut self, at: u32, node: w::Node) {
-        self.nodes[at as usize] = node;
-    }
-
-    fn push_object(&mut self, map: &PropertyMap) -> u32 {
-        let at = self.reserve();
-        let entries = map
-            .iter()
-            .map(|(k, v)| (self.span(k), self.push(v)))
-            .collect();
-        self.set(at, w::Node::Object(entries));
-        at
-    }
-
-    fn push(&mut self, value: &PropertyValue) -> u32 {
-        if let PropertyValue::Object(map) = value {
-            return self.push_object(map);
+    /// Writes scalars at once (the common case) and queues containers.
+    fn scalar_or_later(&mut self, at: u32, value: &'a PropertyValue) {
+        match value {
+            PropertyValue::Null => {}
+            PropertyValue::Bool(b) => self.set(at, kind::BOOL, u32::from(*b), 0),
+            PropertyValue::Number(n) => self.number(at, *n),
+            PropertyValue::String(s) => self.text(at, s),
+            PropertyValue::Computed => self.set(at, kind::UNKNOWN, 0, 0),
+            _ => self.pending.push((at, Pending::Value(value))),
         }
-        let at = self.reserve();
-        let node = match value {
-            PropertyValue::Null => w::Node::Null,
-            PropertyValue::Bool(b) => w::Node::Boolean(*b),
-            PropertyValue::Number(n) => w::Node::Number(*n),
-            PropertyValue::String(s) => w::Node::Text(self.span(s)),
+    }
+
+    fn number(&mut self, at: u32, n: f64) {
+        let bits = n.to_bits();
+        self.set(at, kind::NUMBER, bits as u32, (bits >> 32) as u32);
+    }
+
+    fn text(&mut self, at: u32, s: &str) {
+        let (offset, len) = self.span(s);
+        self.set(at, kind::TEXT, offset, len);
+    }
+
+    fn fill(&mut self, at: u32, value: &'a PropertyValue) {
+        match value {
+            PropertyValue::Null => self.set(at, kind::NULL, 0, 0),
+            PropertyValue::Bool(b) => self.set(at, kind::BOOL, u32::from(*b), 0),
+            PropertyValue::Number(n) => self.number(at, *n),
+            PropertyValue::String(s) => self.text(at, s),
+            PropertyValue::Computed => self.set(at, kind::UNKNOWN, 0, 0),
+            PropertyValue::Object(map) => self.object(at, map),
             PropertyValue::Array(items) => {
-                w::Node::Array(items.iter().map(|v| self.push(v)).collect())
+                let first = self.reserve(items.len());
+                self.set(at, kind::ARRAY, first, index(items.len()));
+                for (i, item) in items.iter().enumerate() {
+                    self.scalar_or_later(first + index(i), item);
+                }
             }
-            PropertyValue::Object(_) => unreachable!("handled above"),
-            PropertyValue::Asset(asset) => w::Node::Asset(encode_asset(asset)),
-            PropertyValue::Archive(archive) => w::Node::Archive(self.archive(archive)),
+            PropertyValue::Secret(inner) => {
+                let child = self.reserve(1);
+                self.set(at, kind::SECRET, child, 0);
+                self.scalar_or_later(child, inner);
+            }
+            PropertyValue::Asset(asset) => {
+                let extra = self.extra(w::Extra::Asset(encode_asset(asset)));
+                self.set(at, kind::ASSET, extra, 0);
+            }
+            PropertyValue::Archive(archive) => self.archive(at, archive),
             PropertyValue::ResourceReference(r) => {
-                w::Node::ResourceReference(w::ResourceReference {
+                let id = r.id.as_deref().map(|id| {
+                    let child = self.reserve(1);
+                    self.scalar_or_later(child, id);
+                    child
+                });
+                let extra = self.extra(w::Extra::ResourceReference(w::ResourceReference {
                     urn: r.urn.to_string(),
-                    id: r.id.as_deref().map(|id| self.push(id)),
+                    id,
                     package_version: r.package_version.clone(),
-                })
+                }));
+                self.set(at, kind::REFERENCE, extra, 0);
             }
-            PropertyValue::Secret(inner) => w::Node::Secret(self.push(inner)),
-            PropertyValue::Computed => w::Node::Unknown,
-            PropertyValue::Output(o) => w::Node::Output(w::OutputValue {
-                value: o.value.as_deref().map(|v| self.push(v)),
-                secret: o.secret,
-                dependencies: o.dependencies.iter().map(ToString::to_string).collect(),
-            }),
-        };
-        self.set(at, node);
-        at
+            PropertyValue::Output(o) => {
+                let value = o.value.as_deref().map(|v| {
+                    let child = self.reserve(1);
+                    self.scalar_or_later(child, v);
+                    child
+                });
+                let extra = self.extra(w::Extra::Output(w::OutputValue {
+                    value,
+                    secret: o.secret,
+                    dependencies: o.dependencies.iter().map(ToString::to_string).collect(),
+                }));
+                self.set(at, kind::OUTPUT, extra, 0);
+            }
+        }
     }
 
-    fn archive(&mut self, archive: &Archive) -> w::Archive {
+    fn archive(&mut self, at: u32, archive: &'a Archive) {
         let source = match &archive.source {
-            ArchiveSource::Assets(members) => w::ArchiveSource::Assets(
-                members
-                    .iter()
-                    .map(|(name, member)| {
-                        let at = self.reserve();
-                        let node = match member {
-                            ArchiveMember::Asset(a) => w::Node::Asset(encode_asset(a)),
-                            ArchiveMember::Archive(a) => w::Node::Archive(self.archive(a)),
-                        };
-                        self.set(at, node);
-                        (name.clone(), at)
-                    })
-                    .collect(),
-            ),
+            ArchiveSource::Assets(members) => {
+                let first = self.reserve(members.len());
+                let mut named = Vec::with_capacity(members.len());
+                for (i, (name, member)) in members.iter().enumerate() {
+                    let node = first + index(i);
+                    self.pending.push((node, Pending::Member(member)));
+                    named.push((name.clone(), node));
+                }
+                w::ArchiveSource::Assets(named)
+            }
             ArchiveSource::Path(p) => w::ArchiveSource::Path(p.clone()),
             ArchiveSource::Uri(u) => w::ArchiveSource::Uri(u.clone()),
             ArchiveSource::HashOnly => w::ArchiveSource::HashOnly,
         };
-        w::Archive {
+        let extra = self.extra(w::Extra::Archive(w::Archive {
             hash: archive.hash.clone(),
             source,
-        }
+        }));
+        self.set(at, kind::ARCHIVE, extra, 0);
     }
 }
 
@@ -197,30 +302,26 @@ fn encode_asset(asset: &Asset) -> w::Asset {
 // ---------------------------------------------------------------------------------------------
 // Decoding (guest → host): validated, iterative.
 
-/// Decodes a node list into a value.
-pub fn decode_value(value: w::Value) -> Result<PropertyValue, ValueError> {
-    let w::Value { nodes, strings } = value;
-    if nodes.is_empty() {
-        return Err(value_error("the value has no nodes (the root is node 0)"));
+/// Decodes a node table into a value.
+pub fn decode_value(mut value: w::Value) -> Result<PropertyValue, ValueError> {
+    let extras = std::mem::take(&mut value.extras);
+    let table = Table::new(&value, &extras)?;
+    let mut decoder = Decoder {
+        built: (0..table.len).map(|_| None).collect(),
+        depth: vec![0; table.len],
+        extras: extras.into_iter().map(Some).collect(),
+    };
+    for i in (0..table.len).rev() {
+        decoder.decode(&table, i)?;
     }
-    let size: usize = nodes.iter().map(node_bytes).fold(0, usize::saturating_add);
-    if size > MAX_VALUE_BYTES {
-        return Err(value_error(format!(
-            "the value is {:.1} MiB, more than the {} MiB limit on one value",
-            size as f64 / (1024.0 * 1024.0),
-            MAX_VALUE_BYTES / (1024 * 1024)
-        )));
-    }
-    let mut decoder = Decoder::new(nodes.len());
-    for (i, node) in nodes.into_iter().enumerate().rev() {
-        decoder.decode(i, node, &strings)?;
-    }
-    decoder.take_root()
+    decoder.built[0]
+        .take()
+        .ok_or_else(|| value_error("node 0: missing"))
 }
 
-/// Decodes a node list whose root must be an object (or null / no nodes: an empty map).
+/// Decodes a node table whose root must be an object (or null / no nodes: an empty map).
 pub fn decode_map(value: w::Value) -> Result<PropertyMap, ValueError> {
-    if value.nodes.is_empty() {
+    if value.kinds.is_empty() && value.words.is_empty() {
         return Ok(PropertyMap::new());
     }
     match decode_value(value)? {
@@ -233,22 +334,91 @@ pub fn decode_map(value: w::Value) -> Result<PropertyMap, ValueError> {
     }
 }
 
-/// A decoded node still waiting for its parent: an ordinary value, or an archive member
-/// (assets and archives are both values, so members are just values of those kinds).
+/// The columns of a value, checked for consistent lengths and size.
+struct Table<'v> {
+    len: usize,
+    kinds: &'v [u8],
+    words: &'v [u32],
+    strings: &'v [u8],
+}
+
+impl<'v> Table<'v> {
+    fn new(value: &'v w::Value, extras: &[w::Extra]) -> Result<Table<'v>, ValueError> {
+        let len = value.kinds.len();
+        if len == 0 {
+            return Err(value_error("the value has no nodes (the root is node 0)"));
+        }
+        if value.words.len() != len * WORDS {
+            return Err(value_error(format!(
+                "the value has {len} nodes but {} words ({WORDS} per node expected)",
+                value.words.len()
+            )));
+        }
+        let table = Table {
+            len,
+            kinds: &value.kinds,
+            words: &value.words,
+            strings: &value.strings,
+        };
+        // What the decoded value will hold: text and keys as they will be copied (so many
+        // spans over the same bytes cannot inflate a small buffer), plus per-node overhead.
+        let mut size = 16usize.saturating_mul(len);
+        for i in 0..len {
+            let (_, b, _, key_len) = table.words(i);
+            size = size.saturating_add(key_len as usize);
+            if table.kinds[i] == kind::TEXT {
+                size = size.saturating_add(b as usize);
+            }
+        }
+        size = extras
+            .iter()
+            .map(extra_bytes)
+            .fold(size, usize::saturating_add);
+        if size > MAX_VALUE_BYTES {
+            return Err(value_error(format!(
+                "the value is {:.1} MiB, more than the {} MiB limit on one value",
+                size as f64 / (1024.0 * 1024.0),
+                MAX_VALUE_BYTES / (1024 * 1024)
+            )));
+        }
+        Ok(table)
+    }
+
+    fn words(&self, i: usize) -> (u32, u32, u32, u32) {
+        let w = &self.words[i * WORDS..i * WORDS + WORDS];
+        (w[0], w[1], w[2], w[3])
+    }
+
+    /// The text of a span of the string buffer: in range and valid UTF-8 (which also rules out
+    /// a span that starts or ends inside a character).
+    fn text(&self, node: usize, what: &str, offset: u32, len: u32) -> Result<&'v str, ValueError> {
+        let start = offset as usize;
+        let bytes = start
+            .checked_add(len as usize)
+            .and_then(|end| self.strings.get(start..end))
+            .ok_or_else(|| {
+                value_error(format!(
+                    "node {node}: the {what} span (offset {offset}, length {len}) is outside the {}-byte string buffer",
+                    self.strings.len()
+                ))
+            })?;
+        std::str::from_utf8(bytes).map_err(|e| {
+            value_error(format!(
+                "node {node}: the {what} span (offset {offset}, length {len}) is not valid UTF-8: {e}"
+            ))
+        })
+    }
+}
+
+/// Decoded nodes waiting for their parents, and extras not yet claimed.
 struct Decoder {
     built: Vec<Option<PropertyValue>>,
     depth: Vec<u16>,
+    extras: Vec<Option<w::Extra>>,
 }
 
 impl Decoder {
-    fn new(len: usize) -> Decoder {
-        Decoder {
-            built: (0..len).map(|_| None).collect(),
-            depth: vec![0; len],
-        }
-    }
-
-    /// Takes the child at `child` for the node at `parent`, checking it points forward and is
+    /// Takes the node at `child` for the node at `parent`, checking it points forward and is
     /// used once.
     fn take(
         &mut self,
@@ -259,7 +429,7 @@ impl Decoder {
         let c = child as usize;
         if c <= parent || c >= self.built.len() {
             return Err(value_error(format!(
-                "node {parent}: refers to node {child}, which is not after it in the list of {} nodes",
+                "node {parent}: refers to node {child}, which is not after it in the table of {} nodes",
                 self.built.len()
             )));
         }
@@ -272,68 +442,101 @@ impl Decoder {
         Ok(value)
     }
 
-    fn decode(&mut self, i: usize, node: w::Node, strings: &[u8]) -> Result<(), ValueError> {
+    /// Checks a child block `[first, first + count)` lies after `parent` within the table.
+    fn block(&self, parent: usize, first: u32, count: u32) -> Result<usize, ValueError> {
+        let start = first as usize;
+        let fits = start > parent
+            && start
+                .checked_add(count as usize)
+                .is_some_and(|end| end <= self.built.len());
+        if !fits && count > 0 {
+            return Err(value_error(format!(
+                "node {parent}: its {count} children from node {first} are not after it in the table of {} nodes",
+                self.built.len()
+            )));
+        }
+        Ok(start)
+    }
+
+    fn extra(&mut self, node: usize, at: u32) -> Result<w::Extra, ValueError> {
+        let len = self.extras.len();
+        match self.extras.get_mut(at as usize) {
+            None => Err(value_error(format!(
+                "node {node}: refers to extra {at}, but there are only {len}"
+            ))),
+            Some(slot) => slot.take().ok_or_else(|| {
+                value_error(format!(
+                    "node {node}: refers to extra {at}, which another node already uses"
+                ))
+            }),
+        }
+    }
+
+    fn decode(&mut self, table: &Table<'_>, i: usize) -> Result<(), ValueError> {
+        let (a, b, _, _) = table.words(i);
         let mut depth = 0u16;
-        let value = match node {
-            w::Node::Null => PropertyValue::Null,
-            w::Node::Boolean(b) => PropertyValue::Bool(b),
-            w::Node::Number(n) => PropertyValue::Number(n),
-            w::Node::Text(s) => PropertyValue::String(span_text(strings, i, &s)?.to_owned()),
-            w::Node::Unknown => PropertyValue::Computed,
-            w::Node::Array(items) => PropertyValue::Array(
-                items
-                    .into_iter()
-                    .map(|c| self.take(i, c, &mut depth))
-                    .collect::<Result<_, _>>()?,
-            ),
-            w::Node::Object(entries) => {
-                let mut map = PropertyMap::with_capacity(entries.len());
-                for (key, c) in entries {
-                    let key = span_text(strings, i, &key)?;
-                    let v = self.take(i, c, &mut depth)?;
+        let value = match table.kinds[i] {
+            kind::NULL => PropertyValue::Null,
+            kind::BOOL => PropertyValue::Bool(a != 0),
+            kind::NUMBER => {
+                PropertyValue::Number(f64::from_bits(u64::from(a) | (u64::from(b) << 32)))
+            }
+            kind::TEXT => PropertyValue::String(table.text(i, "text", a, b)?.to_owned()),
+            kind::UNKNOWN => PropertyValue::Computed,
+            kind::ARRAY => {
+                let first = self.block(i, a, b)?;
+                let mut items = Vec::with_capacity(b as usize);
+                for c in first..first + b as usize {
+                    items.push(self.take(i, index(c), &mut depth)?);
+                }
+                PropertyValue::Array(items)
+            }
+            kind::OBJECT => {
+                let first = self.block(i, a, b)?;
+                let mut map = PropertyMap::with_capacity(b as usize);
+                for c in first..first + b as usize {
+                    let (_, _, key_offset, key_len) = table.words(c);
+                    let key = table.text(c, "key", key_offset, key_len)?;
+                    let v = self.take(i, index(c), &mut depth)?;
                     if map.insert(key.to_owned(), v).is_some() {
                         return Err(value_error(format!("node {i}: key {key:?} appears twice")));
                     }
                 }
                 PropertyValue::Object(map)
             }
-            w::Node::Asset(a) => PropertyValue::Asset(decode_asset(a)),
-            w::Node::Archive(a) => PropertyValue::Archive(self.archive(i, a, &mut depth)?),
-            w::Node::ResourceReference(r) => {
-                let urn = parse_urn(i, &r.urn)?;
-                let id = match r.id {
-                    None => None,
-                    Some(c) => match self.take(i, c, &mut depth)? {
-                        v @ (PropertyValue::String(_) | PropertyValue::Computed) => {
-                            Some(Box::new(v))
-                        }
-                        other => {
-                            return Err(value_error(format!(
-                                "node {i}: a resource reference's ID must be text or unknown, found {}",
-                                other.kind()
-                            )));
-                        }
+            kind::SECRET => PropertyValue::Secret(Box::new(self.take(i, a, &mut depth)?)),
+            kind::ASSET => match self.extra(i, a)? {
+                w::Extra::Asset(asset) => PropertyValue::Asset(decode_asset(asset)),
+                other => return Err(wrong_extra(i, "asset", &other)),
+            },
+            kind::ARCHIVE => match self.extra(i, a)? {
+                w::Extra::Archive(archive) => {
+                    PropertyValue::Archive(self.archive(i, archive, &mut depth)?)
+                }
+                other => return Err(wrong_extra(i, "archive", &other)),
+            },
+            kind::REFERENCE => match self.extra(i, a)? {
+                w::Extra::ResourceReference(r) => self.reference(i, r, &mut depth)?,
+                other => return Err(wrong_extra(i, "resource reference", &other)),
+            },
+            kind::OUTPUT => match self.extra(i, a)? {
+                w::Extra::Output(o) => PropertyValue::Output(OutputValue {
+                    value: match o.value {
+                        Some(c) => Some(Box::new(self.take(i, c, &mut depth)?)),
+                        None => None,
                     },
-                };
-                PropertyValue::ResourceReference(ResourceReference {
-                    urn,
-                    id,
-                    package_version: r.package_version,
-                })
+                    secret: o.secret,
+                    dependencies: o
+                        .dependencies
+                        .iter()
+                        .map(|u| parse_urn(i, u))
+                        .collect::<Result<_, _>>()?,
+                }),
+                other => return Err(wrong_extra(i, "output", &other)),
+            },
+            other => {
+                return Err(value_error(format!("node {i}: unknown kind {other}")));
             }
-            w::Node::Secret(c) => PropertyValue::Secret(Box::new(self.take(i, c, &mut depth)?)),
-            w::Node::Output(o) => PropertyValue::Output(OutputValue {
-                value: match o.value {
-                    Some(c) => Some(Box::new(self.take(i, c, &mut depth)?)),
-                    None => None,
-                },
-                secret: o.secret,
-                dependencies: o
-                    .dependencies
-                    .iter()
-                    .map(|u| parse_urn(i, u))
-                    .collect::<Result<_, _>>()?,
-            }),
         };
         let depth = depth + 1;
         if usize::from(depth) > MAX_DEPTH {
@@ -344,6 +547,32 @@ impl Decoder {
         self.depth[i] = depth;
         self.built[i] = Some(value);
         Ok(())
+    }
+
+    fn reference(
+        &mut self,
+        i: usize,
+        r: w::ResourceReference,
+        depth: &mut u16,
+    ) -> Result<PropertyValue, ValueError> {
+        let urn = parse_urn(i, &r.urn)?;
+        let id = match r.id {
+            None => None,
+            Some(c) => match self.take(i, c, depth)? {
+                v @ (PropertyValue::String(_) | PropertyValue::Computed) => Some(Box::new(v)),
+                other => {
+                    return Err(value_error(format!(
+                        "node {i}: a resource reference's ID must be text or unknown, found {}",
+                        other.kind()
+                    )));
+                }
+            },
+        };
+        Ok(PropertyValue::ResourceReference(ResourceReference {
+            urn,
+            id,
+            package_version: r.package_version,
+        }))
     }
 
     fn archive(
@@ -383,40 +612,22 @@ impl Decoder {
             source,
         })
     }
-
-    fn take_root(mut self) -> Result<PropertyValue, ValueError> {
-        self.built[0]
-            .take()
-            .ok_or_else(|| value_error("node 0: missing"))
-    }
 }
 
-/// The text of a span of the value's string buffer: in range and valid UTF-8 (which also rules
-/// out a span that starts or ends inside a character).
-fn span_text<'a>(strings: &'a [u8], node: usize, span: &w::Span) -> Result<&'a str, ValueError> {
-    let start = span.offset as usize;
-    let bytes = start
-        .checked_add(span.len as usize)
-        .and_then(|end| strings.get(start..end))
-        .ok_or_else(|| {
-            value_error(format!(
-                "node {node}: the text span (offset {}, length {}) is outside the {}-byte string buffer",
-                span.offset,
-                span.len,
-                strings.len()
-            ))
-        })?;
-    std::str::from_utf8(bytes).map_err(|e| {
-        value_error(format!(
-            "node {node}: the text span (offset {}, length {}) is not valid UTF-8: {e}",
-            span.offset, span.len
-        ))
-    })
+fn wrong_extra(node: usize, expected: &str, found: &w::Extra) -> ValueError {
+    let found = match found {
+        w::Extra::Asset(_) => "an asset",
+        w::Extra::Archive(_) => "an archive",
+        w::Extra::ResourceReference(_) => "a resource reference",
+        w::Extra::Output(_) => "an output",
+    };
+    value_error(format!(
+        "node {node}: a {expected} node refers to {found} extra"
+    ))
 }
 
-/// Roughly what a node costs once decoded: its text plus a fixed overhead. (Spans are counted
-/// as they will be copied, so many spans over the same bytes cannot inflate a small buffer.)
-fn node_bytes(node: &w::Node) -> usize {
+/// Roughly what an extra costs once decoded: its strings.
+fn extra_bytes(extra: &w::Extra) -> usize {
     let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
     let asset = |a: &w::Asset| {
         opt(&a.hash)
@@ -427,12 +638,9 @@ fn node_bytes(node: &w::Node) -> usize {
                 w::AssetSource::HashOnly => 0,
             }
     };
-    16 + match node {
-        w::Node::Text(t) => t.len as usize,
-        w::Node::Array(items) => 4 * items.len(),
-        w::Node::Object(entries) => entries.iter().map(|(k, _)| k.len as usize + 4).sum(),
-        w::Node::Asset(a) => asset(a),
-        w::Node::Archive(a) => {
+    match extra {
+        w::Extra::Asset(a) => asset(a),
+        w::Extra::Archive(a) => {
             opt(&a.hash)
                 + match &a.source {
                     w::ArchiveSource::Assets(m) => m.iter().map(|(k, _)| k.len() + 4).sum(),
@@ -440,9 +648,8 @@ fn node_bytes(node: &w::Node) -> usize {
                     w::ArchiveSource::HashOnly => 0,
                 }
         }
-        w::Node::ResourceReference(r) => r.urn.len() + opt(&r.package_version),
-        w::Node::Output(o) => o.dependencies.iter().map(String::len).sum(),
-        _ => 0,
+        w::Extra::ResourceReference(r) => r.urn.len() + opt(&r.package_version),
+        w::Extra::Output(o) => o.dependencies.iter().map(String::len).sum(),
     }
 }
 
@@ -616,11 +823,33 @@ fn failures(f: Vec<w::CheckFailure>) -> Vec<p::CheckFailure> {
         .collect()
 }
 
-pub(crate) fn check_result(r: w::CheckResult) -> Result<p::CheckResult, ValueError> {
+/// `check`'s result. Providers mostly return the news they were sent: when the guest sends back
+/// exactly the table it was given, `news` (the map that table was encoded from) is the result
+/// and nothing is decoded.
+pub(crate) fn check_result(
+    r: w::CheckResult,
+    sent: &w::Value,
+    news: PropertyMap,
+) -> Result<p::CheckResult, ValueError> {
+    let inputs = if same_table(&r.inputs, sent) {
+        news
+    } else {
+        field("inputs", decode_map(r.inputs))?
+    };
     Ok(p::CheckResult {
-        inputs: field("inputs", decode_map(r.inputs))?,
+        inputs,
         failures: failures(r.failures),
     })
+}
+
+/// Whether two tables are identical (compared column by column; tables with extras are rare
+/// and never compared).
+fn same_table(a: &w::Value, b: &w::Value) -> bool {
+    a.extras.is_empty()
+        && b.extras.is_empty()
+        && a.kinds == b.kinds
+        && a.words == b.words
+        && a.strings == b.strings
 }
 
 pub(crate) fn diff_result(r: w::DiffResult) -> Result<p::DiffResult, ValueError> {
@@ -838,87 +1067,121 @@ mod tests {
     fn every_kind_round_trips() {
         let value = every_kind();
         let encoded = encode_value(&value);
+        assert_eq!(encoded.words.len(), encoded.kinds.len() * WORDS);
         assert_eq!(decode_value(encoded.clone()).unwrap(), value);
         // Every index points forward.
-        for (i, node) in encoded.nodes.iter().enumerate() {
-            let children: Vec<u32> = match node {
-                w::Node::Array(c) => c.clone(),
-                w::Node::Object(e) => e.iter().map(|(_, c)| *c).collect(),
-                w::Node::Secret(c) => vec![*c],
-                w::Node::Output(o) => o.value.into_iter().collect(),
-                w::Node::ResourceReference(r) => r.id.into_iter().collect(),
-                w::Node::Archive(w::Archive {
-                    source: w::ArchiveSource::Assets(m),
-                    ..
-                }) => m.iter().map(|(_, c)| *c).collect(),
-                _ => vec![],
-            };
-            assert!(
-                children.iter().all(|c| *c as usize > i),
-                "node {i}: {node:?}"
-            );
+        let forward = |i: usize, c: u32| assert!(c as usize > i, "node {i} refers to {c}");
+        for (i, kind) in encoded.kinds.iter().enumerate() {
+            let (a, b) = (encoded.words[i * WORDS], encoded.words[i * WORDS + 1]);
+            match *kind {
+                kind::ARRAY | kind::OBJECT if b > 0 => forward(i, a),
+                kind::SECRET => forward(i, a),
+                kind::ARCHIVE | kind::REFERENCE | kind::OUTPUT => {
+                    match &encoded.extras[a as usize] {
+                        w::Extra::Archive(w::Archive {
+                            source: w::ArchiveSource::Assets(m),
+                            ..
+                        }) => m.iter().for_each(|(_, c)| forward(i, *c)),
+                        w::Extra::ResourceReference(r) => {
+                            r.id.into_iter().for_each(|c| forward(i, c))
+                        }
+                        w::Extra::Output(o) => o.value.into_iter().for_each(|c| forward(i, c)),
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
         }
     }
 
     /// The string buffer hand-written test values share: `sp` finds a span in it.
     const POOL: &str = "k m x s n stray|not an asset";
 
-    fn sp(s: &str) -> w::Span {
+    fn sp(s: &str) -> (u32, u32) {
         let offset = POOL.find(s).expect("in the pool");
-        w::Span {
-            offset: offset as u32,
-            len: s.len() as u32,
+        (offset as u32, s.len() as u32)
+    }
+
+    /// A hand-written node: kind, `a`, `b` and its key (offset, length).
+    #[derive(Clone, Copy)]
+    struct N(u8, u32, u32, (u32, u32));
+
+    fn null() -> N {
+        N(kind::NULL, 0, 0, (0, 0))
+    }
+    fn text(s: &str) -> N {
+        let (offset, len) = sp(s);
+        N(kind::TEXT, offset, len, (0, 0))
+    }
+    fn node(kind: u8, a: u32, b: u32) -> N {
+        N(kind, a, b, (0, 0))
+    }
+    impl N {
+        fn key(self, key: &str) -> N {
+            N(self.0, self.1, self.2, sp(key))
+        }
+        fn raw_key(self, offset: u32, len: u32) -> N {
+            N(self.0, self.1, self.2, (offset, len))
         }
     }
 
-    fn pooled(nodes: Vec<w::Node>) -> w::Value {
+    fn table(nodes: &[N], strings: &[u8], extras: Vec<w::Extra>) -> w::Value {
         w::Value {
-            nodes,
-            strings: POOL.as_bytes().to_vec(),
+            kinds: nodes.iter().map(|n| n.0).collect(),
+            words: nodes
+                .iter()
+                .flat_map(|n| [n.1, n.2, n.3.0, n.3.1])
+                .collect(),
+            strings: strings.to_vec(),
+            extras,
         }
+    }
+
+    fn pooled(nodes: &[N]) -> w::Value {
+        table(nodes, POOL.as_bytes(), vec![])
     }
 
     fn empty() -> w::Value {
-        w::Value {
-            nodes: vec![],
-            strings: vec![],
-        }
+        table(&[], &[], vec![])
     }
 
     #[test]
     fn maps_encode_as_objects_rooted_at_zero() {
         let map = props! {"a" => 1i64, "b" => vec![PropertyValue::from(true)]};
         let encoded = encode_map(&map);
-        let at = |offset| w::Span { offset, len: 1 };
         assert_eq!(encoded.strings, b"ab");
         assert_eq!(
-            encoded.nodes,
-            vec![
-                w::Node::Object(vec![(at(0), 1), (at(1), 2)]),
-                w::Node::Number(1.0),
-                w::Node::Array(vec![3]),
-                w::Node::Boolean(true),
-            ]
+            encoded.kinds,
+            [kind::OBJECT, kind::NUMBER, kind::ARRAY, kind::BOOL]
         );
+        let one = 1f64.to_bits();
+        #[rustfmt::skip]
+        assert_eq!(encoded.words, [
+            1, 2, 0, 0, // the root: members 1 and 2
+            one as u32, (one >> 32) as u32, 0, 1, // "a": 1
+            3, 1, 1, 1, // "b": the array at 3
+            1, 0, 0, 0, // true
+        ]);
+        assert!(encoded.extras.is_empty());
         assert_eq!(decode_map(encoded).unwrap(), map);
         assert_eq!(decode_map(empty()).unwrap(), PropertyMap::new());
         let encoded = encode_map(&PropertyMap::new());
-        assert_eq!(encoded.nodes, vec![w::Node::Object(vec![])]);
+        assert_eq!(encoded.kinds, [kind::OBJECT]);
         assert!(encoded.strings.is_empty());
     }
 
     #[test]
-    fn guest_lists_are_decoded_from_hand_written_nodes() {
+    fn guest_tables_are_decoded_from_hand_written_nodes() {
         // What a guest SDK might send: root object with a secret array.
-        let nodes = vec![
-            w::Node::Object(vec![(sp("s"), 1), (sp("n"), 4)]),
-            w::Node::Secret(2),
-            w::Node::Array(vec![3]),
-            w::Node::Text(sp("x")),
-            w::Node::Unknown,
+        let nodes = [
+            node(kind::OBJECT, 1, 2),
+            node(kind::SECRET, 3, 0).key("s"),
+            node(kind::UNKNOWN, 0, 0).key("n"),
+            node(kind::ARRAY, 4, 1),
+            text("x"),
         ];
         assert_eq!(
-            decode_map(pooled(nodes)).unwrap(),
+            decode_map(pooled(&nodes)).unwrap(),
             props! {
                 "s" => PropertyValue::secret(vec![PropertyValue::from("x")].into()),
                 "n" => PropertyValue::Computed,
@@ -926,138 +1189,166 @@ mod tests {
         );
     }
 
-    fn decode_err(nodes: Vec<w::Node>) -> String {
-        decode_value(pooled(nodes)).unwrap_err().message
+    fn decode_err(value: w::Value) -> String {
+        decode_value(value).unwrap_err().message
     }
 
     #[test]
-    fn malformed_lists_are_errors_not_panics() {
-        use w::Node::*;
-        let cases: Vec<(Vec<w::Node>, &str)> = vec![
-            (vec![], "the value has no nodes"),
+    fn malformed_tables_are_errors_not_panics() {
+        let reference = |id| {
+            w::Extra::ResourceReference(w::ResourceReference {
+                urn: "urn:pulumi:s::p::t:m:T::n".into(),
+                id,
+                package_version: None,
+            })
+        };
+        let cases: Vec<(w::Value, &str)> = vec![
+            (empty(), "the value has no nodes"),
             (
-                vec![Array(vec![5])],
-                "node 0: refers to node 5, which is not after it in the list of 1 nodes",
+                w::Value {
+                    words: vec![0; 3],
+                    ..pooled(&[null()])
+                },
+                "the value has 1 nodes but 3 words (4 per node expected)",
+            ),
+            (pooled(&[node(42, 0, 0)]), "node 0: unknown kind 42"),
+            (
+                pooled(&[node(kind::ARRAY, 5, 1)]),
+                "node 0: its 1 children from node 5 are not after it in the table of 1 nodes",
             ),
             (
-                vec![Array(vec![0])],
-                "node 0: refers to node 0, which is not after it",
+                pooled(&[node(kind::ARRAY, 0, 1)]),
+                "node 0: its 1 children from node 0 are not after it",
             ),
             (
-                vec![Null, Array(vec![0])],
-                "node 1: refers to node 0, which is not after it",
+                pooled(&[null(), node(kind::ARRAY, 0, 1)]),
+                "node 1: its 1 children from node 0 are not after it",
             ),
             (
-                vec![Array(vec![1, 1]), Null],
-                "node 0: refers to node 1, which another node already uses",
+                pooled(&[node(kind::ARRAY, 1, u32::MAX), null()]),
+                "node 0: its 4294967295 children from node 1 are not after it",
             ),
             (
-                vec![Array(vec![1, 2]), Secret(3), Secret(3), Null],
-                "node 1: refers to node 3, which another node already uses",
+                pooled(&[node(kind::ARRAY, 1, 2), node(kind::SECRET, 2, 0), null()]),
+                "node 0: refers to node 2, which another node already uses",
             ),
-            (vec![Secret(u32::MAX)], "node 0: refers to node 4294967295"),
             (
-                vec![Object(vec![(sp("k"), 1), (sp("k"), 2)]), Null, Null],
+                pooled(&[node(kind::SECRET, u32::MAX, 0)]),
+                "node 0: refers to node 4294967295",
+            ),
+            (
+                pooled(&[node(kind::OBJECT, 1, 2), null().key("k"), null().key("k")]),
                 "node 0: key \"k\" appears twice",
             ),
             (
-                vec![ResourceReference(w::ResourceReference {
-                    urn: "nope".into(),
-                    id: None,
-                    package_version: None,
-                })],
+                pooled(&[node(kind::ASSET, 0, 0)]),
+                "node 0: refers to extra 0, but there are only 0",
+            ),
+            (
+                table(
+                    &[
+                        node(kind::ARRAY, 1, 2),
+                        node(kind::REFERENCE, 0, 0),
+                        node(kind::REFERENCE, 0, 0),
+                    ],
+                    POOL.as_bytes(),
+                    vec![reference(None)],
+                ),
+                "node 1: refers to extra 0, which another node already uses",
+            ),
+            (
+                table(&[node(kind::OUTPUT, 0, 0)], &[], vec![reference(None)]),
+                "node 0: a output node refers to a resource reference extra",
+            ),
+            (
+                table(
+                    &[node(kind::REFERENCE, 0, 0)],
+                    &[],
+                    vec![w::Extra::ResourceReference(w::ResourceReference {
+                        urn: "nope".into(),
+                        id: None,
+                        package_version: None,
+                    })],
+                ),
                 "node 0: invalid URN \"nope\"",
             ),
             (
-                vec![
-                    ResourceReference(w::ResourceReference {
-                        urn: "urn:pulumi:s::p::t:m:T::n".into(),
-                        id: Some(1),
-                        package_version: None,
-                    }),
-                    Number(1.0),
-                ],
+                table(
+                    &[node(kind::REFERENCE, 0, 0), node(kind::NUMBER, 0, 0)],
+                    &[],
+                    vec![reference(Some(1))],
+                ),
                 "node 0: a resource reference's ID must be text or unknown, found number",
             ),
             (
-                vec![
-                    Archive(w::Archive {
+                table(
+                    &[node(kind::ARCHIVE, 0, 0), text("not an asset")],
+                    POOL.as_bytes(),
+                    vec![w::Extra::Archive(w::Archive {
                         hash: None,
                         source: w::ArchiveSource::Assets(vec![("m".into(), 1)]),
-                    }),
-                    Text(sp("not an asset")),
-                ],
+                    })],
+                ),
                 "node 0: archive member \"m\" must be an asset or an archive, found string",
             ),
             (
-                vec![Output(w::OutputValue {
-                    value: None,
-                    secret: false,
-                    dependencies: vec!["x".into()],
-                })],
+                table(
+                    &[node(kind::OUTPUT, 0, 0)],
+                    &[],
+                    vec![w::Extra::Output(w::OutputValue {
+                        value: None,
+                        secret: false,
+                        dependencies: vec!["x".into()],
+                    })],
+                ),
                 "node 0: invalid URN \"x\"",
             ),
             (
-                vec![Text(w::Span {
-                    offset: 20,
-                    len: 100,
-                })],
+                pooled(&[node(kind::TEXT, 20, 100)]),
                 "node 0: the text span (offset 20, length 100) is outside the 28-byte string buffer",
             ),
             (
-                vec![Text(w::Span {
-                    offset: u32::MAX,
-                    len: 1,
-                })],
+                pooled(&[node(kind::TEXT, u32::MAX, 1)]),
                 "node 0: the text span (offset 4294967295, length 1) is outside",
             ),
             (
-                vec![
-                    Array(vec![1]),
-                    Object(vec![(w::Span { offset: 28, len: 1 }, 2)]),
-                    Null,
-                ],
-                "node 1: the text span (offset 28, length 1) is outside",
+                pooled(&[
+                    node(kind::ARRAY, 1, 1),
+                    node(kind::OBJECT, 2, 1),
+                    null().raw_key(28, 1),
+                ]),
+                "node 2: the key span (offset 28, length 1) is outside",
             ),
         ];
-        for (nodes, expected) in cases {
-            let err = decode_err(nodes);
+        for (value, expected) in cases {
+            let err = decode_err(value);
             assert!(
                 err.starts_with(expected),
                 "{err:?} does not start with {expected:?}"
             );
         }
-        let err = decode_map(pooled(vec![Text(sp("x"))])).unwrap_err();
+        let err = decode_map(pooled(&[text("x")])).unwrap_err();
         assert_eq!(err.message, "node 0: expected an object, found string");
 
         // Spans must cover valid UTF-8: not cut mid-character, not stray bytes.
-        let utf8_err = |nodes: Vec<w::Node>, strings: &[u8]| {
-            decode_value(w::Value {
-                nodes,
-                strings: strings.to_vec(),
-            })
-            .unwrap_err()
-            .message
-        };
-        let span = |offset, len| w::Span { offset, len };
         for (nodes, strings, expected) in [
             (
-                vec![Text(span(0, 1))],
+                vec![node(kind::TEXT, 0, 1)],
                 "é".as_bytes(),
                 "node 0: the text span (offset 0, length 1) is not valid UTF-8",
             ),
             (
-                vec![Text(span(1, 1))],
+                vec![node(kind::TEXT, 1, 1)],
                 "é".as_bytes(),
                 "node 0: the text span (offset 1, length 1) is not valid UTF-8",
             ),
             (
-                vec![Object(vec![(span(0, 2), 1)]), Null],
+                vec![node(kind::OBJECT, 1, 1), null().raw_key(0, 2)],
                 &[0x61, 0xff][..],
-                "node 0: the text span (offset 0, length 2) is not valid UTF-8",
+                "node 1: the key span (offset 0, length 2) is not valid UTF-8",
             ),
         ] {
-            let err = utf8_err(nodes, strings);
+            let err = decode_err(table(&nodes, strings, vec![]));
             assert!(
                 err.starts_with(expected),
                 "{err:?} does not start with {expected:?}"
@@ -1065,15 +1356,16 @@ mod tests {
         }
         // Bytes no span covers are not checked; spans may overlap and come in any order.
         assert_eq!(
-            decode_value(w::Value {
-                nodes: vec![
-                    Array(vec![1, 2, 3]),
-                    Text(span(1, 2)),
-                    Text(span(0, 3)),
-                    Text(span(3, 0)),
+            decode_value(table(
+                &[
+                    node(kind::ARRAY, 1, 3),
+                    node(kind::TEXT, 1, 2),
+                    node(kind::TEXT, 0, 3),
+                    node(kind::TEXT, 3, 0),
                 ],
-                strings: vec![b'a', 0xc3, 0xa9, 0xff],
-            })
+                &[b'a', 0xc3, 0xa9, 0xff],
+                vec![],
+            ))
             .unwrap(),
             PropertyValue::Array(vec!["é".into(), "aé".into(), "".into()])
         );
@@ -1082,59 +1374,41 @@ mod tests {
     #[test]
     fn sharing_cannot_blow_up_and_depth_is_bounded() {
         // A chain 100,000 deep decodes without recursion and is refused by the depth limit.
-        let n = 100_000u32;
-        let mut nodes: Vec<w::Node> = (0..n - 1).map(|i| w::Node::Array(vec![i + 1])).collect();
-        nodes.push(w::Node::Null);
-        let err = decode_err(nodes);
+        let chain = |n: u32| {
+            let mut nodes: Vec<N> = (0..n - 1).map(|i| node(kind::ARRAY, i + 1, 1)).collect();
+            nodes.push(null());
+            pooled(&nodes)
+        };
+        let err = decode_err(chain(100_000));
         assert!(err.contains("nested deeper than 128 levels"), "{err}");
-
         // Exactly the limit is fine.
-        let depth = MAX_DEPTH as u32;
-        let mut nodes: Vec<w::Node> = (0..depth - 1)
-            .map(|i| w::Node::Array(vec![i + 1]))
-            .collect();
-        nodes.push(w::Node::Null);
-        decode_value(pooled(nodes)).unwrap();
+        decode_value(chain(MAX_DEPTH as u32)).unwrap();
     }
 
     #[test]
     fn oversized_values_are_refused() {
-        let big = w::Span {
-            offset: 0,
-            len: MAX_VALUE_BYTES as u32,
-        };
-        let err = decode_value(w::Value {
-            nodes: vec![w::Node::Text(big)],
-            strings: vec![b'x'; MAX_VALUE_BYTES],
-        })
-        .unwrap_err()
-        .message;
+        let err = decode_err(table(
+            &[node(kind::TEXT, 0, MAX_VALUE_BYTES as u32)],
+            &vec![b'x'; MAX_VALUE_BYTES],
+            vec![],
+        ));
         assert!(
             err.starts_with("the value is 16.0 MiB, more than the 16 MiB limit"),
             "{err}"
         );
         // Many spans over the same few bytes count as what they would decode to.
-        let whole = w::Span {
-            offset: 0,
-            len: 1024,
-        };
         let n = MAX_VALUE_BYTES / 1024 + 1;
-        let mut nodes = vec![w::Node::Array((1..=n as u32).collect())];
-        nodes.extend((0..n).map(|_| w::Node::Text(whole)));
-        let err = decode_value(w::Value {
-            nodes,
-            strings: vec![b'x'; 1024],
-        })
-        .unwrap_err()
-        .message;
+        let mut nodes = vec![node(kind::ARRAY, 1, n as u32)];
+        nodes.extend((0..n).map(|_| node(kind::TEXT, 0, 1024)));
+        let err = decode_err(table(&nodes, &[b'x'; 1024], vec![]));
         assert!(err.contains("more than the 16 MiB limit"), "{err}");
     }
 
     #[test]
     fn unreferenced_nodes_are_ignored() {
-        let nodes = vec![w::Node::Boolean(true), w::Node::Text(sp("stray"))];
+        let nodes = [node(kind::BOOL, 1, 0), text("stray")];
         assert_eq!(
-            decode_value(pooled(nodes)).unwrap(),
+            decode_value(pooled(&nodes)).unwrap(),
             PropertyValue::Bool(true)
         );
     }
@@ -1191,10 +1465,7 @@ mod tests {
 
         let err = create_result(w::CreateResult {
             id: "i".into(),
-            outputs: w::Value {
-                nodes: vec![w::Node::Secret(0)],
-                strings: vec![],
-            },
+            outputs: pooled(&[node(kind::SECRET, 0, 0)]),
         })
         .unwrap_err();
         assert!(

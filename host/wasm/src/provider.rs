@@ -484,6 +484,32 @@ impl WasmProvider {
         }
     }
 
+    /// `check` or `check-config`.
+    async fn checked(
+        &self,
+        m: Method,
+        request: CheckRequest,
+    ) -> Result<CheckResult, ProviderError> {
+        let urn = Some(&request.urn);
+        let wire = convert::check_request(&request);
+        // The request comes back with the result, to recognise news returned unchanged.
+        let ((result, wire), violations) = self
+            .run(m, urn, None, None, move |g: Guest, s| {
+                Box::pin(async move {
+                    let result = match m {
+                        Method::CheckConfig => g.call_check_config(s, &wire).await?,
+                        _ => g.call_check(s, &wire).await?,
+                    };
+                    Ok((result, wire))
+                })
+            })
+            .await?;
+        let news = request.news;
+        self.finish(m, urn, (result, violations), |r| {
+            convert::check_result(r, &wire.news, news)
+        })
+    }
+
     fn guest_error(
         &self,
         method: Method,
@@ -723,17 +749,7 @@ impl Provider for WasmProvider {
     }
 
     async fn check_config(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
-        let (m, urn) = (Method::CheckConfig, Some(&request.urn));
-        let r = self
-            .run(
-                m,
-                urn,
-                None,
-                None,
-                guest_call!(call_check_config, convert::check_request(&request)),
-            )
-            .await?;
-        self.finish(m, urn, r, convert::check_result)
+        self.checked(Method::CheckConfig, request).await
     }
 
     async fn diff_config(&self, request: DiffRequest) -> Result<DiffResult, ProviderError> {
@@ -802,17 +818,7 @@ impl Provider for WasmProvider {
     }
 
     async fn check(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
-        let (m, urn) = (Method::Check, Some(&request.urn));
-        let r = self
-            .run(
-                m,
-                urn,
-                None,
-                None,
-                guest_call!(call_check, convert::check_request(&request)),
-            )
-            .await?;
-        self.finish(m, urn, r, convert::check_result)
+        self.checked(Method::Check, request).await
     }
 
     async fn diff(&self, request: DiffRequest) -> Result<DiffResult, ProviderError> {

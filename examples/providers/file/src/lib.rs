@@ -157,15 +157,15 @@ impl Files {
         let mut inputs = if r.inputs.is_empty() {
             props! {"path" => r.id.clone()}
         } else {
-            r.inputs
+            r.inputs.into_map()
         };
         inputs.insert("content".into(), content.clone());
         let mut outputs = inputs.clone();
         content_outputs(&mut outputs, &content);
         Ok(ReadResult {
             id: r.id,
-            inputs,
-            outputs,
+            inputs: inputs.into(),
+            outputs: outputs.into(),
         })
     }
 
@@ -185,12 +185,12 @@ impl Files {
         let inputs = if r.inputs.is_empty() {
             props! {"path" => r.id.clone()}
         } else {
-            r.inputs
+            r.inputs.into_map()
         };
         Ok(ReadResult {
             id: r.id,
-            outputs: inputs.clone(),
-            inputs,
+            outputs: inputs.clone().into(),
+            inputs: inputs.into(),
         })
     }
 }
@@ -333,7 +333,7 @@ mod tests {
     fn check(p: &Files, ty: &str, news: PropertyMap) -> Vec<String> {
         p.check(CheckRequest {
             urn: urn(ty),
-            news,
+            news: news.into(),
             ..CheckRequest::default()
         })
         .unwrap()
@@ -346,7 +346,7 @@ mod tests {
     fn create(p: &Files, ty: &str, properties: PropertyMap) -> Result<CreateResult> {
         p.create(CreateRequest {
             urn: urn(ty),
-            properties,
+            properties: properties.into(),
             ..CreateRequest::default()
         })
     }
@@ -355,8 +355,8 @@ mod tests {
         p.read(ReadRequest {
             urn: urn(ty),
             id: id.into(),
-            inputs,
-            state: PropertyMap::new(),
+            inputs: inputs.into(),
+            state: PropertyMap::new().into(),
         })
         .unwrap()
     }
@@ -367,8 +367,8 @@ mod tests {
         let p = provider(&t);
         let request = |olds: PropertyMap| CheckRequest {
             urn: urn(FILE),
-            news: props! {"content" => "x"},
-            olds,
+            news: props! {"content" => "x"}.into(),
+            olds: olds.into(),
             random_seed: urn(FILE).into_bytes(),
         };
         let first = p.check(request(PropertyMap::new())).unwrap();
@@ -464,7 +464,7 @@ mod tests {
                 urn: urn(FILE),
                 id: created.id.clone(),
                 old_inputs: r.inputs.clone(),
-                news: news.clone(),
+                news: news.clone().into(),
                 ..UpdateRequest::default()
             })
             .unwrap();
@@ -493,15 +493,15 @@ mod tests {
         let diff = |news| {
             p.diff(DiffRequest {
                 urn: urn(FILE),
-                old_inputs: props! {"path" => "a", "content" => "x"},
+                old_inputs: props! {"path" => "a", "content" => "x"}.into(),
                 news,
                 ..DiffRequest::default()
             })
             .unwrap()
         };
-        let d = diff(props! {"path" => "b", "content" => "x"});
+        let d = diff(props! {"path" => "b", "content" => "x"}.into());
         assert_eq!(d.replace_keys, ["path"]);
-        let d = diff(props! {"path" => "a", "content" => "y"});
+        let d = diff(props! {"path" => "a", "content" => "y"}.into());
         assert!(d.replace_keys.is_empty());
         assert_eq!(d.changed_keys, ["content"]);
     }
@@ -536,7 +536,7 @@ mod tests {
         let created = p
             .create(CreateRequest {
                 urn: urn(FILE),
-                properties: props! {"path" => "p", "content" => Value::Unknown},
+                properties: props! {"path" => "p", "content" => Value::Unknown}.into(),
                 preview: true,
                 ..CreateRequest::default()
             })

@@ -224,8 +224,8 @@ fn import(kind: Kind, id: &str) -> Result<ReadResult> {
             }
             return Ok(ReadResult {
                 id: id.to_owned(),
-                inputs: props! {"min" => min, "max" => max},
-                outputs: props! {"min" => min, "max" => max, "result" => result},
+                inputs: props! {"min" => min, "max" => max}.into(),
+                outputs: props! {"min" => min, "max" => max, "result" => result}.into(),
             });
         }
         Kind::Uuid if generate::is_uuid(id) => PropertyMap::new(),
@@ -236,8 +236,8 @@ fn import(kind: Kind, id: &str) -> Result<ReadResult> {
     };
     Ok(ReadResult {
         id: id.to_owned(),
-        inputs: inputs.clone(),
-        outputs: outputs(inputs, Value::from(id)),
+        inputs: inputs.clone().into(),
+        outputs: outputs(inputs, Value::from(id)).into(),
     })
 }
 
@@ -248,14 +248,14 @@ impl Random {
         if r.preview {
             return Ok(CreateResult {
                 id: String::new(),
-                outputs: outputs(r.properties, Value::Unknown),
+                outputs: outputs(r.properties.into_map(), Value::Unknown).into(),
             });
         }
         let result = generate(kind, &r.properties, src)?;
         let id = id_of(kind, &r.properties, &result);
         Ok(CreateResult {
             id,
-            outputs: outputs(r.properties, result),
+            outputs: outputs(r.properties.into_map(), result).into(),
         })
     }
 }
@@ -302,7 +302,7 @@ impl Provider for Random {
             .cloned()
             .unwrap_or(Value::Unknown);
         Ok(UpdateResult {
-            outputs: outputs(r.news, result),
+            outputs: outputs(r.news.into_map(), result).into(),
         })
     }
 
@@ -328,7 +328,7 @@ mod tests {
         Random
             .check(CheckRequest {
                 urn: urn(ty),
-                news,
+                news: news.into(),
                 ..CheckRequest::default()
             })
             .unwrap()
@@ -343,7 +343,7 @@ mod tests {
             .create_with(
                 CreateRequest {
                     urn: urn(ty),
-                    properties,
+                    properties: properties.into(),
                     ..CreateRequest::default()
                 },
                 &mut Seq(seed),
@@ -357,7 +357,7 @@ mod tests {
         assert!(checked.failures.is_empty(), "{:?}", checked.failures);
         assert_eq!(checked.inputs["special"], Value::Bool(true));
         assert_eq!(checked.inputs["minUpper"], Value::from(0));
-        let created = create("RandomString", checked.inputs, 1);
+        let created = create("RandomString", checked.inputs.into_map(), 1);
         let result = created.outputs["result"].as_str().unwrap().to_owned();
         assert_eq!(result.chars().count(), 10);
         assert!(result.chars().filter(char::is_ascii_digit).count() >= 3);
@@ -417,7 +417,7 @@ mod tests {
             "RandomPassword",
             props! {"length" => 20, "overrideSpecial" => "_%"},
         );
-        let created = create("RandomPassword", checked.inputs, 2);
+        let created = create("RandomPassword", checked.inputs.into_map(), 2);
         assert_eq!(created.id, "none");
         let result = &created.outputs["result"];
         assert!(result.is_secret());
@@ -442,7 +442,7 @@ mod tests {
             ]
         );
         let checked = check("RandomInteger", props! {"min" => -3, "max" => 3});
-        let created = create("RandomInteger", checked.inputs, 3);
+        let created = create("RandomInteger", checked.inputs.into_map(), 3);
         let n = created.outputs["result"].as_i64().unwrap();
         assert!((-3..=3).contains(&n));
         assert_eq!(created.id, format!("{n},-3,3"));
@@ -454,7 +454,7 @@ mod tests {
         assert!(generate::is_uuid(&created.id));
         let checked = check("RandomPet", props! {"prefix" => "dev"});
         assert_eq!(checked.inputs["length"], Value::from(2));
-        let created = create("RandomPet", checked.inputs, 5);
+        let created = create("RandomPet", checked.inputs.into_map(), 5);
         let name = created.outputs["result"].as_str().unwrap();
         assert_eq!(name.split('-').count(), 3, "{name}");
         assert!(name.starts_with("dev-"));
@@ -519,8 +519,8 @@ mod tests {
             .read(ReadRequest {
                 urn: urn("RandomString"),
                 id: "ab".into(),
-                inputs: props! {"length" => 2},
-                state: state.clone(),
+                inputs: props! {"length" => 2}.into(),
+                state: state.clone().into(),
             })
             .unwrap();
         assert_eq!(read.outputs, state);

@@ -25,7 +25,7 @@ impl Provider for Env {
             .collect();
         Ok(CreateResult {
             id: "probe".into(),
-            outputs: props! {"vars" => vars, "args" => args},
+            outputs: props! {"vars" => vars, "args" => args}.into(),
         })
     }
 

@@ -46,7 +46,7 @@ impl Provider for Fs {
         results.insert("ls /".into(), outcome(listing));
         Ok(CreateResult {
             id: "probe".into(),
-            outputs: props! {"results" => results},
+            outputs: props! {"results" => results}.into(),
         })
     }
 

@@ -53,7 +53,7 @@ impl Provider for Http {
         };
         Ok(CreateResult {
             id: "probe".into(),
-            outputs: props! {"response" => response},
+            outputs: props! {"response" => response}.into(),
         })
     }
 

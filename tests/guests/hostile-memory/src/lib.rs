@@ -33,7 +33,7 @@ impl Provider for Memory {
         let allocated = std::hint::black_box(&held).len() / MIB;
         Ok(CreateResult {
             id: "probe".into(),
-            outputs: props! {"allocatedMib" => allocated},
+            outputs: props! {"allocatedMib" => allocated}.into(),
         })
     }
 

@@ -30,7 +30,7 @@ impl Provider for Net {
             .map(|addrs| addrs.map(|a| a.to_string()).collect::<Vec<_>>().join(","));
         Ok(CreateResult {
             id: "probe".into(),
-            outputs: props! {"connect" => outcome(connect), "lookup" => outcome(lookup)},
+            outputs: props! {"connect" => outcome(connect), "lookup" => outcome(lookup)}.into(),
         })
     }
 

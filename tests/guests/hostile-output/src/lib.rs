@@ -15,7 +15,7 @@ impl Provider for Output {
         let mib = r.properties.get_i64("mib").unwrap_or(64).max(0) as usize;
         Ok(CreateResult {
             id: "probe".into(),
-            outputs: props! {"result" => "x".repeat(mib << 20)},
+            outputs: props! {"result" => "x".repeat(mib << 20)}.into(),
         })
     }
 

@@ -31,7 +31,7 @@ impl Provider for Recursion {
         let depth = deep(0, std::hint::black_box(limit));
         Ok(CreateResult {
             id: "probe".into(),
-            outputs: props! {"depth" => depth},
+            outputs: props! {"depth" => depth}.into(),
         })
     }
 

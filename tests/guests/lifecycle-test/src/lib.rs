@@ -377,7 +377,7 @@ impl Provider for TestProvider {
             outputs.insert("out".into(), Value::Unknown);
             return Ok(CreateResult {
                 id: String::new(),
-                outputs,
+                outputs: outputs.into(),
             });
         }
         let partial = behaviour.partial == Some(true);
@@ -406,12 +406,15 @@ impl Provider for TestProvider {
                 message,
                 PartialState {
                     id,
-                    inputs: request.properties,
+                    inputs: request.properties.into_map(),
                     outputs,
                 },
             ));
         }
-        Ok(CreateResult { id, outputs })
+        Ok(CreateResult {
+            id,
+            outputs: outputs.into(),
+        })
     }
 
     fn read(&self, request: ReadRequest) -> Result<ReadResult> {
@@ -422,8 +425,8 @@ impl Provider for TestProvider {
         Ok(match load(&request.id)? {
             Some(entry) => ReadResult {
                 id: request.id,
-                inputs: entry.inputs,
-                outputs: entry.outputs,
+                inputs: entry.inputs.into(),
+                outputs: entry.outputs.into(),
             },
             None => ReadResult::gone(),
         })
@@ -442,7 +445,9 @@ impl Provider for TestProvider {
             .unwrap_or(Value::Unknown);
         outputs.insert("out".into(), out);
         if request.preview {
-            return Ok(UpdateResult { outputs });
+            return Ok(UpdateResult {
+                outputs: outputs.into(),
+            });
         }
         let Some(mut entry) = load(&request.id)? else {
             return Err(Error::failed(format!(
@@ -453,7 +458,9 @@ impl Provider for TestProvider {
         entry.inputs = strip_secrets(&request.news);
         entry.outputs = outputs.clone();
         store(&request.id, &entry)?;
-        Ok(UpdateResult { outputs })
+        Ok(UpdateResult {
+            outputs: outputs.into(),
+        })
     }
 
     fn delete(&self, request: DeleteRequest) -> Result<()> {

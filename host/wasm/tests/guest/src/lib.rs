@@ -142,7 +142,7 @@ impl Provider for Probe {
             name: format!("{}-child", r.name),
             custom: true,
             parent: Some(me.urn.clone()),
-            inputs: r.inputs.clone(),
+            inputs: r.inputs.clone().into_map(),
             ..Default::default()
         })?;
         let outputs = props! {
@@ -152,7 +152,7 @@ impl Provider for Probe {
         engine::register_resource_outputs(&me.urn, &outputs)?;
         Ok(ConstructResult {
             urn: Some(me.urn),
-            state: outputs,
+            state: outputs.into(),
             ..Default::default()
         })
     }
@@ -165,7 +165,8 @@ impl Provider for Probe {
             outputs: props! {
                 "instance" => instance(),
                 "configured" => self.configured.clone().map(Value::from).unwrap_or(Value::Null),
-            },
+            }
+            .into(),
             failures: vec![],
         })
     }

@@ -1,0 +1,223 @@
+//! [`Properties`]: a property map that stays in its wire form until a provider reads it.
+//!
+//! Requests hand providers their inputs and state as `Properties`. Reading one (through
+//! `Deref` to [`PropertyMap`]) decodes it once; a provider that returns it unread or unchanged
+//! sends the host's own table back without encoding anything, and the default `diff` compares
+//! tables in place. So the calls most providers leave to the defaults (`check` returning the
+//! news, `diff` of inputs, `read` returning the recorded state) cost no decoding at all.
+
+use std::cell::OnceCell;
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+
+use crate::bindings::cairn::deploy::types as wit;
+use crate::value::{PropertyMap, Value};
+use crate::wire::{self, Node, Table, WireError};
+
+/// A property map, decoded on first access. Derefs to [`PropertyMap`]; build one from a map
+/// with `.into()`.
+#[derive(Default)]
+pub struct Properties {
+    /// The host's table, while it still says what the map says.
+    table: Option<Table>,
+    /// The decoded (or given) map.
+    map: OnceCell<PropertyMap>,
+}
+
+impl Properties {
+    /// Validates a table from the host; its root must be an object (no nodes or `null`: empty).
+    pub(crate) fn from_wire(value: wit::Value) -> Result<Properties, WireError> {
+        let table = Table::new(value)?;
+        if let Some(root) = table.root() {
+            let k = root.kind();
+            if k != wire::kind::OBJECT && k != wire::kind::NULL {
+                return Err(WireError::NotAnObject {
+                    kind: wire::kind::name(k),
+                });
+            }
+        }
+        Ok(Properties {
+            table: Some(table),
+            map: OnceCell::new(),
+        })
+    }
+
+    /// The wire form to send to the host: the received table if nothing changed.
+    pub(crate) fn into_wire(self) -> wit::Value {
+        match (self.table, self.map.into_inner()) {
+            (Some(table), _) => table.into_wit(),
+            (None, Some(map)) => wire::encode_map(&map),
+            (None, None) => wire::encode_map(&PropertyMap::new()),
+        }
+    }
+
+    /// The map, decoded if it has not been yet.
+    pub fn into_map(self) -> PropertyMap {
+        let Properties { table, map } = self;
+        map.into_inner()
+            .unwrap_or_else(|| table.map(|t| decoded(&t)).unwrap_or_default())
+    }
+
+    /// The object node of an undecoded table (`None` once the map has been changed, or when
+    /// empty).
+    pub(crate) fn object(&self) -> Option<Node<'_>> {
+        self.table
+            .as_ref()
+            .and_then(Table::root)
+            .filter(|root| root.kind() == wire::kind::OBJECT)
+    }
+
+    /// Whether the properties are still the host's table, undecoded or unchanged.
+    pub(crate) fn is_wire(&self) -> bool {
+        self.table.is_some()
+    }
+
+    fn map(&self) -> &PropertyMap {
+        self.map
+            .get_or_init(|| self.table.as_ref().map(decoded).unwrap_or_default())
+    }
+}
+
+/// Decodes a validated table whose root is an object or null (checked in `from_wire`).
+fn decoded(table: &Table) -> PropertyMap {
+    table.to_map().unwrap_or_default()
+}
+
+impl Deref for Properties {
+    type Target = PropertyMap;
+
+    fn deref(&self) -> &PropertyMap {
+        self.map()
+    }
+}
+
+impl DerefMut for Properties {
+    /// Decodes, and forgets the host's table: the map may change.
+    fn deref_mut(&mut self) -> &mut PropertyMap {
+        self.map();
+        self.table = None;
+        self.map.get_mut().expect("decoded just above")
+    }
+}
+
+impl From<PropertyMap> for Properties {
+    fn from(map: PropertyMap) -> Properties {
+        Properties {
+            table: None,
+            map: OnceCell::from(map),
+        }
+    }
+}
+
+impl From<Properties> for PropertyMap {
+    fn from(p: Properties) -> PropertyMap {
+        p.into_map()
+    }
+}
+
+impl FromIterator<(String, Value)> for Properties {
+    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Properties {
+        PropertyMap::from_iter(iter).into()
+    }
+}
+
+impl<'a> IntoIterator for &'a Properties {
+    type Item = (&'a String, &'a Value);
+    type IntoIter = indexmap::map::Iter<'a, String, Value>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.map().iter()
+    }
+}
+
+impl Clone for Properties {
+    fn clone(&self) -> Properties {
+        Properties {
+            table: self.table.clone(),
+            map: self.map.clone(),
+        }
+    }
+}
+
+impl PartialEq for Properties {
+    fn eq(&self, other: &Properties) -> bool {
+        self.map() == other.map()
+    }
+}
+
+impl PartialEq<PropertyMap> for Properties {
+    fn eq(&self, other: &PropertyMap) -> bool {
+        self.map() == other
+    }
+}
+
+impl fmt::Debug for Properties {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.map().fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{props, secret};
+
+    fn from_host(map: &PropertyMap) -> Properties {
+        Properties::from_wire(wire::encode_map(map)).unwrap()
+    }
+
+    #[test]
+    fn unread_properties_go_back_as_they_came() {
+        let map = props! {"a" => 1, "s" => secret("x")};
+        let sent = wire::encode_map(&map);
+        let p = Properties::from_wire(sent.clone()).unwrap();
+        assert!(p.is_wire());
+        assert_eq!(p.into_wire(), sent);
+
+        // Reading decodes but keeps the table: nothing changed.
+        let p = from_host(&map);
+        assert_eq!(p.get("a"), Some(&Value::from(1)));
+        assert!(p.is_wire());
+        assert_eq!(p.into_wire(), sent);
+    }
+
+    #[test]
+    fn changed_properties_are_encoded_afresh() {
+        let mut p = from_host(&props! {"a" => 1});
+        p.insert("b".into(), Value::from(true));
+        assert!(!p.is_wire());
+        assert!(p.object().is_none());
+        let back = wire::decode_map(p.into_wire()).unwrap();
+        assert_eq!(back, props! {"a" => 1, "b" => true});
+
+        let built: Properties = props! {"x" => "y"}.into();
+        assert_eq!(
+            wire::decode_map(built.into_wire()).unwrap(),
+            props! {"x" => "y"}
+        );
+        assert_eq!(
+            wire::decode_map(Properties::default().into_wire()).unwrap(),
+            props! {}
+        );
+    }
+
+    #[test]
+    fn equality_debug_and_conversion_see_the_map() {
+        let map = props! {"k" => vec![Value::from(1)]};
+        let p = from_host(&map);
+        assert_eq!(p, Properties::from(map.clone()));
+        assert_eq!(p, map);
+        assert_eq!(format!("{p:?}"), format!("{map:?}"));
+        assert_eq!(p.clone().into_map(), map);
+        assert_eq!((&p).into_iter().count(), 1);
+    }
+
+    #[test]
+    fn only_objects_are_properties() {
+        assert!(Properties::from_wire(wire::encode(&Value::Null)).is_ok());
+        assert_eq!(
+            Properties::from_wire(wire::encode(&Value::from(3))).unwrap_err(),
+            WireError::NotAnObject { kind: "number" }
+        );
+    }
+}
