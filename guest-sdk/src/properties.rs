@@ -58,18 +58,14 @@ impl Properties {
             .unwrap_or_else(|| table.map(|t| decoded(&t)).unwrap_or_default())
     }
 
-    /// The object node of an undecoded table (`None` once the map has been changed, or when
-    /// empty).
-    pub(crate) fn object(&self) -> Option<Node<'_>> {
-        self.table
-            .as_ref()
-            .and_then(Table::root)
-            .filter(|root| root.kind() == wire::kind::OBJECT)
-    }
-
-    /// Whether the properties are still the host's table, undecoded or unchanged.
-    pub(crate) fn is_wire(&self) -> bool {
-        self.table.is_some()
+    /// The host's table, while the properties are still exactly that: `Some(None)` when it
+    /// is empty (or a `null` root), `None` once the map may have changed.
+    pub(crate) fn object(&self) -> Option<Option<Node<'_>>> {
+        self.table.as_ref().map(|table| {
+            table
+                .root()
+                .filter(|root| root.kind() == wire::kind::OBJECT)
+        })
     }
 
     fn map(&self) -> &PropertyMap {
@@ -171,13 +167,13 @@ mod tests {
         let map = props! {"a" => 1, "s" => secret("x")};
         let sent = wire::encode_map(&map);
         let p = Properties::from_wire(sent.clone()).unwrap();
-        assert!(p.is_wire());
+        assert!(p.object().is_some());
         assert_eq!(p.into_wire(), sent);
 
         // Reading decodes but keeps the table: nothing changed.
         let p = from_host(&map);
         assert_eq!(p.get("a"), Some(&Value::from(1)));
-        assert!(p.is_wire());
+        assert!(p.object().is_some());
         assert_eq!(p.into_wire(), sent);
     }
 
@@ -185,7 +181,6 @@ mod tests {
     fn changed_properties_are_encoded_afresh() {
         let mut p = from_host(&props! {"a" => 1});
         p.insert("b".into(), Value::from(true));
-        assert!(!p.is_wire());
         assert!(p.object().is_none());
         let back = wire::decode_map(p.into_wire()).unwrap();
         assert_eq!(back, props! {"a" => 1, "b" => true});

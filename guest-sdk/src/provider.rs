@@ -401,15 +401,21 @@ pub fn diff_inputs(
         result: DiffResult::default(),
         detailed: Vec::new(),
     };
-    match (wire_members(olds), wire_members(news)) {
+    let same_node = |a: Node<'_>, b: Node<'_>| a.same_as(b);
+    match (olds.object(), news.object()) {
         (Some(old), Some(new)) => {
-            for (i, key, a) in &old {
-                let b = find(&new, key, *i).and_then(|m| m.2);
-                diff.key(key, *a, b, |a, b| a.same_as(b));
+            for (i, a) in members(old) {
+                let b = new.and_then(|o| o.member(a.key(), i));
+                diff.key(
+                    a.key(),
+                    present_node(a),
+                    b.and_then(present_node),
+                    same_node,
+                );
             }
-            for (i, key, b) in &new {
-                if find(&old, key, *i).is_none() {
-                    diff.key(key, None, *b, |a, b| a.same_as(b));
+            for (i, b) in members(new) {
+                if old.and_then(|o| o.member(b.key(), i)).is_none() {
+                    diff.key(b.key(), None, present_node(b), same_node);
                 }
             }
         }
@@ -429,34 +435,14 @@ pub fn diff_inputs(
     diff.finish()
 }
 
-/// An undecoded object's members: position, key, and the value unless it is null. `None` when
-/// the properties are not (or no longer) the host's table; empty tables have no members.
-type Members<'t> = Vec<(usize, &'t str, Option<Node<'t>>)>;
-
-fn wire_members(p: &Properties) -> Option<Members<'_>> {
-    if !p.is_wire() {
-        return None;
-    }
-    Some(match p.object() {
-        None => Vec::new(),
-        Some(object) => object
-            .children()
-            .enumerate()
-            .map(|(i, m)| (i, m.key(), (m.kind() != kind::NULL).then_some(m)))
-            .collect(),
-    })
+/// An undecoded object's members with their positions (none for an empty table).
+fn members(object: Option<Node<'_>>) -> impl Iterator<Item = (usize, Node<'_>)> {
+    object.into_iter().flat_map(Node::children).enumerate()
 }
 
-/// The member named `key`, trying position `hint` first (keys usually come in the same order).
-fn find<'m, 't>(
-    members: &'m Members<'t>,
-    key: &str,
-    hint: usize,
-) -> Option<&'m (usize, &'t str, Option<Node<'t>>)> {
-    match members.get(hint) {
-        Some(m) if m.1 == key => Some(m),
-        _ => members.iter().find(|m| m.1 == key),
-    }
+/// A node unless null.
+fn present_node(node: Node<'_>) -> Option<Node<'_>> {
+    (node.kind() != kind::NULL).then_some(node)
 }
 
 /// Collects changed keys in the order they are found.

@@ -328,20 +328,14 @@ impl<'t> Node<'t> {
     /// An object's member named `key`. Members are usually looked up in the order they
     /// come, so `hint` (a position) is tried first.
     pub fn member(self, key: &str, hint: usize) -> Option<Node<'t>> {
-        let members = self.children();
-        let count = members.len();
-        let first = self.word(0) as usize;
         if self.kind() != kind::OBJECT {
             return None;
         }
-        let at = |i: usize| Node {
-            value: self.value,
-            index: first + i,
-        };
-        if hint < count && at(hint).key_bytes() == key.as_bytes() {
-            return Some(at(hint));
-        }
-        (0..count).map(at).find(|m| m.key_bytes() == key.as_bytes())
+        let named = |m: &Node<'_>| m.key_bytes() == key.as_bytes();
+        self.children()
+            .nth(hint)
+            .filter(named)
+            .or_else(|| self.children().find(named))
     }
 
     fn extra(self) -> &'t wit::Extra {
@@ -486,10 +480,10 @@ fn validate(value: &wit::Value) -> Result<(), WireError> {
         });
     }
     if len == 0 {
-        return match value.extras.is_empty() {
-            true => Ok(()),
-            false => Err(WireError::UnusedExtra { index: 0 }),
-        };
+        if value.extras.is_empty() {
+            return Ok(());
+        }
+        return Err(WireError::UnusedExtra { index: 0 });
     }
     let mut v = Validator {
         value,
