@@ -56,12 +56,12 @@ impl<I: Instance> Guest for Adapter<I> {
     }
 
     fn check_config(request: wit::CheckRequest) -> WitResult<wit::CheckResult> {
-        let request = check_request(request).map_err(error_to_wit)?;
+        let request = check_request(request);
         run::<I, _>(|provider| provider.check_config(request)).map(check_result)
     }
 
     fn diff_config(request: wit::DiffRequest) -> WitResult<wit::DiffResult> {
-        let request = diff_request(request).map_err(error_to_wit)?;
+        let request = diff_request(request);
         run::<I, _>(|provider| provider.diff_config(request)).map(diff_result)
     }
 
@@ -71,17 +71,17 @@ impl<I: Instance> Guest for Adapter<I> {
     }
 
     fn check(request: wit::CheckRequest) -> WitResult<wit::CheckResult> {
-        let request = check_request(request).map_err(error_to_wit)?;
+        let request = check_request(request);
         run::<I, _>(|provider| provider.check(request)).map(check_result)
     }
 
     fn diff(request: wit::DiffRequest) -> WitResult<wit::DiffResult> {
-        let request = diff_request(request).map_err(error_to_wit)?;
+        let request = diff_request(request);
         run::<I, _>(|provider| provider.diff(request)).map(diff_result)
     }
 
     fn create(r: wit::CreateRequest) -> WitResult<wit::CreateResult> {
-        let request = create_request(r).map_err(error_to_wit)?;
+        let request = create_request(r);
         run::<I, _>(|provider| provider.create(request)).map(|result| wit::CreateResult {
             id: result.id,
             outputs: result.outputs.into_wire(),
@@ -89,7 +89,7 @@ impl<I: Instance> Guest for Adapter<I> {
     }
 
     fn read(r: wit::ReadRequest) -> WitResult<wit::ReadResult> {
-        let request = read_request(r).map_err(error_to_wit)?;
+        let request = read_request(r);
         run::<I, _>(|provider| provider.read(request)).map(|result| wit::ReadResult {
             id: result.id,
             inputs: result.inputs.into_wire(),
@@ -98,19 +98,19 @@ impl<I: Instance> Guest for Adapter<I> {
     }
 
     fn update(r: wit::UpdateRequest) -> WitResult<wit::UpdateResult> {
-        let request = update_request(r).map_err(error_to_wit)?;
+        let request = update_request(r);
         run::<I, _>(|provider| provider.update(request)).map(|result| wit::UpdateResult {
             outputs: result.outputs.into_wire(),
         })
     }
 
     fn delete(r: wit::DeleteRequest) -> WitResult<()> {
-        let request = delete_request(r).map_err(error_to_wit)?;
+        let request = delete_request(r);
         run::<I, _>(|provider| provider.delete(request))
     }
 
     fn construct(r: wit::ConstructRequest) -> WitResult<wit::ConstructResult> {
-        let request = construct_request(r).map_err(error_to_wit)?;
+        let request = construct_request(r);
         run::<I, _>(|provider| provider.construct(request)).map(|result| wit::ConstructResult {
             urn: result.urn,
             state: result.state.into_wire(),
@@ -119,7 +119,7 @@ impl<I: Instance> Guest for Adapter<I> {
     }
 
     fn invoke(r: wit::InvokeRequest) -> WitResult<wit::InvokeResult> {
-        let args = Properties::from_wire(r.args).map_err(|e| error_to_wit(e.into()))?;
+        let args = Properties::from_wire(r.args);
         let request = p::InvokeRequest {
             token: r.token,
             args,
@@ -131,7 +131,7 @@ impl<I: Instance> Guest for Adapter<I> {
     }
 
     fn call(r: wit::CallRequest) -> WitResult<wit::CallResult> {
-        let args = Properties::from_wire(r.args).map_err(|e| error_to_wit(e.into()))?;
+        let args = Properties::from_wire(r.args);
         let request = p::CallRequest {
             token: r.token,
             args,
@@ -158,81 +158,81 @@ impl<I: Instance> Guest for Adapter<I> {
     }
 }
 
-fn check_request(r: wit::CheckRequest) -> crate::Result<p::CheckRequest> {
-    Ok(p::CheckRequest {
+fn check_request(r: wit::CheckRequest) -> p::CheckRequest {
+    p::CheckRequest {
         urn: r.urn,
-        olds: Properties::from_wire(r.olds)?,
-        news: Properties::from_wire(r.news)?,
+        olds: Properties::from_wire(r.olds),
+        news: Properties::from_wire(r.news),
         random_seed: r.random_seed,
-    })
+    }
 }
 
-fn diff_request(r: wit::DiffRequest) -> crate::Result<p::DiffRequest> {
-    Ok(p::DiffRequest {
+fn diff_request(r: wit::DiffRequest) -> p::DiffRequest {
+    p::DiffRequest {
         urn: r.urn,
         id: r.id,
-        old_inputs: Properties::from_wire(r.old_inputs)?,
-        old_outputs: Properties::from_wire(r.old_outputs)?,
-        news: Properties::from_wire(r.news)?,
+        old_inputs: Properties::from_wire(r.old_inputs),
+        old_outputs: Properties::from_wire(r.old_outputs),
+        news: Properties::from_wire(r.news),
         ignore_changes: r.ignore_changes,
-    })
+    }
 }
 
-fn create_request(r: wit::CreateRequest) -> crate::Result<p::CreateRequest> {
-    Ok(p::CreateRequest {
+fn create_request(r: wit::CreateRequest) -> p::CreateRequest {
+    p::CreateRequest {
         urn: r.urn,
-        properties: Properties::from_wire(r.properties)?,
+        properties: Properties::from_wire(r.properties),
         timeout: r.timeout,
         preview: r.preview,
-    })
+    }
 }
 
-fn read_request(r: wit::ReadRequest) -> crate::Result<p::ReadRequest> {
-    Ok(p::ReadRequest {
+fn read_request(r: wit::ReadRequest) -> p::ReadRequest {
+    p::ReadRequest {
         urn: r.urn,
         id: r.id,
-        inputs: Properties::from_wire(r.inputs)?,
-        state: Properties::from_wire(r.state)?,
-    })
+        inputs: Properties::from_wire(r.inputs),
+        state: Properties::from_wire(r.state),
+    }
 }
 
-fn update_request(r: wit::UpdateRequest) -> crate::Result<p::UpdateRequest> {
-    Ok(p::UpdateRequest {
+fn update_request(r: wit::UpdateRequest) -> p::UpdateRequest {
+    p::UpdateRequest {
         urn: r.urn,
         id: r.id,
-        old_inputs: Properties::from_wire(r.old_inputs)?,
-        old_outputs: Properties::from_wire(r.old_outputs)?,
-        news: Properties::from_wire(r.news)?,
+        old_inputs: Properties::from_wire(r.old_inputs),
+        old_outputs: Properties::from_wire(r.old_outputs),
+        news: Properties::from_wire(r.news),
         timeout: r.timeout,
         ignore_changes: r.ignore_changes,
         preview: r.preview,
-    })
+    }
 }
 
-fn delete_request(r: wit::DeleteRequest) -> crate::Result<p::DeleteRequest> {
-    Ok(p::DeleteRequest {
+fn delete_request(r: wit::DeleteRequest) -> p::DeleteRequest {
+    p::DeleteRequest {
         urn: r.urn,
         id: r.id,
-        inputs: Properties::from_wire(r.inputs)?,
-        outputs: Properties::from_wire(r.outputs)?,
+        inputs: Properties::from_wire(r.inputs),
+        outputs: Properties::from_wire(r.outputs),
         timeout: r.timeout,
-    })
+    }
 }
 
-fn construct_request(r: wit::ConstructRequest) -> crate::Result<p::ConstructRequest> {
-    Ok(p::ConstructRequest {
+fn construct_request(r: wit::ConstructRequest) -> p::ConstructRequest {
+    p::ConstructRequest {
         project: r.project,
         stack: r.stack,
         resource_type: r.resource_type,
         name: r.name,
         parent: r.parent,
-        inputs: Properties::from_wire(r.inputs)?,
+        inputs: Properties::from_wire(r.inputs),
         input_dependencies: dependencies_from_wit(r.input_dependencies),
         dependencies: r.dependencies,
         protect: r.protect,
         providers: r.providers.into_iter().collect(),
         dry_run: r.dry_run,
-    })
+    }
 }
 
 fn check_result(r: p::CheckResult) -> wit::CheckResult {
@@ -441,6 +441,31 @@ mod tests {
         assert_eq!(diff.replace_keys, ["a"]);
     }
 
+    /// A malformed table: an array that contains itself.
+    fn self_containing_array() -> wit::Value {
+        wit::Value {
+            kinds: vec![wire::kind::ARRAY],
+            words: vec![0, 1, 0, 0],
+            strings: vec![],
+            extras: vec![],
+        }
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "malformed property table: node 0 refers to node 0, which is not after it"
+    )]
+    fn reading_a_malformed_table_stops_the_provider() {
+        let _ = A::diff(wit::DiffRequest {
+            urn: "u".into(),
+            id: "i".into(),
+            old_inputs: empty(),
+            old_outputs: empty(),
+            news: self_containing_array(),
+            ignore_changes: vec![],
+        });
+    }
+
     #[test]
     fn errors_cross_the_adapter() {
         let err = A::create(wit::CreateRequest {
@@ -457,28 +482,16 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        // An array that contains itself.
-        let bad = wit::Value {
-            kinds: vec![wire::kind::ARRAY],
-            words: vec![0, 1, 0, 0],
-            strings: vec![],
-            extras: vec![],
-        };
-        match A::check(wit::CheckRequest {
+        // What a provider does not read goes back as it came, unvalidated: the default
+        // check returns the news untouched (the host validates what comes back).
+        let check = A::check(wit::CheckRequest {
             urn: "u".into(),
             olds: empty(),
-            news: bad,
+            news: self_containing_array(),
             random_seed: vec![],
-        }) {
-            Err(wit::ProviderError::Failed(f)) => {
-                assert!(
-                    f.message.starts_with("invalid value from the host"),
-                    "{}",
-                    f.message
-                );
-            }
-            other => panic!("{other:?}"),
-        }
+        })
+        .unwrap();
+        assert_eq!(check.inputs, self_containing_array());
         assert!(matches!(
             A::invoke(wit::InvokeRequest {
                 token: "echo:index:f".into(),

@@ -1,10 +1,11 @@
 //! [`Properties`]: a property map that stays in its wire form until a provider reads it.
 //!
 //! Requests hand providers their inputs and state as `Properties`. Reading one (through
-//! `Deref` to [`PropertyMap`]) decodes it once; a provider that returns it unread or unchanged
-//! sends the host's own table back without encoding anything, and the default `diff` compares
-//! tables in place. So the calls most providers leave to the defaults (`check` returning the
-//! news, `diff` of inputs, `read` returning the recorded state) cost no decoding at all.
+//! `Deref` to [`PropertyMap`]) validates and decodes it once; a provider that returns it
+//! unread or unchanged sends the host's own table back without validating or encoding
+//! anything, and the default `diff` compares tables in place. So the calls most providers
+//! leave to the defaults (`check` returning the news, `diff` of inputs, `read` returning the
+//! recorded state) cost no decoding at all, and properties never read cost nothing.
 
 use std::cell::OnceCell;
 use std::fmt;
@@ -12,40 +13,56 @@ use std::ops::{Deref, DerefMut};
 
 use crate::bindings::cairn::deploy::types as wit;
 use crate::value::{PropertyMap, Value};
-use crate::wire::{self, Node, Table, WireError};
+use crate::wire::{self, Node};
 
 /// A property map, decoded on first access. Derefs to [`PropertyMap`]; build one from a map
 /// with `.into()`.
 #[derive(Default)]
 pub struct Properties {
     /// The host's table, while it still says what the map says.
-    table: Option<Table>,
+    received: Option<Received>,
     /// The decoded (or given) map.
     map: OnceCell<PropertyMap>,
 }
 
-impl Properties {
-    /// Validates a table from the host; its root must be an object (no nodes or `null`: empty).
-    pub(crate) fn from_wire(value: wit::Value) -> Result<Properties, WireError> {
-        let table = Table::new(value)?;
-        if let Some(root) = table.root() {
-            let k = root.kind();
-            if k != wire::kind::OBJECT && k != wire::kind::NULL {
-                return Err(WireError::NotAnObject {
-                    kind: wire::kind::name(k),
-                });
+/// A table as the host sent it, validated when first read.
+#[derive(Clone)]
+struct Received {
+    value: wit::Value,
+    validated: OnceCell<()>,
+}
+
+impl Received {
+    /// The root object (`None` for an empty table or a `null` root).
+    ///
+    /// The host only sends tables it encoded itself, so a malformed one is a host bug: the
+    /// provider stops (a trap the host reports with this message) rather than read it.
+    fn object(&self) -> Option<Node<'_>> {
+        self.validated.get_or_init(|| {
+            if let Err(e) = wire::validate_map(&self.value) {
+                panic!("cairn-sdk: the host sent a malformed property table: {e}");
             }
-        }
-        Ok(Properties {
-            table: Some(table),
+        });
+        wire::root(&self.value).filter(|root| root.kind() == wire::kind::OBJECT)
+    }
+}
+
+impl Properties {
+    /// Properties from a table the host sent; validated when first read.
+    pub(crate) fn from_wire(value: wit::Value) -> Properties {
+        Properties {
+            received: Some(Received {
+                value,
+                validated: OnceCell::new(),
+            }),
             map: OnceCell::new(),
-        })
+        }
     }
 
     /// The wire form to send to the host: the received table if nothing changed.
     pub(crate) fn into_wire(self) -> wit::Value {
-        match (self.table, self.map.into_inner()) {
-            (Some(table), _) => table.into_wit(),
+        match (self.received, self.map.into_inner()) {
+            (Some(received), _) => received.value,
             (None, Some(map)) => wire::encode_map(&map),
             (None, None) => wire::encode_map(&PropertyMap::new()),
         }
@@ -53,30 +70,25 @@ impl Properties {
 
     /// The map, decoded if it has not been yet.
     pub fn into_map(self) -> PropertyMap {
-        let Properties { table, map } = self;
+        let Properties { received, map } = self;
         map.into_inner()
-            .unwrap_or_else(|| table.map(|t| decoded(&t)).unwrap_or_default())
+            .unwrap_or_else(|| received.as_ref().map(decoded).unwrap_or_default())
     }
 
     /// The host's table, while the properties are still exactly that: `Some(None)` when it
     /// is empty (or a `null` root), `None` once the map may have changed.
     pub(crate) fn object(&self) -> Option<Option<Node<'_>>> {
-        self.table.as_ref().map(|table| {
-            table
-                .root()
-                .filter(|root| root.kind() == wire::kind::OBJECT)
-        })
+        self.received.as_ref().map(Received::object)
     }
 
     fn map(&self) -> &PropertyMap {
         self.map
-            .get_or_init(|| self.table.as_ref().map(decoded).unwrap_or_default())
+            .get_or_init(|| self.received.as_ref().map(decoded).unwrap_or_default())
     }
 }
 
-/// Decodes a validated table whose root is an object or null (checked in `from_wire`).
-fn decoded(table: &Table) -> PropertyMap {
-    table.to_map().unwrap_or_default()
+fn decoded(received: &Received) -> PropertyMap {
+    received.object().map(Node::to_map).unwrap_or_default()
 }
 
 impl Deref for Properties {
@@ -91,7 +103,7 @@ impl DerefMut for Properties {
     /// Decodes, and forgets the host's table: the map may change.
     fn deref_mut(&mut self) -> &mut PropertyMap {
         self.map();
-        self.table = None;
+        self.received = None;
         self.map.get_mut().expect("decoded just above")
     }
 }
@@ -99,7 +111,7 @@ impl DerefMut for Properties {
 impl From<PropertyMap> for Properties {
     fn from(map: PropertyMap) -> Properties {
         Properties {
-            table: None,
+            received: None,
             map: OnceCell::from(map),
         }
     }
@@ -129,7 +141,7 @@ impl<'a> IntoIterator for &'a Properties {
 impl Clone for Properties {
     fn clone(&self) -> Properties {
         Properties {
-            table: self.table.clone(),
+            received: self.received.clone(),
             map: self.map.clone(),
         }
     }
@@ -159,14 +171,14 @@ mod tests {
     use crate::{props, secret};
 
     fn from_host(map: &PropertyMap) -> Properties {
-        Properties::from_wire(wire::encode_map(map)).unwrap()
+        Properties::from_wire(wire::encode_map(map))
     }
 
     #[test]
     fn unread_properties_go_back_as_they_came() {
         let map = props! {"a" => 1, "s" => secret("x")};
         let sent = wire::encode_map(&map);
-        let p = Properties::from_wire(sent.clone()).unwrap();
+        let p = Properties::from_wire(sent.clone());
         assert!(p.object().is_some());
         assert_eq!(p.into_wire(), sent);
 
@@ -208,11 +220,26 @@ mod tests {
     }
 
     #[test]
-    fn only_objects_are_properties() {
-        assert!(Properties::from_wire(wire::encode(&Value::Null)).is_ok());
-        assert_eq!(
-            Properties::from_wire(wire::encode(&Value::from(3))).unwrap_err(),
-            WireError::NotAnObject { kind: "number" }
-        );
+    fn tables_are_validated_when_first_read() {
+        // Unread, a table goes back untouched: nothing validates what nothing reads.
+        let number = wire::encode(&Value::from(3));
+        assert_eq!(Properties::from_wire(number.clone()).into_wire(), number);
+        assert!(Properties::from_wire(wire::encode(&Value::Null)).is_empty());
+    }
+
+    #[test]
+    #[should_panic(expected = "the host sent a malformed property table")]
+    fn a_table_that_is_not_an_object_stops_the_provider_when_read() {
+        let p = Properties::from_wire(wire::encode(&Value::from(3)));
+        let _ = p.len();
+    }
+
+    #[test]
+    #[should_panic(expected = "malformed property table")]
+    fn a_malformed_table_stops_the_provider_when_read() {
+        let mut value = wire::encode_map(&props! {"a" => "b"});
+        value.strings.truncate(1);
+        let p = Properties::from_wire(value);
+        let _ = p.object();
     }
 }

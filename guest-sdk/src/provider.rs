@@ -404,30 +404,32 @@ pub fn diff_inputs(
     let same_node = |a: Node<'_>, b: Node<'_>| a.same_as(b);
     match (olds.object(), news.object()) {
         (Some(old), Some(new)) => {
+            // Keys are compared as bytes and only read as text when they changed.
             for (i, a) in members(old) {
-                let b = new.and_then(|o| o.member(a.key(), i));
+                let b = new.and_then(|o| o.member_bytes(a.key_bytes(), i));
                 diff.key(
-                    a.key(),
+                    a.key_bytes(),
+                    || a.key(),
                     present_node(a),
                     b.and_then(present_node),
                     same_node,
                 );
             }
             for (i, b) in members(new) {
-                if old.and_then(|o| o.member(b.key(), i)).is_none() {
-                    diff.key(b.key(), None, present_node(b), same_node);
+                if old.and_then(|o| o.member_bytes(b.key_bytes(), i)).is_none() {
+                    diff.key(b.key_bytes(), || b.key(), None, present_node(b), same_node);
                 }
             }
         }
         _ => {
+            let same_value = |a: &Value, b: &Value| a.same_as(b);
             for (key, a) in olds.iter() {
-                diff.key(key, present(a), news.get(key).and_then(present), |a, b| {
-                    a.same_as(b)
-                });
+                let b = news.get(key).and_then(present);
+                diff.key(key.as_bytes(), || key, present(a), b, same_value);
             }
             for (key, b) in news.iter() {
                 if !olds.contains_key(key) {
-                    diff.key(key, None, present(b), |a, b| a.same_as(b));
+                    diff.key(key.as_bytes(), || key, None, present(b), same_value);
                 }
             }
         }
@@ -454,14 +456,15 @@ struct Differ<'a> {
 }
 
 impl Differ<'_> {
-    fn key<T: Copy>(
+    fn key<'k, T: Copy>(
         &mut self,
-        key: &str,
+        bytes: &[u8],
+        text: impl FnOnce() -> &'k str,
         old: Option<T>,
         new: Option<T>,
         same: impl Fn(T, T) -> bool,
     ) {
-        if self.ignore.iter().any(|p| p == key) {
+        if self.ignore.iter().any(|p| p.as_bytes() == bytes) {
             return;
         }
         let kind = match (old, new) {
@@ -471,6 +474,7 @@ impl Differ<'_> {
             (Some(a), Some(b)) if same(a, b) => return,
             (Some(_), Some(_)) => DiffKind::Update,
         };
+        let key = text();
         let forces = self.replace.contains(&"*") || self.replace.contains(&key);
         self.result.changed_keys.push(key.to_owned());
         if forces {
@@ -512,7 +516,7 @@ mod tests {
         ignore: &[String],
     ) -> DiffResult {
         let decoded = diff_inputs(&olds.clone().into(), &news.clone().into(), replace, ignore);
-        let host = |m: &PropertyMap| Properties::from_wire(wire::encode_map(m)).unwrap();
+        let host = |m: &PropertyMap| Properties::from_wire(wire::encode_map(m));
         let in_place = diff_inputs(&host(&olds), &host(&news), replace, ignore);
         assert_eq!(decoded, in_place, "{olds:?} → {news:?}");
         // One side decoded and the other not takes the decoded way.

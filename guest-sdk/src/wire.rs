@@ -221,6 +221,45 @@ pub fn decode(value: wit::Value) -> Result<Value, WireError> {
     table.root().map(Node::to_value).ok_or(WireError::Empty)
 }
 
+/// Validates a table meant as a property map: an object root, or no nodes / a `null` root.
+pub(crate) fn validate_map(value: &wit::Value) -> Result<(), WireError> {
+    validate(value)?;
+    object_root(value)
+}
+
+fn object_root(value: &wit::Value) -> Result<(), WireError> {
+    match value.kinds.first() {
+        None | Some(&kind::OBJECT) | Some(&kind::NULL) => Ok(()),
+        Some(&other) => Err(WireError::NotAnObject {
+            kind: kind::name(other),
+        }),
+    }
+}
+
+/// The root of a validated table, unless it is empty.
+pub(crate) fn root(value: &wit::Value) -> Option<Node<'_>> {
+    (!value.kinds.is_empty()).then_some(Node { value, index: 0 })
+}
+
+/// Decodes a table that passed [`validate_map`].
+pub(crate) fn map_of(value: &wit::Value) -> PropertyMap {
+    root(value)
+        .filter(|r| r.kind() == kind::OBJECT)
+        .map(Node::to_map)
+        .unwrap_or_default()
+}
+
+/// Byte-slice equality eight bytes at a time: in wasm, `memcmp` is a byte-by-byte loop, and
+/// comparing texts is most of what a default `diff` does.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
+    let word = |c: &[u8]| u64::from_le_bytes(c.try_into().unwrap_or_default());
+    x.by_ref().zip(y.by_ref()).all(|(p, q)| word(p) == word(q)) && x.remainder() == y.remainder()
+}
+
 /// A node index; tables never approach `u32::MAX` nodes (guest memory is 32-bit).
 fn idx(i: usize) -> u32 {
     u32::try_from(i).unwrap_or(u32::MAX)
@@ -241,24 +280,13 @@ impl Table {
 
     /// The root, unless the table is empty.
     pub fn root(&self) -> Option<Node<'_>> {
-        (!self.value.kinds.is_empty()).then_some(Node {
-            value: &self.value,
-            index: 0,
-        })
+        root(&self.value)
     }
 
     /// Decodes a property map: an object root, or an empty table / a `null` root.
     pub fn to_map(&self) -> Result<PropertyMap, WireError> {
-        match self.root() {
-            None => Ok(PropertyMap::new()),
-            Some(root) => match root.kind() {
-                kind::OBJECT => Ok(root.to_map()),
-                kind::NULL => Ok(PropertyMap::new()),
-                other => Err(WireError::NotAnObject {
-                    kind: kind::name(other),
-                }),
-            },
-        }
+        object_root(&self.value)?;
+        Ok(map_of(&self.value))
     }
 
     /// The table as it came, to send back unchanged.
@@ -311,7 +339,8 @@ impl<'t> Node<'t> {
         self.str(self.word(2), self.word(3))
     }
 
-    fn key_bytes(self) -> &'t [u8] {
+    /// The key of an object member, as bytes (no UTF-8 check).
+    pub fn key_bytes(self) -> &'t [u8] {
         self.span(self.word(2), self.word(3))
     }
 
@@ -328,10 +357,15 @@ impl<'t> Node<'t> {
     /// An object's member named `key`. Members are usually looked up in the order they
     /// come, so `hint` (a position) is tried first.
     pub fn member(self, key: &str, hint: usize) -> Option<Node<'t>> {
+        self.member_bytes(key.as_bytes(), hint)
+    }
+
+    /// [`Node::member`] by the key's bytes.
+    pub fn member_bytes(self, key: &[u8], hint: usize) -> Option<Node<'t>> {
         if self.kind() != kind::OBJECT {
             return None;
         }
-        let named = |m: &Node<'_>| m.key_bytes() == key.as_bytes();
+        let named = |m: &Node<'_>| same_bytes(m.key_bytes(), key);
         self.children()
             .nth(hint)
             .filter(named)
@@ -369,15 +403,18 @@ impl<'t> Node<'t> {
             (kind::NULL, _) => true,
             (kind::BOOL, _) => (a.word(0) != 0) == (b.word(0) != 0),
             (kind::NUMBER, _) => a.number() == b.number(),
-            (kind::TEXT, _) => a.span(a.word(0), a.word(1)) == b.span(b.word(0), b.word(1)),
+            (kind::TEXT, _) => {
+                same_bytes(a.span(a.word(0), a.word(1)), b.span(b.word(0), b.word(1)))
+            }
             (kind::ARRAY, _) => {
                 a.word(1) == b.word(1) && a.children().zip(b.children()).all(|(x, y)| x.same_as(y))
             }
             (kind::OBJECT, _) => {
                 a.word(1) == b.word(1)
-                    && a.children()
-                        .enumerate()
-                        .all(|(i, x)| b.member(x.key(), i).is_some_and(|y| x.same_as(y)))
+                    && a.children().enumerate().all(|(i, x)| {
+                        b.member_bytes(x.key_bytes(), i)
+                            .is_some_and(|y| x.same_as(y))
+                    })
             }
             // Assets, archives and references are rare: compare them decoded.
             _ => a.to_value() == b.to_value(),
@@ -389,7 +426,7 @@ impl<'t> Node<'t> {
     }
 
     /// Decodes this node's object members.
-    fn to_map(self) -> PropertyMap {
+    pub(crate) fn to_map(self) -> PropertyMap {
         self.children()
             .map(|m| (m.key().to_owned(), m.to_value()))
             .collect()
@@ -546,7 +583,7 @@ impl<'v> Validator<'v> {
         let bytes = start
             .checked_add(len as usize)
             .and_then(|end| strings.get(start..end))
-            .ok_or(WireError::SpanOutOfRange {
+            .ok_or_else(|| WireError::SpanOutOfRange {
                 node: idx(node),
                 offset,
                 len,
@@ -1432,6 +1469,22 @@ mod tests {
             e.to_string(),
             "node 1 refers to node 0, which is not after it"
         );
+    }
+
+    #[test]
+    fn bytes_compare_equal_only_when_equal() {
+        for len in 0..26 {
+            let a: Vec<u8> = (0..len).map(|i| b'a' + i).collect();
+            assert!(same_bytes(&a, &a.clone()), "{len}");
+            for at in 0..a.len() {
+                let mut b = a.clone();
+                b[at] ^= 0x20;
+                assert!(!same_bytes(&a, &b), "{len} differing at {at}");
+            }
+            let mut longer = a.clone();
+            longer.push(b'z');
+            assert!(!same_bytes(&a, &longer), "{len} vs {}", len + 1);
+        }
     }
 
     #[test]

@@ -29,6 +29,10 @@ use cairn_engine::{TypeToken, Urn, props};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 
+/// The allocator `cairn` ships with, so figures measure what users run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A provider whose operations complete at once.
 struct Instant_;
 

@@ -18,6 +18,10 @@ use cairn_engine::value::{PropertyMap, PropertyValue};
 use cairn_grpc::GrpcProvider;
 use cairn_wasm::{PackageGrant, RuntimeOptions, WasmPlugin, WasmRuntime};
 
+/// The allocator `cairn` ships with, so figures measure what users run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
