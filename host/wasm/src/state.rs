@@ -194,18 +194,14 @@ impl CallShared {
 
     /// Logs unterminated output and resets the call's record; returns it.
     pub fn finish_call(&self) -> CallReport {
-        let (urn, info) = {
-            let mut call = crate::runtime::lock(&self.call);
-            let info = std::mem::take(&mut *call);
-            (info.urn.clone(), info)
-        };
+        let info = std::mem::take(&mut *crate::runtime::lock(&self.call));
         for (stderr, capture) in [(false, &info.stdout), (true, &info.stderr)] {
             if !capture.line.is_empty() {
                 let (severity, source) = stream_kind(stderr);
                 self.emit(
                     severity,
                     source,
-                    urn.clone(),
+                    info.urn.clone(),
                     String::from_utf8_lossy(&capture.line).into_owned(),
                 );
             }
