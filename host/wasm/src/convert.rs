@@ -905,11 +905,27 @@ pub(crate) fn create_result(r: w::CreateResult) -> Result<p::CreateResult, Value
     })
 }
 
-pub(crate) fn read_result(r: w::ReadResult) -> Result<p::ReadResult, ValueError> {
+/// `read`'s result. A provider that finds nothing changed (and the SDK's default `read`)
+/// returns the tables it was sent: then the request's own maps are the result.
+pub(crate) fn read_result(
+    r: w::ReadResult,
+    sent: &w::ReadRequest,
+    request: p::ReadRequest,
+) -> Result<p::ReadResult, ValueError> {
+    let inputs = if same_table(&r.inputs, &sent.inputs) {
+        request.inputs
+    } else {
+        field("inputs", decode_map(r.inputs))?
+    };
+    let outputs = if same_table(&r.outputs, &sent.state) {
+        request.state
+    } else {
+        field("outputs", decode_map(r.outputs))?
+    };
     Ok(p::ReadResult {
         id: r.id,
-        inputs: field("inputs", decode_map(r.inputs))?,
-        outputs: field("outputs", decode_map(r.outputs))?,
+        inputs,
+        outputs,
     })
 }
 
@@ -1152,6 +1168,47 @@ mod tests {
 
     fn empty() -> w::Value {
         table(&[], &[], vec![])
+    }
+
+    #[test]
+    fn tables_returned_unchanged_are_not_decoded() {
+        let sent_map = props! {"a" => "b"};
+        // The engine's own map stands for the sent table: when it comes back unchanged the
+        // result is that map (told apart here by giving a different one), else it is decoded.
+        let engine_map = props! {"reused" => true};
+        let urn = Urn::parse("urn:pulumi:s::p::t:index:T::n").unwrap();
+        let check = p::CheckRequest {
+            urn: urn.clone(),
+            olds: PropertyMap::new(),
+            news: sent_map.clone(),
+            random_seed: vec![],
+        };
+        let sent = check_request(&check);
+        let back = |inputs| w::CheckResult {
+            inputs,
+            failures: vec![],
+        };
+        let same = check_result(back(sent.news.clone()), &sent.news, engine_map.clone());
+        assert_eq!(same.unwrap().inputs, engine_map);
+        let changed = encode_map(&props! {"a" => "c"});
+        let decoded = check_result(back(changed), &sent.news, engine_map.clone());
+        assert_eq!(decoded.unwrap().inputs, props! {"a" => "c"});
+
+        let read = |inputs: PropertyMap, state: PropertyMap| p::ReadRequest {
+            urn: urn.clone(),
+            id: "i".into(),
+            inputs,
+            state,
+        };
+        let sent = read_request(&read(sent_map.clone(), sent_map.clone()));
+        let result = w::ReadResult {
+            id: "i".into(),
+            inputs: sent.inputs.clone(),
+            outputs: encode_map(&props! {"drifted" => 1}),
+        };
+        let r = read_result(result, &sent, read(engine_map.clone(), engine_map.clone())).unwrap();
+        assert_eq!(r.inputs, engine_map);
+        assert_eq!(r.outputs, props! {"drifted" => 1});
     }
 
     #[test]

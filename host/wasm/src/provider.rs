@@ -851,17 +851,18 @@ impl Provider for WasmProvider {
     }
 
     async fn read(&self, request: ReadRequest) -> Result<ReadResult, ProviderError> {
-        let (m, urn) = (Method::Read, Some(&request.urn));
-        let r = self
-            .run(
-                m,
-                urn,
-                None,
-                None,
-                guest_call!(call_read, convert::read_request(&request)),
-            )
+        let m = Method::Read;
+        let wire = convert::read_request(&request);
+        // The request comes back with the result, to recognise tables returned unchanged.
+        let ((result, wire), violations) = self
+            .run(m, Some(&request.urn), None, None, move |g: Guest, s| {
+                Box::pin(async move { Ok((g.call_read(s, &wire).await?, wire)) })
+            })
             .await?;
-        self.finish(m, urn, r, convert::read_result)
+        let urn = request.urn.clone();
+        self.finish(m, Some(&urn), (result, violations), |r| {
+            convert::read_result(r, &wire, request)
+        })
     }
 
     async fn update(&self, request: UpdateRequest) -> Result<UpdateResult, ProviderError> {
