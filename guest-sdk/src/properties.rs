@@ -43,7 +43,7 @@ impl Received {
                 panic!("cairn-sdk: the host sent a malformed property table: {e}");
             }
         });
-        wire::root(&self.value).filter(|root| root.kind() == wire::kind::OBJECT)
+        wire::object(&self.value)
     }
 }
 

@@ -237,16 +237,14 @@ fn object_root(value: &wit::Value) -> Result<(), WireError> {
 }
 
 /// The root of a validated table, unless it is empty.
-pub(crate) fn root(value: &wit::Value) -> Option<Node<'_>> {
+fn root(value: &wit::Value) -> Option<Node<'_>> {
     (!value.kinds.is_empty()).then_some(Node { value, index: 0 })
 }
 
-/// Decodes a table that passed [`validate_map`].
-pub(crate) fn map_of(value: &wit::Value) -> PropertyMap {
-    root(value)
-        .filter(|r| r.kind() == kind::OBJECT)
-        .map(Node::to_map)
-        .unwrap_or_default()
+/// The object at the root of a table that passed [`validate_map`] (`None` when the map is
+/// empty: no nodes or a `null` root).
+pub(crate) fn object(value: &wit::Value) -> Option<Node<'_>> {
+    root(value).filter(|r| r.kind() == kind::OBJECT)
 }
 
 /// Byte-slice equality eight bytes at a time: in wasm, `memcmp` is a byte-by-byte loop, and
@@ -286,7 +284,7 @@ impl Table {
     /// Decodes a property map: an object root, or an empty table / a `null` root.
     pub fn to_map(&self) -> Result<PropertyMap, WireError> {
         object_root(&self.value)?;
-        Ok(map_of(&self.value))
+        Ok(object(&self.value).map(Node::to_map).unwrap_or_default())
     }
 
     /// The table as it came, to send back unchanged.
@@ -872,6 +870,14 @@ impl<'a> Encoder<'a> {
         }
     }
 
+    /// Reserves one node for `value` (the only child of a secret, reference or output) and
+    /// fills it; returns its index.
+    fn child(&mut self, value: &'a Value) -> u32 {
+        let child = self.reserve(1);
+        self.scalar_or_later(child, value);
+        child
+    }
+
     /// Writes scalars at once (the common case) and queues the rest.
     fn scalar_or_later(&mut self, at: u32, value: &'a Value) {
         match value {
@@ -910,9 +916,8 @@ impl<'a> Encoder<'a> {
                 }
             }
             Value::Secret(inner) => {
-                let child = self.reserve(1);
+                let child = self.child(inner);
                 self.set(at, kind::SECRET, child, 0);
-                self.scalar_or_later(child, inner);
             }
             Value::Asset(a) => {
                 let extra = self.extra(wit::Extra::Asset(to_wit_asset(a)));
@@ -920,11 +925,7 @@ impl<'a> Encoder<'a> {
             }
             Value::Archive(a) => self.archive(at, a),
             Value::ResourceReference(r) => {
-                let id = r.id.as_deref().map(|id| {
-                    let child = self.reserve(1);
-                    self.scalar_or_later(child, id);
-                    child
-                });
+                let id = r.id.as_deref().map(|id| self.child(id));
                 let extra = self.extra(wit::Extra::ResourceReference(wit::ResourceReference {
                     urn: r.urn.clone(),
                     id,
@@ -933,11 +934,7 @@ impl<'a> Encoder<'a> {
                 self.set(at, kind::REFERENCE, extra, 0);
             }
             Value::Output(o) => {
-                let value = o.value.as_deref().map(|v| {
-                    let child = self.reserve(1);
-                    self.scalar_or_later(child, v);
-                    child
-                });
+                let value = o.value.as_deref().map(|v| self.child(v));
                 let extra = self.extra(wit::Extra::Output(wit::OutputValue {
                     value,
                     secret: o.secret,

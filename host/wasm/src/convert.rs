@@ -191,6 +191,14 @@ impl<'a> Encoder<'a> {
         }
     }
 
+    /// Reserves one node for `value` (the only child of a secret, reference or output) and
+    /// fills it; returns its index.
+    fn child(&mut self, value: &'a PropertyValue) -> u32 {
+        let child = self.reserve(1);
+        self.scalar_or_later(child, value);
+        child
+    }
+
     /// Writes scalars at once (the common case) and queues containers.
     fn scalar_or_later(&mut self, at: u32, value: &'a PropertyValue) {
         match value {
@@ -229,9 +237,8 @@ impl<'a> Encoder<'a> {
                 }
             }
             PropertyValue::Secret(inner) => {
-                let child = self.reserve(1);
+                let child = self.child(inner);
                 self.set(at, kind::SECRET, child, 0);
-                self.scalar_or_later(child, inner);
             }
             PropertyValue::Asset(asset) => {
                 let extra = self.extra(w::Extra::Asset(encode_asset(asset)));
@@ -239,11 +246,7 @@ impl<'a> Encoder<'a> {
             }
             PropertyValue::Archive(archive) => self.archive(at, archive),
             PropertyValue::ResourceReference(r) => {
-                let id = r.id.as_deref().map(|id| {
-                    let child = self.reserve(1);
-                    self.scalar_or_later(child, id);
-                    child
-                });
+                let id = r.id.as_deref().map(|id| self.child(id));
                 let extra = self.extra(w::Extra::ResourceReference(w::ResourceReference {
                     urn: r.urn.to_string(),
                     id,
@@ -252,11 +255,7 @@ impl<'a> Encoder<'a> {
                 self.set(at, kind::REFERENCE, extra, 0);
             }
             PropertyValue::Output(o) => {
-                let value = o.value.as_deref().map(|v| {
-                    let child = self.reserve(1);
-                    self.scalar_or_later(child, v);
-                    child
-                });
+                let value = o.value.as_deref().map(|v| self.child(v));
                 let extra = self.extra(w::Extra::Output(w::OutputValue {
                     value,
                     secret: o.secret,
@@ -840,15 +839,25 @@ pub(crate) fn check_result(
     sent: &w::Value,
     news: PropertyMap,
 ) -> Result<p::CheckResult, ValueError> {
-    let inputs = if same_table(&r.inputs, sent) {
-        news
-    } else {
-        field("inputs", decode_map(r.inputs))?
-    };
     Ok(p::CheckResult {
-        inputs,
+        inputs: unless_sent("inputs", r.inputs, sent, news)?,
         failures: failures(r.failures),
     })
+}
+
+/// A map the guest returned as `name`: `original` when the guest sent back exactly the table
+/// `sent` (encoded from `original`), else the returned table decoded.
+fn unless_sent(
+    name: &str,
+    returned: w::Value,
+    sent: &w::Value,
+    original: PropertyMap,
+) -> Result<PropertyMap, ValueError> {
+    if same_table(&returned, sent) {
+        Ok(original)
+    } else {
+        field(name, decode_map(returned))
+    }
 }
 
 /// Whether two tables are identical (compared column by column; tables with extras are rare
@@ -912,20 +921,10 @@ pub(crate) fn read_result(
     sent: &w::ReadRequest,
     request: p::ReadRequest,
 ) -> Result<p::ReadResult, ValueError> {
-    let inputs = if same_table(&r.inputs, &sent.inputs) {
-        request.inputs
-    } else {
-        field("inputs", decode_map(r.inputs))?
-    };
-    let outputs = if same_table(&r.outputs, &sent.state) {
-        request.state
-    } else {
-        field("outputs", decode_map(r.outputs))?
-    };
     Ok(p::ReadResult {
         id: r.id,
-        inputs,
-        outputs,
+        inputs: unless_sent("inputs", r.inputs, &sent.inputs, request.inputs)?,
+        outputs: unless_sent("outputs", r.outputs, &sent.state, request.state)?,
     })
 }
 
