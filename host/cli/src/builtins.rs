@@ -108,7 +108,7 @@ impl Provider for Builtins {
         })
     }
 
-    async fn diff(&self, _request: DiffRequest) -> Result<DiffResult, ProviderError> {
+    async fn diff(&self, _request: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
         Ok(DiffResult::default())
     }
 

@@ -50,7 +50,7 @@ impl Provider for Instant_ {
             failures: vec![],
         })
     }
-    async fn diff(&self, r: DiffRequest) -> Result<DiffResult, ProviderError> {
+    async fn diff(&self, r: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
         Ok(DiffResult {
             changes: if r.old_inputs == r.news {
                 DiffChanges::None

@@ -175,20 +175,20 @@ impl GrpcProvider {
         }
     }
 
-    fn diff_request(&self, request: p::DiffRequest) -> rpc::DiffRequest {
+    fn diff_request(&self, request: p::DiffRequest<'_>) -> rpc::DiffRequest {
         rpc::DiffRequest {
             urn: request.urn.to_string(),
             name: request.urn.name().to_owned(),
             r#type: request.urn.resource_type().to_owned(),
-            olds: Some(self.out(&request.old_outputs)),
-            news: Some(self.out(&request.news)),
-            old_inputs: Some(self.out(&request.old_inputs)),
+            olds: Some(self.out(request.old_outputs)),
+            news: Some(self.out(request.news)),
+            old_inputs: Some(self.out(request.old_inputs)),
             ignore_changes: request
                 .ignore_changes
                 .iter()
                 .map(ToString::to_string)
                 .collect(),
-            id: request.id,
+            id: request.id.to_owned(),
         }
     }
 
@@ -399,7 +399,10 @@ impl Provider for GrpcProvider {
         }
     }
 
-    async fn diff_config(&self, request: p::DiffRequest) -> Result<p::DiffResult, ProviderError> {
+    async fn diff_config(
+        &self,
+        request: p::DiffRequest<'_>,
+    ) -> Result<p::DiffResult, ProviderError> {
         let r = self
             .client
             .clone()
@@ -450,7 +453,7 @@ impl Provider for GrpcProvider {
         })
     }
 
-    async fn diff(&self, request: p::DiffRequest) -> Result<p::DiffResult, ProviderError> {
+    async fn diff(&self, request: p::DiffRequest<'_>) -> Result<p::DiffResult, ProviderError> {
         let r = self
             .client
             .clone()

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use cairn_engine::deploy::provider::{self as p, DiffChanges, DiffKind, Provider, ProviderError};
 use cairn_engine::path::PropertyPath;
 use cairn_engine::urn::Urn;
+use cairn_engine::value::PropertyMap;
 use prost::Message;
 use tonic::{Request, Response, Status};
 
@@ -186,15 +187,38 @@ fn check_request(r: rpc::CheckRequest) -> Result<p::CheckRequest, Status> {
     })
 }
 
-fn diff_request(r: rpc::DiffRequest) -> Result<p::DiffRequest, Status> {
-    Ok(p::DiffRequest {
-        urn: urn(&r.urn)?,
-        id: r.id,
-        old_inputs: from_struct(r.old_inputs.as_ref()).map_err(bad_request)?,
-        old_outputs: from_struct(r.olds.as_ref()).map_err(bad_request)?,
-        news: from_struct(r.news.as_ref()).map_err(bad_request)?,
-        ignore_changes: paths(&r.ignore_changes)?,
-    })
+/// A decoded `DiffRequest`, which the engine's (borrowed) request is lent from.
+struct Diff {
+    urn: Urn,
+    id: String,
+    old_inputs: PropertyMap,
+    old_outputs: PropertyMap,
+    news: PropertyMap,
+    ignore_changes: Vec<PropertyPath>,
+}
+
+impl Diff {
+    fn decode(r: rpc::DiffRequest) -> Result<Diff, Status> {
+        Ok(Diff {
+            urn: urn(&r.urn)?,
+            id: r.id,
+            old_inputs: from_struct(r.old_inputs.as_ref()).map_err(bad_request)?,
+            old_outputs: from_struct(r.olds.as_ref()).map_err(bad_request)?,
+            news: from_struct(r.news.as_ref()).map_err(bad_request)?,
+            ignore_changes: paths(&r.ignore_changes)?,
+        })
+    }
+
+    fn request(&self) -> p::DiffRequest<'_> {
+        p::DiffRequest {
+            urn: &self.urn,
+            id: &self.id,
+            old_inputs: &self.old_inputs,
+            old_outputs: &self.old_outputs,
+            news: &self.news,
+            ignore_changes: &self.ignore_changes,
+        }
+    }
 }
 
 #[tonic::async_trait]
@@ -244,7 +268,7 @@ impl ResourceProvider for ProviderService {
     ) -> Result<Response<rpc::DiffResponse>, Status> {
         let result = self
             .provider
-            .diff_config(diff_request(request.into_inner())?)
+            .diff_config(Diff::decode(request.into_inner())?.request())
             .await
             .map_err(|e| status(e, self.marshal()))?;
         Ok(Response::new(diff_response(result)))
@@ -338,7 +362,7 @@ impl ResourceProvider for ProviderService {
     ) -> Result<Response<rpc::DiffResponse>, Status> {
         let result = self
             .provider
-            .diff(diff_request(request.into_inner())?)
+            .diff(Diff::decode(request.into_inner())?.request())
             .await
             .map_err(|e| status(e, self.marshal()))?;
         Ok(Response::new(diff_response(result)))

@@ -238,7 +238,7 @@ impl Provider for Instrumented {
         self.inner.check_config(request).await
     }
 
-    async fn diff_config(&self, request: DiffRequest) -> Result<DiffResult, ProviderError> {
+    async fn diff_config(&self, request: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
         let mut call = self.call("diffConfig", request.urn.name());
         call.news = request.news.clone();
         call.olds = request.old_inputs.clone();
@@ -264,7 +264,7 @@ impl Provider for Instrumented {
         self.inner.check(request).await
     }
 
-    async fn diff(&self, request: DiffRequest) -> Result<DiffResult, ProviderError> {
+    async fn diff(&self, request: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
         let mut call = self.call("diff", request.urn.name());
         call.news = request.news.clone();
         call.olds = request.old_inputs.clone();
@@ -337,12 +337,12 @@ impl Provider for InMemoryProvider {
         })
     }
 
-    async fn diff_config(&self, request: DiffRequest) -> Result<DiffResult, ProviderError> {
+    async fn diff_config(&self, request: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
         let replace_on = lock(&self.world.behaviour)
             .config_replace_keys
             .clone()
             .unwrap_or_else(|| vec!["region".to_owned()]);
-        let changed = changed_keys(&request.old_inputs, &request.news);
+        let changed = changed_keys(request.old_inputs, request.news);
         let replace: Vec<String> = changed
             .iter()
             .filter(|k| replace_on.contains(k))
@@ -399,10 +399,10 @@ impl Provider for InMemoryProvider {
         })
     }
 
-    async fn diff(&self, request: DiffRequest) -> Result<DiffResult, ProviderError> {
+    async fn diff(&self, request: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
         let name = request.urn.name().to_owned();
         let behaviour = self.world.behaviour(&name);
-        let changed = changed_keys(&request.old_inputs, &request.news);
+        let changed = changed_keys(request.old_inputs, request.news);
         let replace_on = behaviour.replace_on.clone().unwrap_or_default();
         let replace: Vec<String> = changed
             .iter()

@@ -729,14 +729,14 @@ pub(crate) fn check_request(r: &p::CheckRequest) -> w::CheckRequest {
     }
 }
 
-pub(crate) fn diff_request(r: &p::DiffRequest) -> w::DiffRequest {
+pub(crate) fn diff_request(r: p::DiffRequest<'_>) -> w::DiffRequest {
     w::DiffRequest {
         urn: r.urn.to_string(),
-        id: r.id.clone(),
-        old_inputs: encode_map(&r.old_inputs),
-        old_outputs: encode_map(&r.old_outputs),
-        news: encode_map(&r.news),
-        ignore_changes: paths(&r.ignore_changes),
+        id: r.id.to_owned(),
+        old_inputs: encode_map(r.old_inputs),
+        old_outputs: encode_map(r.old_outputs),
+        news: encode_map(r.news),
+        ignore_changes: paths(r.ignore_changes),
     }
 }
 
@@ -1480,17 +1480,17 @@ mod tests {
     #[test]
     fn requests_and_results_convert() {
         let req = p::DiffRequest {
-            urn: urn("a"),
-            id: "id".into(),
-            old_inputs: props! {"x" => 1i64},
-            old_outputs: props! {},
-            news: props! {"x" => 2i64},
-            ignore_changes: vec![PropertyPath::parse("tags.env").unwrap()],
+            urn: &urn("a"),
+            id: "id",
+            old_inputs: &props! {"x" => 1i64},
+            old_outputs: &props! {},
+            news: &props! {"x" => 2i64},
+            ignore_changes: &[PropertyPath::parse("tags.env").unwrap()],
         };
-        let w = diff_request(&req);
+        let w = diff_request(req);
         assert_eq!(w.urn, req.urn.to_string());
         assert_eq!(w.ignore_changes, ["tags.env"]);
-        assert_eq!(decode_map(w.news).unwrap(), req.news);
+        assert_eq!(&decode_map(w.news).unwrap(), req.news);
 
         let result = diff_result(w::DiffResult {
             changes: w::DiffChanges::Some,

@@ -752,15 +752,15 @@ impl Provider for WasmProvider {
         self.checked(Method::CheckConfig, request).await
     }
 
-    async fn diff_config(&self, request: DiffRequest) -> Result<DiffResult, ProviderError> {
-        let (m, urn) = (Method::DiffConfig, Some(&request.urn));
+    async fn diff_config(&self, request: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
+        let (m, urn) = (Method::DiffConfig, Some(request.urn));
         let r = self
             .run(
                 m,
                 urn,
                 None,
                 None,
-                guest_call!(call_diff_config, convert::diff_request(&request)),
+                guest_call!(call_diff_config, convert::diff_request(request)),
             )
             .await?;
         self.finish(m, urn, r, convert::diff_result)
@@ -821,15 +821,15 @@ impl Provider for WasmProvider {
         self.checked(Method::Check, request).await
     }
 
-    async fn diff(&self, request: DiffRequest) -> Result<DiffResult, ProviderError> {
-        let (m, urn) = (Method::Diff, Some(&request.urn));
+    async fn diff(&self, request: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
+        let (m, urn) = (Method::Diff, Some(request.urn));
         let r = self
             .run(
                 m,
                 urn,
                 None,
                 None,
-                guest_call!(call_diff, convert::diff_request(&request)),
+                guest_call!(call_diff, convert::diff_request(request)),
             )
             .await?;
         self.finish(m, urn, r, convert::diff_result)

@@ -613,12 +613,12 @@ impl Engine {
             (Some(old), Some(i)) => {
                 let diff = provider
                     .diff_config(DiffRequest {
-                        urn: urn.clone(),
-                        id: old.id.clone().unwrap_or_default(),
-                        old_inputs: old.inputs.clone(),
-                        old_outputs: old.outputs.clone(),
-                        news: checked.clone(),
-                        ignore_changes: vec![],
+                        urn: &urn,
+                        id: old.id.as_deref().unwrap_or_default(),
+                        old_inputs: &old.inputs,
+                        old_outputs: &old.outputs,
+                        news: &checked,
+                        ignore_changes: &[],
                     })
                     .await
                     .map_err(|e| err(format!("{urn}: DiffConfig failed: {e}")))?;
@@ -1141,12 +1141,12 @@ impl Engine {
             Some(
                 provider
                     .diff(DiffRequest {
-                        urn: urn.clone(),
-                        id: old.id.clone().unwrap_or_default(),
-                        old_inputs: old.inputs.clone(),
-                        old_outputs: old.outputs.clone(),
-                        news: checked.clone(),
-                        ignore_changes: ignore_changes.clone(),
+                        urn: &urn,
+                        id: old.id.as_deref().unwrap_or_default(),
+                        old_inputs: &old.inputs,
+                        old_outputs: &old.outputs,
+                        news: &checked,
+                        ignore_changes: &ignore_changes,
                     })
                     .await
                     .map_err(|e| err(format!("{urn}: Diff failed: {e}")))?,
@@ -1296,12 +1296,12 @@ impl Engine {
         };
         match new_provider
             .diff_config(DiffRequest {
-                urn: new_ref.urn.clone(),
-                id: new_ref.id.clone(),
-                old_inputs: old_provider.inputs.clone(),
-                old_outputs: old_provider.outputs.clone(),
-                news: new_state.inputs.clone(),
-                ignore_changes: vec![],
+                urn: &new_ref.urn,
+                id: &new_ref.id,
+                old_inputs: &old_provider.inputs,
+                old_outputs: &old_provider.outputs,
+                news: &new_state.inputs,
+                ignore_changes: &[],
             })
             .await
         {
@@ -1602,12 +1602,12 @@ impl Engine {
         };
         match provider
             .diff(DiffRequest {
-                urn: dependent.urn.clone(),
-                id: dependent.id.clone().unwrap_or_default(),
-                old_inputs: dependent.inputs.clone(),
-                old_outputs: dependent.outputs.clone(),
-                news,
-                ignore_changes: vec![],
+                urn: &dependent.urn,
+                id: dependent.id.as_deref().unwrap_or_default(),
+                old_inputs: &dependent.inputs,
+                old_outputs: &dependent.outputs,
+                news: &news,
+                ignore_changes: &[],
             })
             .await
         {
@@ -1712,12 +1712,12 @@ impl Engine {
                     }
                     let diff = provider
                         .diff(DiffRequest {
-                            urn: urn.clone(),
-                            id: read.id.clone(),
-                            old_inputs: read.inputs.clone(),
-                            old_outputs: read.outputs.clone(),
-                            news: checked.inputs.clone(),
-                            ignore_changes: ignore.clone(),
+                            urn: &urn,
+                            id: &read.id,
+                            old_inputs: &read.inputs,
+                            old_outputs: &read.outputs,
+                            news: &checked.inputs,
+                            ignore_changes: &ignore,
                         })
                         .await?;
                     let differs = match diff.changes {

@@ -86,15 +86,18 @@ pub struct PropertyDiff {
     pub input_diff: bool,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct DiffRequest {
-    pub urn: Urn,
-    pub id: String,
-    pub old_inputs: PropertyMap,
-    pub old_outputs: PropertyMap,
+/// `Diff` / `DiffConfig`. Borrowed: a diff keeps nothing of its request, and the engine keeps
+/// the recorded state it compares, so lending it costs nothing where owning it meant cloning
+/// three maps per call (and dropping them after).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DiffRequest<'a> {
+    pub urn: &'a Urn,
+    pub id: &'a str,
+    pub old_inputs: &'a PropertyMap,
+    pub old_outputs: &'a PropertyMap,
     /// The checked new inputs; may contain unknowns.
-    pub news: PropertyMap,
-    pub ignore_changes: Vec<PropertyPath>,
+    pub news: &'a PropertyMap,
+    pub ignore_changes: &'a [PropertyPath],
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -316,7 +319,7 @@ pub trait Provider: Send + Sync {
     }
 
     /// Compares provider configurations (the `diff` of a provider resource).
-    async fn diff_config(&self, _request: DiffRequest) -> Result<DiffResult, ProviderError> {
+    async fn diff_config(&self, _request: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
         Ok(DiffResult::default())
     }
 
@@ -324,7 +327,7 @@ pub trait Provider: Send + Sync {
     async fn configure(&self, inputs: PropertyMap, preview: bool) -> Result<(), ProviderError>;
 
     async fn check(&self, request: CheckRequest) -> Result<CheckResult, ProviderError>;
-    async fn diff(&self, request: DiffRequest) -> Result<DiffResult, ProviderError>;
+    async fn diff(&self, request: DiffRequest<'_>) -> Result<DiffResult, ProviderError>;
     async fn create(&self, request: CreateRequest) -> Result<CreateResult, ProviderError>;
     async fn read(&self, request: ReadRequest) -> Result<ReadResult, ProviderError>;
     async fn update(&self, request: UpdateRequest) -> Result<UpdateResult, ProviderError>;

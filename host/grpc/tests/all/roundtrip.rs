@@ -71,7 +71,7 @@ impl Provider for Echo {
         })
     }
 
-    async fn diff(&self, r: DiffRequest) -> Result<DiffResult, ProviderError> {
+    async fn diff(&self, r: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
         let changed = r.old_inputs.get("size") != r.news.get("size");
         Ok(DiffResult {
             changes: if changed {
@@ -216,12 +216,12 @@ async fn every_lifecycle_method_crosses_the_protocol() {
 
     let diff = client
         .diff(DiffRequest {
-            urn: urn("a"),
-            id: "a-1".into(),
-            old_inputs: props(&[("size", PropertyValue::Number(1.0))]),
-            old_outputs: PropertyMap::new(),
-            news: props(&[("size", PropertyValue::Number(2.0))]),
-            ignore_changes: vec![],
+            urn: &urn("a"),
+            id: "a-1",
+            old_inputs: &props(&[("size", PropertyValue::Number(1.0))]),
+            old_outputs: &PropertyMap::new(),
+            news: &props(&[("size", PropertyValue::Number(2.0))]),
+            ignore_changes: &[],
         })
         .await
         .unwrap();

@@ -32,12 +32,12 @@ async fn random_runs_the_whole_lifecycle() {
     assert!(config.failures.is_empty());
     let diff = p
         .diff_config(DiffRequest {
-            urn: urn("pulumi:providers:random", "default"),
-            id: "id".into(),
-            old_inputs: PropertyMap::new(),
-            old_outputs: PropertyMap::new(),
-            news: PropertyMap::new(),
-            ignore_changes: vec![],
+            urn: &urn("pulumi:providers:random", "default"),
+            id: "id",
+            old_inputs: &PropertyMap::new(),
+            old_outputs: &PropertyMap::new(),
+            news: &PropertyMap::new(),
+            ignore_changes: &[],
         })
         .await
         .unwrap();
@@ -75,12 +75,12 @@ async fn random_runs_the_whole_lifecycle() {
     news.insert("length".into(), PropertyValue::Number(13.0));
     let diff = p
         .diff(DiffRequest {
-            urn: urn(STRING, "s"),
-            id: created.id.clone(),
-            old_inputs: checked.inputs.clone(),
-            old_outputs: created.outputs.clone(),
-            news,
-            ignore_changes: vec![],
+            urn: &urn(STRING, "s"),
+            id: &created.id,
+            old_inputs: &checked.inputs,
+            old_outputs: &created.outputs,
+            news: &news,
+            ignore_changes: &[],
         })
         .await
         .unwrap();
