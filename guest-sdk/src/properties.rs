@@ -81,6 +81,15 @@ impl Properties {
         self.received.as_ref().map(Received::object)
     }
 
+    /// Whether both are still the host's tables and these are identical with no unknown in
+    /// them ([`wire::same_known`]): then nothing differs, and nothing need be read.
+    pub(crate) fn same_known_table(&self, other: &Properties) -> bool {
+        match (&self.received, &other.received) {
+            (Some(a), Some(b)) => wire::same_known(&a.value, &b.value),
+            _ => false,
+        }
+    }
+
     fn map(&self) -> &PropertyMap {
         self.map
             .get_or_init(|| self.received.as_ref().map(decoded).unwrap_or_default())

@@ -388,7 +388,8 @@ pub trait Provider: 'static {
 /// `ignore` (top-level paths) are skipped; nested ignore paths are applied by the engine before
 /// `check`. The result has a detailed diff of input diffs, one entry per changed key.
 ///
-/// Properties still in the host's wire form are compared in place, without decoding.
+/// Properties still in the host's wire form are compared in place, without decoding; identical
+/// tables (an unchanged resource) are compared as blocks.
 pub fn diff_inputs(
     olds: &Properties,
     news: &Properties,
@@ -401,6 +402,11 @@ pub fn diff_inputs(
         result: DiffResult::default(),
         detailed: Vec::new(),
     };
+    // The common case, an unchanged resource: the host encoded equal maps into identical
+    // tables, compared as blocks without reading a node.
+    if olds.same_known_table(news) {
+        return diff.finish();
+    }
     let same_node = |a: Node<'_>, b: Node<'_>| a.same_as(b);
     match (olds.object(), news.object()) {
         (Some(old), Some(new)) => {
@@ -533,6 +539,18 @@ mod tests {
         assert_eq!(r.changes, DiffChanges::None);
         assert!(r.changed_keys.is_empty() && r.replace_keys.is_empty());
         assert_eq!(r.detailed_diff, Some(vec![]));
+    }
+
+    #[test]
+    fn identical_tables_differ_only_in_their_unknowns() {
+        let map = props! {"a" => 1, "s" => "x", "o" => props! {"n" => Value::Null}};
+        let r = diff(map.clone(), map, &["*"], &[]);
+        assert_eq!(r.changes, DiffChanges::None);
+        assert_eq!(r.detailed_diff, Some(vec![]));
+        let unknown = props! {"a" => 1, "u" => Value::Unknown};
+        let r = diff(unknown.clone(), unknown, &[], &[]);
+        assert_eq!(r.changes, DiffChanges::Some);
+        assert_eq!(r.changed_keys, ["u"]);
     }
 
     #[test]

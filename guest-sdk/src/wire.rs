@@ -258,6 +258,29 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     x.by_ref().zip(y.by_ref()).all(|(p, q)| word(p) == word(q)) && x.remainder() == y.remainder()
 }
 
+/// [`same_bytes`] for `u32` columns, two words at a time.
+fn same_words(a: &[u32], b: &[u32]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut x, mut y) = (a.chunks_exact(2), b.chunks_exact(2));
+    let pair = |c: &[u32]| u64::from(c[0]) | (u64::from(c[1]) << 32);
+    x.by_ref().zip(y.by_ref()).all(|(p, q)| pair(p) == pair(q)) && x.remainder() == y.remainder()
+}
+
+/// Whether two tables are identical column by column and hold no unknown: then they decode to
+/// the same value, which [`Node::same_as`] would find equal member by member (an unknown is
+/// never the same as anything, so a table with one must be compared node by node). Tables with
+/// extras are rare and never taken as identical.
+pub(crate) fn same_known(a: &wit::Value, b: &wit::Value) -> bool {
+    a.extras.is_empty()
+        && b.extras.is_empty()
+        && same_bytes(&a.kinds, &b.kinds)
+        && !a.kinds.contains(&kind::UNKNOWN)
+        && same_words(&a.words, &b.words)
+        && same_bytes(&a.strings, &b.strings)
+}
+
 /// A node index; tables never approach `u32::MAX` nodes (guest memory is 32-bit).
 fn idx(i: usize) -> u32 {
     u32::try_from(i).unwrap_or(u32::MAX)
@@ -1482,6 +1505,42 @@ mod tests {
             longer.push(b'z');
             assert!(!same_bytes(&a, &longer), "{len} vs {}", len + 1);
         }
+    }
+
+    #[test]
+    fn words_compare_equal_only_when_equal() {
+        for len in 0..7u32 {
+            let a: Vec<u32> = (0..len).map(|i| i * 0x0101_0101).collect();
+            assert!(same_words(&a, &a.clone()), "{len}");
+            for at in 0..a.len() {
+                let mut b = a.clone();
+                b[at] ^= 0x8000_0000;
+                assert!(!same_words(&a, &b), "{len} differing at {at}");
+            }
+            assert!(!same_words(&a, &[a.clone(), vec![0]].concat()), "{len}");
+        }
+    }
+
+    #[test]
+    fn only_identical_tables_without_unknowns_are_the_same_as_a_block() {
+        let map = props! {"a" => 1, "s" => "text", "o" => props! {"b" => true}};
+        let table = encode_map(&map);
+        assert!(same_known(&table, &encode_map(&map.clone())));
+        // Any column differing.
+        let mut text = map.clone();
+        text.insert("s".into(), Value::from("texT"));
+        let mut number = map.clone();
+        number.insert("a".into(), Value::from(2));
+        let mut kind = map.clone();
+        kind.insert("a".into(), Value::from("1"));
+        for other in [text, number, kind, props! {}] {
+            assert!(!same_known(&table, &encode_map(&other)), "{other:?}");
+        }
+        // Equal but holding an unknown, or extras: compared node by node instead.
+        let unknown = props! {"u" => Value::Unknown};
+        assert!(!same_known(&encode_map(&unknown), &encode_map(&unknown)));
+        let output = props! {"o" => Value::Output(OutputValue::default())};
+        assert!(!same_known(&encode_map(&output), &encode_map(&output)));
     }
 
     #[test]

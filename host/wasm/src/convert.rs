@@ -93,16 +93,52 @@ pub fn encode_map(map: &PropertyMap) -> w::Value {
             extras: Vec::new(),
         };
     }
-    let mut encoder = Encoder::with_capacity(map.len() + 1);
-    // Size the string buffer for the top level at once (nested text still grows it).
-    let top: usize = map
-        .iter()
-        .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
-        .sum();
-    encoder.strings.reserve(top);
+    // Columns sized at once, so encoding never grows (and copies) them.
+    let mut size = Size { nodes: 1, bytes: 0 };
+    size.object(map, SIZE_DEPTH);
+    let mut encoder = Encoder::with_capacity(size.nodes);
+    encoder.strings.reserve(size.bytes);
     encoder.reserve(1);
     encoder.object(0, map);
     encoder.finish()
+}
+
+/// How deep [`Size`] looks: deeper containers (rare) grow the columns as they are encoded.
+const SIZE_DEPTH: u32 = 8;
+
+/// The nodes and string bytes a value takes, to size the columns before encoding.
+struct Size {
+    nodes: usize,
+    bytes: usize,
+}
+
+impl Size {
+    fn object(&mut self, map: &PropertyMap, depth: u32) {
+        self.nodes += map.len();
+        for (key, value) in map {
+            self.bytes += key.len();
+            self.value(value, depth);
+        }
+    }
+
+    fn value(&mut self, value: &PropertyValue, depth: u32) {
+        match value {
+            PropertyValue::String(s) => self.bytes += s.len(),
+            _ if depth == 0 => {}
+            PropertyValue::Object(map) => self.object(map, depth - 1),
+            PropertyValue::Array(items) => {
+                self.nodes += items.len();
+                for item in items {
+                    self.value(item, depth - 1);
+                }
+            }
+            PropertyValue::Secret(inner) => {
+                self.nodes += 1;
+                self.value(inner, depth - 1);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// A node whose contents are still to be written, and where.
@@ -1475,6 +1511,21 @@ mod tests {
             decode_value(pooled(&nodes)).unwrap(),
             PropertyValue::Bool(true)
         );
+    }
+
+    #[test]
+    fn columns_are_sized_before_encoding() {
+        let map = props! {
+            "name" => "a-name",
+            "tags" => props! {"env" => "dev", "team" => PropertyValue::Secret(Box::new("x".into()))},
+            "ports" => PropertyValue::Array(vec![80.0.into(), "eighty".into()]),
+        };
+        let value = encode_map(&map);
+        // Allocated once at their final size: nothing grew (and was copied) while encoding.
+        assert_eq!(value.kinds.capacity(), value.kinds.len());
+        assert_eq!(value.words.capacity(), value.words.len());
+        assert_eq!(value.strings.capacity(), value.strings.len());
+        assert_eq!(decode_map(value).unwrap(), map);
     }
 
     #[test]
