@@ -380,7 +380,7 @@ mod tests {
     impl Instance for EchoInstance {
         type Provider = Echo;
         fn manifest() -> &'static [u8] {
-            br#"{"name": "echo", "version": "0.2.0", "wit": "0.2.0", "schema": {"resources": {}}}"#
+            br#"{"name": "echo", "version": "0.2.0", "wit": "0.3.0", "schema": {"resources": {}}}"#
         }
         fn with<R>(f: impl FnOnce(&RefCell<Echo>) -> R) -> R {
             ECHO.with(f)
@@ -390,8 +390,7 @@ mod tests {
 
     fn empty() -> wit::Value {
         wit::Value {
-            kinds: vec![],
-            words: vec![],
+            nodes: vec![],
             strings: vec![],
             extras: vec![],
         }
@@ -444,8 +443,7 @@ mod tests {
     /// A malformed table: an array that contains itself.
     fn self_containing_array() -> wit::Value {
         wit::Value {
-            kinds: vec![wire::kind::ARRAY],
-            words: vec![0, 1, 0, 0],
+            nodes: vec![wire::kind::ARRAY, 0, 1, 0, 0],
             strings: vec![],
             extras: vec![],
         }

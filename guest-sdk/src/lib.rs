@@ -78,8 +78,8 @@ pub mod program_bindings {
         default_bindings_module: "::cairn_sdk::program_bindings",
         runtime_path: "::cairn_sdk::__private::wit_bindgen::rt",
         with: {
-            "cairn:deploy/types@0.2.0": crate::bindings::cairn::deploy::types,
-            "cairn:deploy/host@0.2.0": crate::bindings::cairn::deploy::host,
+            "cairn:deploy/types@0.3.0": crate::bindings::cairn::deploy::types,
+            "cairn:deploy/host@0.3.0": crate::bindings::cairn::deploy::host,
         },
     });
 }

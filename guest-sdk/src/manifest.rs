@@ -15,7 +15,7 @@
 //!     "directories": [{ "guest": "/work", "write": true }],
 //!     "env": ["TZ"]
 //!   },
-//!   "wit": "0.2.0"
+//!   "wit": "0.3.0"
 //! }
 //! ```
 //!
@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 /// The version of the `cairn:deploy` WIT package this SDK implements.
-pub const WIT_VERSION: &str = "0.2.0";
+pub const WIT_VERSION: &str = "0.3.0";
 
 /// The name of the custom section holding the manifest.
 pub const SECTION: &str = "cairn:manifest";
@@ -532,10 +532,10 @@ mod tests {
     #[test]
     fn present_keys_are_kept() {
         let out = build(
-            r#"{"wit": "0.2.0", "name": "a", "version": "2.0.0"}"#,
+            r#"{"wit": "0.3.0", "name": "a", "version": "2.0.0"}"#,
             "1.0.0",
         );
-        assert_eq!(out, r#"{"wit": "0.2.0", "name": "a", "version": "2.0.0"}"#);
+        assert_eq!(out, r#"{"wit": "0.3.0", "name": "a", "version": "2.0.0"}"#);
         let out = build(r#"{"name": "a\"version\"", "x": ["version"]}"#, "1.0.0");
         let m: Json = serde_json::from_str(&out).unwrap();
         assert_eq!(m["version"], "1.0.0");
@@ -557,13 +557,13 @@ mod tests {
     #[test]
     fn schema_is_served_with_name_and_version() {
         let m = Manifest::parse(
-            br#"{"name": "p", "version": "1.0.0", "wit": "0.2.0", "schema": {"resources": {}}}"#,
+            br#"{"name": "p", "version": "1.0.0", "wit": "0.3.0", "schema": {"resources": {}}}"#,
         )
         .unwrap();
         let served = m.schema_json().unwrap();
         assert_eq!(served, r#"{"name":"p","version":"1.0.0","resources":{}}"#);
         let m = Manifest::parse(
-            br#"{"name": "p", "version": "1.0.0", "wit": "0.2.0", "schema": {"version": "1.0.0", "name": "p"}}"#,
+            br#"{"name": "p", "version": "1.0.0", "wit": "0.3.0", "schema": {"version": "1.0.0", "name": "p"}}"#,
         )
         .unwrap();
         assert_eq!(
@@ -639,7 +639,7 @@ mod tests {
     #[test]
     fn unknown_fields_are_refused() {
         let errors =
-            validate(br#"{"name": "a", "version": "1.0.0", "wit": "0.2.0", "capabilites": {}}"#)
+            validate(br#"{"name": "a", "version": "1.0.0", "wit": "0.3.0", "capabilites": {}}"#)
                 .unwrap_err();
         assert!(
             errors[0].contains("unknown field `capabilites`"),
@@ -650,7 +650,7 @@ mod tests {
     #[test]
     fn a_good_manifest_validates() {
         let good = br##"{
-            "name": "p", "version": "1.0.0", "wit": "0.2.0",
+            "name": "p", "version": "1.0.0", "wit": "0.3.0",
             "capabilities": {"http": ["api.example.com:443"], "directories": [{"guest": "/work", "write": true}], "env": ["TZ"]},
             "schema": {
                 "name": "p",

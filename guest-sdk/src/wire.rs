@@ -1,6 +1,6 @@
-//! The WIT encoding of values: a table of nodes stored column by column (`kinds`, four `words`
-//! per node, one `strings` buffer, and `extras` for assets, archives, references and outputs;
-//! `wit/provider.wit` has the code table). Node 0 is the root; an array's elements and an
+//! The WIT encoding of values: a table of nodes (five words per node in `nodes`: kind, two
+//! operands and a key span; one `strings` buffer; and `extras` for assets, archives, references
+//! and outputs; `wit/provider.wit` has the code table). Node 0 is the root; an array's elements and an
 //! object's members are consecutive nodes after their parent, each member carrying its key.
 //!
 //! A [`Table`] is a value from the host, validated once and then read in place: providers get
@@ -8,7 +8,7 @@
 //! [`Value`]s only if read, and sent back as they came if returned unchanged.
 //!
 //! Encoding never fails. Validation reports malformed tables as [`WireError`]s (never panics):
-//! columns of different lengths, unknown kinds, indices out of range or not after their parent
+//! a `nodes` list that is not whole nodes, unknown kinds, indices out of range or not after their parent
 //! (which also rules out cycles), nodes or extras used twice or not at all, extras of the wrong
 //! kind, duplicate keys, archive members that are not assets or archives, resource IDs that are
 //! not text or unknown, spans outside the string buffer or not valid UTF-8 (e.g. cut
@@ -26,23 +26,23 @@ use crate::value::{
 /// The deepest value accepted from the host (the root counts as depth 1).
 pub const MAX_DEPTH: usize = 512;
 
-/// Node kind codes (the `kinds` column).
+/// Node kind codes (a node's first word).
 pub mod kind {
-    pub const NULL: u8 = 0;
-    pub const BOOL: u8 = 1;
-    pub const NUMBER: u8 = 2;
-    pub const TEXT: u8 = 3;
-    pub const ARRAY: u8 = 4;
-    pub const OBJECT: u8 = 5;
-    pub const SECRET: u8 = 6;
-    pub const UNKNOWN: u8 = 7;
-    pub const ASSET: u8 = 8;
-    pub const ARCHIVE: u8 = 9;
-    pub const REFERENCE: u8 = 10;
-    pub const OUTPUT: u8 = 11;
+    pub const NULL: u32 = 0;
+    pub const BOOL: u32 = 1;
+    pub const NUMBER: u32 = 2;
+    pub const TEXT: u32 = 3;
+    pub const ARRAY: u32 = 4;
+    pub const OBJECT: u32 = 5;
+    pub const SECRET: u32 = 6;
+    pub const UNKNOWN: u32 = 7;
+    pub const ASSET: u32 = 8;
+    pub const ARCHIVE: u32 = 9;
+    pub const REFERENCE: u32 = 10;
+    pub const OUTPUT: u32 = 11;
 
     /// The kind's name, for messages.
-    pub fn name(kind: u8) -> &'static str {
+    pub fn name(kind: u32) -> &'static str {
         match kind {
             NULL => "null",
             BOOL => "bool",
@@ -61,18 +61,18 @@ pub mod kind {
     }
 }
 
-/// Words per node: `a`, `b`, key offset, key length.
-pub const WORDS: usize = 4;
+/// Words per node: kind, `a`, `b`, key offset, key length.
+pub const WORDS: usize = 5;
 
 /// Why a table from the host is not a valid value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WireError {
     /// The table has no nodes where a single value was expected.
     Empty,
-    /// The `words` column does not have [`WORDS`] words per node.
-    WordCount { nodes: usize, words: usize },
+    /// The `nodes` list is not a whole number of nodes ([`WORDS`] words each).
+    WordCount { words: usize },
     /// A node's kind code is not one of [`kind`]'s.
-    UnknownKind { node: u32, kind: u8 },
+    UnknownKind { node: u32, kind: u32 },
     /// A node refers to an index past the end of the table.
     OutOfRange { node: u32, index: u32, len: usize },
     /// A node refers to itself or an earlier node (this is how cycles show up).
@@ -122,9 +122,9 @@ impl fmt::Display for WireError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             WireError::Empty => write!(f, "the value has no nodes"),
-            WireError::WordCount { nodes, words } => write!(
+            WireError::WordCount { words } => write!(
                 f,
-                "the value has {nodes} nodes but {words} words ({WORDS} per node expected)"
+                "the value has {words} words, which is not a whole number of nodes ({WORDS} words each)"
             ),
             WireError::UnknownKind { node, kind } => {
                 write!(f, "node {node} has unknown kind {kind}")
@@ -228,7 +228,7 @@ pub(crate) fn validate_map(value: &wit::Value) -> Result<(), WireError> {
 }
 
 fn object_root(value: &wit::Value) -> Result<(), WireError> {
-    match value.kinds.first() {
+    match value.nodes.first() {
         None | Some(&kind::OBJECT) | Some(&kind::NULL) => Ok(()),
         Some(&other) => Err(WireError::NotAnObject {
             kind: kind::name(other),
@@ -238,7 +238,7 @@ fn object_root(value: &wit::Value) -> Result<(), WireError> {
 
 /// The root of a validated table, unless it is empty.
 fn root(value: &wit::Value) -> Option<Node<'_>> {
-    (!value.kinds.is_empty()).then_some(Node { value, index: 0 })
+    (!value.nodes.is_empty()).then_some(Node { value, index: 0 })
 }
 
 /// The object at the root of a table that passed [`validate_map`] (`None` when the map is
@@ -275,9 +275,8 @@ fn same_words(a: &[u32], b: &[u32]) -> bool {
 pub(crate) fn same_known(a: &wit::Value, b: &wit::Value) -> bool {
     a.extras.is_empty()
         && b.extras.is_empty()
-        && same_bytes(&a.kinds, &b.kinds)
-        && !a.kinds.contains(&kind::UNKNOWN)
-        && same_words(&a.words, &b.words)
+        && same_words(&a.nodes, &b.nodes)
+        && a.nodes.iter().step_by(WORDS).all(|&k| k != kind::UNKNOWN)
         && same_bytes(&a.strings, &b.strings)
 }
 
@@ -330,12 +329,12 @@ impl fmt::Debug for Node<'_> {
 }
 
 impl<'t> Node<'t> {
-    pub fn kind(self) -> u8 {
-        self.value.kinds[self.index]
+    pub fn kind(self) -> u32 {
+        self.value.nodes[self.index * WORDS]
     }
 
     fn word(self, w: usize) -> u32 {
-        self.value.words[self.index * WORDS + w]
+        self.value.nodes[self.index * WORDS + 1 + w]
     }
 
     fn at(self, index: u32) -> Node<'t> {
@@ -530,11 +529,10 @@ fn from_wit_asset(a: &wit::Asset) -> Asset {
 /// Checks every rule of the module docs in one forward pass (parents come before children, so
 /// a node's depth and whether it is referenced are known when the pass reaches it).
 fn validate(value: &wit::Value) -> Result<(), WireError> {
-    let len = value.kinds.len();
-    if value.words.len() != len * WORDS {
+    let len = value.nodes.len() / WORDS;
+    if !value.nodes.len().is_multiple_of(WORDS) {
         return Err(WireError::WordCount {
-            nodes: len,
-            words: value.words.len(),
+            words: value.nodes.len(),
         });
     }
     if len == 0 {
@@ -569,9 +567,14 @@ struct Validator<'v> {
 }
 
 impl<'v> Validator<'v> {
+    /// Node `i`'s operands and key span.
     fn words(&self, i: usize) -> (u32, u32, u32, u32) {
-        let w = &self.value.words[i * WORDS..i * WORDS + WORDS];
+        let w = &self.value.nodes[i * WORDS + 1..i * WORDS + WORDS];
         (w[0], w[1], w[2], w[3])
+    }
+
+    fn kind(&self, i: usize) -> u32 {
+        self.value.nodes[i * WORDS]
     }
 
     /// Records that `parent` refers to `child`.
@@ -653,7 +656,7 @@ impl<'v> Validator<'v> {
             return Err(WireError::TooDeep { node: idx(i) });
         }
         let (a, b, _, _) = self.words(i);
-        match self.value.kinds[i] {
+        match self.kind(i) {
             kind::NULL | kind::BOOL | kind::NUMBER | kind::UNKNOWN => {}
             kind::TEXT => {
                 self.text(i, a, b)?;
@@ -704,7 +707,7 @@ impl<'v> Validator<'v> {
         duplicate(i, (first..first + count).map(key))
     }
 
-    fn extra_node(&mut self, i: usize, k: u8, extra: &'v wit::Extra) -> Result<(), WireError> {
+    fn extra_node(&mut self, i: usize, k: u32, extra: &'v wit::Extra) -> Result<(), WireError> {
         let found = match extra {
             wit::Extra::Asset(_) => kind::ASSET,
             wit::Extra::Archive(_) => kind::ARCHIVE,
@@ -724,7 +727,7 @@ impl<'v> Validator<'v> {
                 if let wit::ArchiveSource::Assets(members) = &a.source {
                     for (name, c) in members {
                         self.refer(i, *c)?;
-                        let member = self.value.kinds[*c as usize];
+                        let member = self.kind(*c as usize);
                         if member != kind::ASSET && member != kind::ARCHIVE {
                             return Err(WireError::BadArchiveMember {
                                 node: idx(i),
@@ -739,7 +742,7 @@ impl<'v> Validator<'v> {
             wit::Extra::ResourceReference(r) => {
                 if let Some(c) = r.id {
                     self.refer(i, c)?;
-                    let id = self.value.kinds[c as usize];
+                    let id = self.kind(c as usize);
                     if id != kind::TEXT && id != kind::UNKNOWN {
                         return Err(WireError::BadReferenceId {
                             node: idx(i),
@@ -815,8 +818,7 @@ enum Pending<'a> {
 /// Builds a table: each container reserves a block of consecutive nodes at the end for its
 /// children (so they come after it) and queues those that are containers themselves.
 struct Encoder<'a> {
-    kinds: Vec<u8>,
-    words: Vec<u32>,
+    nodes: Vec<u32>,
     /// The text of every `text` node and object key, concatenated.
     strings: Vec<u8>,
     extras: Vec<wit::Extra>,
@@ -826,8 +828,7 @@ struct Encoder<'a> {
 impl<'a> Encoder<'a> {
     fn with_capacity(nodes: usize) -> Encoder<'a> {
         Encoder {
-            kinds: Vec::with_capacity(nodes),
-            words: Vec::with_capacity(nodes * WORDS),
+            nodes: Vec::with_capacity(nodes * WORDS),
             strings: Vec::with_capacity(nodes * 24),
             extras: Vec::new(),
             pending: Vec::new(),
@@ -846,8 +847,7 @@ impl<'a> Encoder<'a> {
             }
         }
         wit::Value {
-            kinds: self.kinds,
-            words: self.words,
+            nodes: self.nodes,
             strings: self.strings,
             extras: self.extras,
         }
@@ -855,17 +855,15 @@ impl<'a> Encoder<'a> {
 
     /// Appends `count` null nodes; returns the first one's index.
     fn reserve(&mut self, count: usize) -> u32 {
-        let first = self.kinds.len();
-        self.kinds.resize(first + count, kind::NULL);
-        self.words.resize((first + count) * WORDS, 0);
+        let first = self.nodes.len() / WORDS;
+        // Zeroed words are null nodes with no key.
+        self.nodes.resize((first + count) * WORDS, 0);
         idx(first)
     }
 
-    fn set(&mut self, at: u32, kind: u8, a: u32, b: u32) {
-        let at = at as usize;
-        self.kinds[at] = kind;
-        self.words[at * WORDS] = a;
-        self.words[at * WORDS + 1] = b;
+    fn set(&mut self, at: u32, kind: u32, a: u32, b: u32) {
+        let at = at as usize * WORDS;
+        self.nodes[at..at + 3].copy_from_slice(&[kind, a, b]);
     }
 
     /// Appends `s` to the string buffer; returns its span.
@@ -887,8 +885,8 @@ impl<'a> Encoder<'a> {
             let member = first + idx(i);
             let (offset, len) = self.span(key);
             let slot = member as usize * WORDS;
-            self.words[slot + 2] = offset;
-            self.words[slot + 3] = len;
+            self.nodes[slot + 3] = offset;
+            self.nodes[slot + 4] = len;
             self.scalar_or_later(member, value);
         }
     }
@@ -1116,11 +1114,11 @@ mod tests {
     #[test]
     fn encoding_puts_children_after_parents() {
         let wire = encode(&every_kind());
-        assert_eq!(wire.words.len(), wire.kinds.len() * WORDS);
+        assert_eq!(wire.nodes.len() % WORDS, 0);
         let forward = |i: usize, c: u32| assert!(c as usize > i, "node {i} refers to {c}");
-        for (i, k) in wire.kinds.iter().enumerate() {
-            let (a, b) = (wire.words[i * WORDS], wire.words[i * WORDS + 1]);
-            match *k {
+        for (i, node) in wire.nodes.chunks(WORDS).enumerate() {
+            let (a, b) = (node[1], node[2]);
+            match node[0] {
                 kind::ARRAY | kind::OBJECT if b > 0 => forward(i, a),
                 kind::SECRET => forward(i, a),
                 kind::ARCHIVE | kind::REFERENCE | kind::OUTPUT => match &wire.extras[a as usize] {
@@ -1155,7 +1153,7 @@ mod tests {
             };
         }
         let wire = encode(&v);
-        assert_eq!(wire.kinds.len(), MAX_DEPTH);
+        assert_eq!(wire.nodes.len(), MAX_DEPTH * WORDS);
         assert_eq!(decode(wire).unwrap(), v);
 
         let deeper = Value::Array(vec![v]);
@@ -1187,7 +1185,7 @@ mod tests {
 
     /// A hand-written node: kind, `a`, `b` and its key (offset, length).
     #[derive(Clone, Copy)]
-    struct N(u8, u32, u32, (u32, u32));
+    struct N(u32, u32, u32, (u32, u32));
 
     fn null() -> N {
         N(kind::NULL, 0, 0, (0, 0))
@@ -1196,7 +1194,7 @@ mod tests {
         let (offset, len) = sp(s);
         N(kind::TEXT, offset, len, (0, 0))
     }
-    fn node(kind: u8, a: u32, b: u32) -> N {
+    fn node(kind: u32, a: u32, b: u32) -> N {
         N(kind, a, b, (0, 0))
     }
     impl N {
@@ -1210,10 +1208,9 @@ mod tests {
 
     fn table(nodes: &[N], strings: &[u8], extras: Vec<wit::Extra>) -> wit::Value {
         wit::Value {
-            kinds: nodes.iter().map(|n| n.0).collect(),
-            words: nodes
+            nodes: nodes
                 .iter()
-                .flat_map(|n| [n.1, n.2, n.3.0, n.3.1])
+                .flat_map(|n| [n.0, n.1, n.2, n.3.0, n.3.1])
                 .collect(),
             strings: strings.to_vec(),
             extras,
@@ -1328,10 +1325,10 @@ mod tests {
             (pooled(&[]), WireError::Empty),
             (
                 wit::Value {
-                    words: vec![0; 5],
+                    nodes: vec![0; 4],
                     ..pooled(&[null()])
                 },
-                WireError::WordCount { nodes: 1, words: 5 },
+                WireError::WordCount { words: 4 },
             ),
             (
                 pooled(&[node(99, 0, 0)]),

@@ -175,7 +175,7 @@ fn main() {
         println!(
             "object: {} properties, {} nodes, ~{bytes} bytes",
             object.len(),
-            encoded.kinds.len()
+            encoded.nodes.len() / cairn_wasm::convert::WORDS
         );
         let check = CheckRequest {
             urn: urn.clone(),

@@ -4,15 +4,16 @@
 //! # Node tables
 //!
 //! WIT has no recursive types, so a value is a table of nodes that refer to each other by
-//! index, stored column by column (`kinds`, four `words` per node, one `strings` buffer, and
-//! `extras` for assets, archives, references and outputs; the table in `wit/provider.wit` has
-//! every code). Columns of primitives lower into the guest as plain copies, so moving a value
-//! costs a constant number of allocations and no per-node work in wasmtime.
+//! index: five words per node in `nodes` (kind, two operands, key span), one `strings` buffer,
+//! and `extras` for assets, archives, references and outputs (the table in `wit/provider.wit`
+//! has every code). Lists of primitives lower into the guest as plain copies, so moving a value
+//! costs three allocations and no per-node work in wasmtime.
 //!
 //! Encoding gives every container a block of consecutive nodes at the end of the table for its
 //! children, so children always come after their parent.
 //!
-//! Decoding distrusts the table (it comes from the guest): columns of different lengths, an
+//! Decoding distrusts the table (it comes from the guest): a `nodes` list that is not whole
+//! nodes, an
 //! unknown kind, a child block that is out of range or does not point forward, a node or extra
 //! used twice (sharing would let a small table expand into an exponentially large value), an
 //! extra of the wrong kind, a resource ID that is neither text nor unknown, an archive member
@@ -52,24 +53,24 @@ pub(crate) fn value_error(message: impl Into<String>) -> ValueError {
     }
 }
 
-/// Node kind codes (`kinds` column); see `wit/provider.wit`.
+/// Node kind codes (a node's first word); see `wit/provider.wit`.
 pub mod kind {
-    pub const NULL: u8 = 0;
-    pub const BOOL: u8 = 1;
-    pub const NUMBER: u8 = 2;
-    pub const TEXT: u8 = 3;
-    pub const ARRAY: u8 = 4;
-    pub const OBJECT: u8 = 5;
-    pub const SECRET: u8 = 6;
-    pub const UNKNOWN: u8 = 7;
-    pub const ASSET: u8 = 8;
-    pub const ARCHIVE: u8 = 9;
-    pub const REFERENCE: u8 = 10;
-    pub const OUTPUT: u8 = 11;
+    pub const NULL: u32 = 0;
+    pub const BOOL: u32 = 1;
+    pub const NUMBER: u32 = 2;
+    pub const TEXT: u32 = 3;
+    pub const ARRAY: u32 = 4;
+    pub const OBJECT: u32 = 5;
+    pub const SECRET: u32 = 6;
+    pub const UNKNOWN: u32 = 7;
+    pub const ASSET: u32 = 8;
+    pub const ARCHIVE: u32 = 9;
+    pub const REFERENCE: u32 = 10;
+    pub const OUTPUT: u32 = 11;
 }
 
-/// Words per node in the `words` column: `a`, `b`, key offset, key length.
-pub const WORDS: usize = 4;
+/// Words per node in `nodes`: kind, `a`, `b`, key offset, key length.
+pub const WORDS: usize = 5;
 
 // ---------------------------------------------------------------------------------------------
 // Encoding (host → guest): the engine's values are trusted and finite.
@@ -87,8 +88,7 @@ pub fn encode_map(map: &PropertyMap) -> w::Value {
     if map.is_empty() {
         // No nodes is an empty map (see the WIT); it allocates nothing.
         return w::Value {
-            kinds: Vec::new(),
-            words: Vec::new(),
+            nodes: Vec::new(),
             strings: Vec::new(),
             extras: Vec::new(),
         };
@@ -148,8 +148,7 @@ enum Pending<'a> {
 }
 
 struct Encoder<'a> {
-    kinds: Vec<u8>,
-    words: Vec<u32>,
+    nodes: Vec<u32>,
     /// The text of every `text` node and object key, concatenated.
     strings: Vec<u8>,
     extras: Vec<w::Extra>,
@@ -159,8 +158,7 @@ struct Encoder<'a> {
 impl<'a> Encoder<'a> {
     fn with_capacity(nodes: usize) -> Encoder<'a> {
         Encoder {
-            kinds: Vec::with_capacity(nodes),
-            words: Vec::with_capacity(nodes * WORDS),
+            nodes: Vec::with_capacity(nodes * WORDS),
             strings: Vec::new(),
             extras: Vec::new(),
             pending: Vec::new(),
@@ -179,8 +177,7 @@ impl<'a> Encoder<'a> {
             }
         }
         w::Value {
-            kinds: self.kinds,
-            words: self.words,
+            nodes: self.nodes,
             strings: self.strings,
             extras: self.extras,
         }
@@ -188,17 +185,15 @@ impl<'a> Encoder<'a> {
 
     /// Appends `count` null nodes; returns the first one's index.
     fn reserve(&mut self, count: usize) -> u32 {
-        let first = self.kinds.len();
-        self.kinds.resize(first + count, kind::NULL);
-        self.words.resize((first + count) * WORDS, 0);
+        let first = self.nodes.len() / WORDS;
+        // Zeroed words are null nodes with no key.
+        self.nodes.resize((first + count) * WORDS, 0);
         index(first)
     }
 
-    fn set(&mut self, at: u32, kind: u8, a: u32, b: u32) {
-        let at = at as usize;
-        self.kinds[at] = kind;
-        self.words[at * WORDS] = a;
-        self.words[at * WORDS + 1] = b;
+    fn set(&mut self, at: u32, kind: u32, a: u32, b: u32) {
+        let at = at as usize * WORDS;
+        self.nodes[at..at + 3].copy_from_slice(&[kind, a, b]);
     }
 
     /// Appends `s` to the string buffer; returns its span. (Offsets beyond 4 GiB saturate,
@@ -221,8 +216,8 @@ impl<'a> Encoder<'a> {
             let member = first + index(i);
             let (offset, len) = self.span(key);
             let slot = member as usize * WORDS;
-            self.words[slot + 2] = offset;
-            self.words[slot + 3] = len;
+            self.nodes[slot + 3] = offset;
+            self.nodes[slot + 4] = len;
             self.scalar_or_later(member, value);
         }
     }
@@ -365,7 +360,7 @@ pub fn decode_value(mut value: w::Value) -> Result<PropertyValue, ValueError> {
 
 /// Decodes a node table whose root must be an object (or null / no nodes: an empty map).
 pub fn decode_map(value: w::Value) -> Result<PropertyMap, ValueError> {
-    if value.kinds.is_empty() && value.words.is_empty() {
+    if value.nodes.is_empty() {
         return Ok(PropertyMap::new());
     }
     match decode_value(value)? {
@@ -381,36 +376,34 @@ pub fn decode_map(value: w::Value) -> Result<PropertyMap, ValueError> {
 /// The columns of a value, checked for consistent lengths and size.
 struct Table<'v> {
     len: usize,
-    kinds: &'v [u8],
-    words: &'v [u32],
+    nodes: &'v [u32],
     strings: &'v [u8],
 }
 
 impl<'v> Table<'v> {
     fn new(value: &'v w::Value, extras: &[w::Extra]) -> Result<Table<'v>, ValueError> {
-        let len = value.kinds.len();
+        let len = value.nodes.len() / WORDS;
+        if !value.nodes.len().is_multiple_of(WORDS) {
+            return Err(value_error(format!(
+                "the value has {} words, which is not a whole number of nodes ({WORDS} words each)",
+                value.nodes.len()
+            )));
+        }
         if len == 0 {
             return Err(value_error("the value has no nodes (the root is node 0)"));
         }
-        if value.words.len() != len * WORDS {
-            return Err(value_error(format!(
-                "the value has {len} nodes but {} words ({WORDS} per node expected)",
-                value.words.len()
-            )));
-        }
         let table = Table {
             len,
-            kinds: &value.kinds,
-            words: &value.words,
+            nodes: &value.nodes,
             strings: &value.strings,
         };
         // What the decoded value will hold: text and keys as they will be copied (so many
         // spans over the same bytes cannot inflate a small buffer), plus per-node overhead.
         let mut size = 16usize.saturating_mul(len);
         for i in 0..len {
-            let (_, b, _, key_len) = table.words(i);
+            let (code, _, b, _, key_len) = table.node(i);
             size = size.saturating_add(key_len as usize);
-            if table.kinds[i] == kind::TEXT {
+            if code == kind::TEXT {
                 size = size.saturating_add(b as usize);
             }
         }
@@ -428,9 +421,10 @@ impl<'v> Table<'v> {
         Ok(table)
     }
 
-    fn words(&self, i: usize) -> (u32, u32, u32, u32) {
-        let w = &self.words[i * WORDS..i * WORDS + WORDS];
-        (w[0], w[1], w[2], w[3])
+    /// Node `i`: kind, `a`, `b`, key offset, key length.
+    fn node(&self, i: usize) -> (u32, u32, u32, u32, u32) {
+        let w = &self.nodes[i * WORDS..i * WORDS + WORDS];
+        (w[0], w[1], w[2], w[3], w[4])
     }
 
     /// The text of a span of the string buffer: in range and valid UTF-8 (which also rules out
@@ -517,9 +511,9 @@ impl Decoder {
     }
 
     fn decode(&mut self, table: &Table<'_>, i: usize) -> Result<(), ValueError> {
-        let (a, b, _, _) = table.words(i);
+        let (code, a, b, _, _) = table.node(i);
         let mut depth = 0u16;
-        let value = match table.kinds[i] {
+        let value = match code {
             kind::NULL => PropertyValue::Null,
             kind::BOOL => PropertyValue::Bool(a != 0),
             kind::NUMBER => {
@@ -539,7 +533,7 @@ impl Decoder {
                 let first = self.block(i, a, b)?;
                 let mut map = PropertyMap::with_capacity(b as usize);
                 for c in first..first + b as usize {
-                    let (_, _, key_offset, key_len) = table.words(c);
+                    let (_, _, _, key_offset, key_len) = table.node(c);
                     let key = table.text(c, "key", key_offset, key_len)?;
                     let v = self.take(i, index(c), &mut depth)?;
                     if map.insert(key.to_owned(), v).is_some() {
@@ -899,11 +893,7 @@ fn unless_sent(
 /// Whether two tables are identical (compared column by column; tables with extras are rare
 /// and never compared).
 fn same_table(a: &w::Value, b: &w::Value) -> bool {
-    a.extras.is_empty()
-        && b.extras.is_empty()
-        && a.kinds == b.kinds
-        && a.words == b.words
-        && a.strings == b.strings
+    a.extras.is_empty() && b.extras.is_empty() && a.nodes == b.nodes && a.strings == b.strings
 }
 
 pub(crate) fn diff_result(r: w::DiffResult) -> Result<p::DiffResult, ValueError> {
@@ -1127,13 +1117,13 @@ mod tests {
     fn every_kind_round_trips() {
         let value = every_kind();
         let encoded = encode_value(&value);
-        assert_eq!(encoded.words.len(), encoded.kinds.len() * WORDS);
+        assert_eq!(encoded.nodes.len() % WORDS, 0);
         assert_eq!(decode_value(encoded.clone()).unwrap(), value);
         // Every index points forward.
         let forward = |i: usize, c: u32| assert!(c as usize > i, "node {i} refers to {c}");
-        for (i, kind) in encoded.kinds.iter().enumerate() {
-            let (a, b) = (encoded.words[i * WORDS], encoded.words[i * WORDS + 1]);
-            match *kind {
+        for (i, node) in encoded.nodes.chunks(WORDS).enumerate() {
+            let (a, b) = (node[1], node[2]);
+            match node[0] {
                 kind::ARRAY | kind::OBJECT if b > 0 => forward(i, a),
                 kind::SECRET => forward(i, a),
                 kind::ARCHIVE | kind::REFERENCE | kind::OUTPUT => {
@@ -1164,7 +1154,7 @@ mod tests {
 
     /// A hand-written node: kind, `a`, `b` and its key (offset, length).
     #[derive(Clone, Copy)]
-    struct N(u8, u32, u32, (u32, u32));
+    struct N(u32, u32, u32, (u32, u32));
 
     fn null() -> N {
         N(kind::NULL, 0, 0, (0, 0))
@@ -1173,7 +1163,7 @@ mod tests {
         let (offset, len) = sp(s);
         N(kind::TEXT, offset, len, (0, 0))
     }
-    fn node(kind: u8, a: u32, b: u32) -> N {
+    fn node(kind: u32, a: u32, b: u32) -> N {
         N(kind, a, b, (0, 0))
     }
     impl N {
@@ -1187,10 +1177,9 @@ mod tests {
 
     fn table(nodes: &[N], strings: &[u8], extras: Vec<w::Extra>) -> w::Value {
         w::Value {
-            kinds: nodes.iter().map(|n| n.0).collect(),
-            words: nodes
+            nodes: nodes
                 .iter()
-                .flat_map(|n| [n.1, n.2, n.3.0, n.3.1])
+                .flat_map(|n| [n.0, n.1, n.2, n.3.0, n.3.1])
                 .collect(),
             strings: strings.to_vec(),
             extras,
@@ -1251,17 +1240,13 @@ mod tests {
         let map = props! {"a" => 1i64, "b" => vec![PropertyValue::from(true)]};
         let encoded = encode_map(&map);
         assert_eq!(encoded.strings, b"ab");
-        assert_eq!(
-            encoded.kinds,
-            [kind::OBJECT, kind::NUMBER, kind::ARRAY, kind::BOOL]
-        );
         let one = 1f64.to_bits();
         #[rustfmt::skip]
-        assert_eq!(encoded.words, [
-            1, 2, 0, 0, // the root: members 1 and 2
-            one as u32, (one >> 32) as u32, 0, 1, // "a": 1
-            3, 1, 1, 1, // "b": the array at 3
-            1, 0, 0, 0, // true
+        assert_eq!(encoded.nodes, [
+            kind::OBJECT, 1, 2, 0, 0, // the root: members 1 and 2
+            kind::NUMBER, one as u32, (one >> 32) as u32, 0, 1, // "a": 1
+            kind::ARRAY, 3, 1, 1, 1, // "b": the array at 3
+            kind::BOOL, 1, 0, 0, 0, // true
         ]);
         assert!(encoded.extras.is_empty());
         assert_eq!(decode_map(encoded).unwrap(), map);
@@ -1306,10 +1291,10 @@ mod tests {
             (empty(), "the value has no nodes"),
             (
                 w::Value {
-                    words: vec![0; 3],
+                    nodes: vec![0; 7],
                     ..pooled(&[null()])
                 },
-                "the value has 1 nodes but 3 words (4 per node expected)",
+                "the value has 7 words, which is not a whole number of nodes (5 words each)",
             ),
             (pooled(&[node(42, 0, 0)]), "node 0: unknown kind 42"),
             (
@@ -1522,8 +1507,7 @@ mod tests {
         };
         let value = encode_map(&map);
         // Allocated once at their final size: nothing grew (and was copied) while encoding.
-        assert_eq!(value.kinds.capacity(), value.kinds.len());
-        assert_eq!(value.words.capacity(), value.words.len());
+        assert_eq!(value.nodes.capacity(), value.nodes.len());
         assert_eq!(value.strings.capacity(), value.strings.len());
         assert_eq!(decode_map(value).unwrap(), map);
     }

@@ -570,7 +570,7 @@ mod tests {
             version: semver::Version::new(1, 0, 0),
             schema: Value::Null,
             capabilities,
-            wit: "0.2.0".into(),
+            wit: "0.3.0".into(),
         }
     }
 

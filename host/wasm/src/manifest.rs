@@ -11,7 +11,7 @@
 //!     "directories": [{ "guest": "/work", "write": true }],
 //!     "env": ["TZ"]
 //!   },
-//!   "wit": "0.2.0"
+//!   "wit": "0.3.0"
 //! }
 //! ```
 //!
@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 pub const MANIFEST_SECTION: &str = "cairn:manifest";
 
 /// The `cairn:deploy` WIT version this host implements; manifests must name a compatible one.
-pub const SUPPORTED_WIT: &str = "0.2.0";
+pub const SUPPORTED_WIT: &str = "0.3.0";
 
 /// A provider's manifest.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -293,7 +293,7 @@ mod tests {
 
     const GOOD: &str = r#"{"name":"random","version":"1.2.3","schema":{"name":"random"},
         "capabilities":{"http":["api.example.com","*.example.org"],
-        "directories":[{"guest":"/work","write":true}],"env":["TZ"]},"wit":"0.2.0"}"#;
+        "directories":[{"guest":"/work","write":true}],"env":["TZ"]},"wit":"0.3.0"}"#;
 
     #[test]
     fn finds_the_manifest_in_a_nested_core_module() {
@@ -315,7 +315,7 @@ mod tests {
 
     #[test]
     fn capabilities_and_schema_are_optional() {
-        let m = Manifest::parse("p", br#"{"name":"a","version":"0.1.0","wit":"0.2.7"}"#).unwrap();
+        let m = Manifest::parse("p", br#"{"name":"a","version":"0.1.0","wit":"0.3.7"}"#).unwrap();
         assert_eq!(m.capabilities, Capabilities::default());
         assert!(m.schema.is_null());
     }
@@ -337,35 +337,35 @@ mod tests {
                 "p.wasm: the `cairn:manifest` section is not valid JSON",
             ),
             (
-                component_with(&[r#"{"name":"a","version":"one","wit":"0.2.0"}"#]),
+                component_with(&[r#"{"name":"a","version":"one","wit":"0.3.0"}"#]),
                 "p.wasm: manifest field \"version\": \"one\" is not a semantic version",
             ),
             (
-                component_with(&[r#"{"version":"1.0.0","wit":"0.2.0"}"#]),
+                component_with(&[r#"{"version":"1.0.0","wit":"0.3.0"}"#]),
                 "p.wasm: manifest field \"name\": missing",
             ),
             (
-                component_with(&[r#"{"name":"../x","version":"1.0.0","wit":"0.2.0"}"#]),
+                component_with(&[r#"{"name":"../x","version":"1.0.0","wit":"0.3.0"}"#]),
                 "p.wasm: manifest field \"name\": \"../x\" must start with a letter or digit",
             ),
             (
                 component_with(&[r#"{"name":"a","version":"1.0.0","wit":"0.1.0"}"#]),
-                "p.wasm: built against cairn:deploy WIT 0.1.0, but this host implements 0.2.0",
+                "p.wasm: built against cairn:deploy WIT 0.1.0, but this host implements 0.3.0",
             ),
             (
                 component_with(&[
-                    r#"{"name":"a","version":"1.0.0","wit":"0.2.0","capabilities":{"sockets":true}}"#,
+                    r#"{"name":"a","version":"1.0.0","wit":"0.3.0","capabilities":{"sockets":true}}"#,
                 ]),
                 "p.wasm: manifest field \"capabilities\": unknown field `sockets`",
             ),
             (
                 component_with(&[
-                    r#"{"name":"a","version":"1.0.0","wit":"0.2.0","capabilities":{"directories":[{"guest":"work"}]}}"#,
+                    r#"{"name":"a","version":"1.0.0","wit":"0.3.0","capabilities":{"directories":[{"guest":"work"}]}}"#,
                 ]),
                 "must be an absolute path",
             ),
             (
-                component_with(&[GOOD, r#"{"name":"b","version":"1.0.0","wit":"0.2.0"}"#]),
+                component_with(&[GOOD, r#"{"name":"b","version":"1.0.0","wit":"0.3.0"}"#]),
                 "p.wasm: has 2 `cairn:manifest` sections",
             ),
         ];

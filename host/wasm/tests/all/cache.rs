@@ -96,7 +96,7 @@ fn files_that_are_not_providers_are_refused_with_the_file_named() {
     // A component with a manifest but without the provider interface compiles, but is not a
     // provider.
     let component = wat::parse_str(
-        r#"(component (core module (@custom "cairn:manifest" "{\"name\":\"empty\",\"version\":\"1.0.0\",\"wit\":\"0.2.0\"}")))"#,
+        r#"(component (core module (@custom "cairn:manifest" "{\"name\":\"empty\",\"version\":\"1.0.0\",\"wit\":\"0.3.0\"}")))"#,
     )
     .unwrap();
     let plugin = cairn_wasm::WasmPlugin::from_bytes(component).unwrap();
