@@ -1,15 +1,17 @@
 //! The WIT encoding of values: a table of nodes (five words per node in `nodes`: kind, two
 //! operands and a key span; one `strings` buffer; and `extras` for assets, archives, references
-//! and outputs; `wit/provider.wit` has the code table). Node 0 is the root; an array's elements and an
-//! object's members are consecutive nodes after their parent, each member carrying its key.
+//! and outputs; `wit/provider.wit` has the code table). Node 0 is the root; an array's
+//! elements and an object's members are consecutive nodes after their parent, each member
+//! carrying its key.
 //!
-//! A [`Table`] is a value from the host, validated once and then read in place: providers get
-//! request properties as [`Properties`](crate::Properties) backed by a table, decoded into
-//! [`Value`]s only if read, and sent back as they came if returned unchanged.
+//! Tables from the host are read in place through [`Node`]s: a [`Table`] is one validated up
+//! front; request properties ([`Properties`](crate::Properties)) keep the table as it came,
+//! validate it when first read, decode it into [`Value`]s only if read, and send it back as
+//! it came if returned unchanged.
 //!
 //! Encoding never fails. Validation reports malformed tables as [`WireError`]s (never panics):
-//! a `nodes` list that is not whole nodes, unknown kinds, indices out of range or not after their parent
-//! (which also rules out cycles), nodes or extras used twice or not at all, extras of the wrong
+//! a `nodes` list that is not whole nodes, unknown kinds, indices out of range or not after
+//! their parent (which also rules out cycles), nodes or extras used twice or not at all, extras of the wrong
 //! kind, duplicate keys, archive members that are not assets or archives, resource IDs that are
 //! not text or unknown, spans outside the string buffer or not valid UTF-8 (e.g. cut
 //! mid-character), and nesting deeper than [`MAX_DEPTH`]. Validation and encoding are
@@ -307,11 +309,6 @@ impl Table {
     pub fn to_map(&self) -> Result<PropertyMap, WireError> {
         object_root(&self.value)?;
         Ok(object(&self.value).map(Node::to_map).unwrap_or_default())
-    }
-
-    /// The table as it came, to send back unchanged.
-    pub fn into_wit(self) -> wit::Value {
-        self.value
     }
 }
 
