@@ -4,10 +4,12 @@
 pub mod asset;
 pub mod config;
 pub mod deploy;
+pub mod limits;
 pub mod path;
 pub mod project;
 pub mod secrets;
 pub mod state;
+pub mod text;
 pub mod urn;
 pub mod value;
 

@@ -29,6 +29,12 @@ pub enum UrnError {
     },
     #[error("invalid URN part: the {part} {value:?} contains \"::\"")]
     SeparatorInPart { part: &'static str, value: String },
+    #[error(
+        "invalid URN {urn:?}: the {part} contains a control character; names, types, stacks and projects must be printable"
+    )]
+    ControlCharacter { urn: String, part: &'static str },
+    #[error("invalid URN: it is {len} bytes long; URNs may be at most {max} bytes", max = crate::limits::MAX_URN_BYTES)]
+    TooLong { len: usize },
 }
 
 /// Why a type token was rejected.
@@ -50,6 +56,8 @@ pub enum TypeTokenError {
         "type token {token:?} has an invalid type name {name:?}: it must be non-empty, not start with a digit, and contain only letters, digits and '.', '_', '/', '-'"
     )]
     Name { token: String, name: String },
+    #[error("type token {token:?}… is {len} bytes long; type tokens may be at most {max} bytes", max = crate::limits::MAX_TYPE_BYTES)]
+    TooLong { token: String, len: usize },
 }
 
 /// A resource type token, `<package>:<module>:<name>`, validated against the package metaschema's
@@ -61,6 +69,12 @@ pub struct TypeToken(String);
 
 impl TypeToken {
     pub fn parse(token: &str) -> Result<TypeToken, TypeTokenError> {
+        if token.len() > crate::limits::MAX_TYPE_BYTES {
+            return Err(TypeTokenError::TooLong {
+                token: token.chars().take(64).collect(),
+                len: token.len(),
+            });
+        }
         let parts: Vec<&str> = token.split(':').collect();
         let (package, module, name) = match parts.as_slice() {
             [package, name] => (*package, "", *name),
@@ -118,12 +132,17 @@ impl TypeToken {
     }
 }
 
-/// `[^0-9][a-zA-Z0-9._/-]*`: the first character is anything but a digit.
+/// `[^0-9][a-zA-Z0-9._/-]*`: the first character is anything but a digit, and (beyond the
+/// metaschema) neither a separator of the URN grammar (`:`, `$`), white space nor a character
+/// that would act on a terminal.
 fn is_module_or_name(part: &str) -> bool {
     let mut chars = part.chars();
-    chars
-        .next()
-        .is_some_and(|c| !c.is_ascii_digit() && c != ':')
+    chars.next().is_some_and(|c| {
+        !c.is_ascii_digit()
+            && !matches!(c, ':' | '$')
+            && !c.is_whitespace()
+            && !crate::text::is_unsafe(c)
+    })
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '-'))
 }
 
@@ -150,6 +169,9 @@ pub struct Urn(String);
 impl Urn {
     /// Parses and validates a URN.
     pub fn parse(urn: &str) -> Result<Urn, UrnError> {
+        if urn.len() > crate::limits::MAX_URN_BYTES {
+            return Err(UrnError::TooLong { len: urn.len() });
+        }
         let Some(rest) = urn.strip_prefix(URN_PREFIX) else {
             return Err(UrnError::MissingPrefix {
                 urn: urn.to_owned(),
@@ -173,6 +195,14 @@ impl Urn {
             if value.is_empty() {
                 return Err(UrnError::EmptyPart {
                     urn: urn.to_owned(),
+                    part,
+                });
+            }
+        }
+        for (part, value) in [("stack", stack), ("project", project), ("name", name)] {
+            if value.chars().any(crate::text::is_unsafe) {
+                return Err(UrnError::ControlCharacter {
+                    urn: crate::text::visible_line(urn).into_owned(),
                     part,
                 });
             }
@@ -329,6 +359,12 @@ mod tests {
             ("urn:pulumi:dev::p::a:b c:C::n", "invalid module \"b c\""),
             ("urn:pulumi:dev::p::justone::n", "must have the form"),
             ("urn:pulumi:dev::p::x:y:P$::n", "must have the form"),
+            ("urn:pulumi:dev::p::a:b:C::n\x1b[2J", "the name contains a control character"),
+            ("urn:pulumi:dev::p::a:b:C::line\nfake", "the name contains a control character"),
+            ("urn:pulumi:d\u{9b}v::p::a:b:C::n", "the stack contains a control character"),
+            ("urn:pulumi:dev::p\x07::a:b:C::n", "the project contains a control character"),
+            ("urn:pulumi:dev::p::a:b:\x1bC::n", "invalid type name"),
+            ("urn:pulumi:dev::p::a:\u{202e}b:C::n", "invalid module"),
         ];
         for (input, expected) in cases {
             let err = Urn::parse(input).unwrap_err().to_string();
@@ -365,7 +401,19 @@ mod tests {
         ] {
             TypeToken::parse(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
         }
-        for bad in ["", "pkg", "-pkg:m:T", "pkg:m:", "a:b:c:d", "pkg:m:T!"] {
+        let long = format!("pkg:m:{}", "T".repeat(crate::limits::MAX_TYPE_BYTES));
+        for bad in [
+            "",
+            "pkg",
+            "-pkg:m:T",
+            "pkg:m:",
+            "a:b:c:d",
+            "pkg:m:T!",
+            "pkg:m:\x1b",
+            "pkg:m:$T",
+            "pkg: m:T",
+            long.as_str(),
+        ] {
             assert!(TypeToken::parse(bad).is_err(), "{bad} should be rejected");
         }
     }
