@@ -88,7 +88,7 @@ fn destroy_with_a_missing_provider_names_the_package_and_keeps_the_state() {
     let sandbox = stack_with(WITH_CUSTOM);
     let before = sandbox.ok(&["stack", "export"]);
     let err = sandbox.fails(&["destroy", "--yes"]);
-    assert_contains(&err, &["package \"random\"", "no provider found"]);
+    assert_contains(&err, &["package \"random\"", "no wasm provider found"]);
     let after: Value = serde_json::from_str(&sandbox.ok(&["stack", "export"])).unwrap();
     let before: Value = serde_json::from_str(&before).unwrap();
     assert_eq!(

@@ -144,12 +144,19 @@ fn a_package_with_no_provider_anywhere_is_named() {
     let err = sandbox.fails(&["preview"]);
     assert_contains(
         &err,
-        &["probe", "no provider found", "pulumi-resource-probe"],
+        &[
+            "probe",
+            "no wasm provider found",
+            "name a provider in Pulumi.yaml",
+            "never start native plugins found on PATH or in the plugin directory",
+        ],
     );
 }
 
+/// A wasm program never starts a native plugin it finds by lookup (the Cairn plugin
+/// directory, PATH): only one the project names.
 #[test]
-fn grpc_plugins_in_the_cairn_plugin_directory_are_found() {
+fn a_wasm_program_starts_only_native_plugins_the_project_names() {
     let sandbox = Sandbox::new("prog");
     let bin = sandbox.home.join("plugins/bin");
     sandbox.ok(&[
@@ -159,16 +166,59 @@ fn grpc_plugins_in_the_cairn_plugin_directory_are_found() {
         "-o",
         bin.to_str().unwrap(),
     ]);
-    sandbox.write(
-        "Pulumi.yaml",
-        &format!(
-            "name: prog\nruntime: wasm\nmain: {}\n",
-            test_wasm("program-probe").display()
+    // The plugin leaves a mark when it is started.
+    let marker = sandbox.project.join("plugin-started");
+    let launcher = bin.join("pulumi-resource-probe");
+    std::fs::rename(&launcher, bin.join("real-probe")).unwrap();
+    std::fs::write(
+        &launcher,
+        format!(
+            "#!/bin/sh\ntouch '{}'\nexec '{}' \"$@\"\n",
+            marker.display(),
+            bin.join("real-probe").display()
         ),
-    );
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let project = |plugins: &str| {
+        format!(
+            "name: prog\nruntime: wasm\nmain: {}\n{plugins}",
+            test_wasm("program-probe").display()
+        )
+    };
+    sandbox.write("Pulumi.yaml", &project(""));
     sandbox.ok(&["stack", "init", "dev"]);
     sandbox.ok(&["config", "set", "count", "1"]);
     sandbox.ok(&["config", "set", "sleepMs", "0"]);
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let refused = sandbox
+        .command(&["up", "--yes"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert_contains(
+        &String::from_utf8_lossy(&refused.stderr),
+        &[
+            "no wasm provider found",
+            "never start native plugins found on PATH",
+        ],
+    );
+    assert!(!marker.exists(), "the plugin was started");
+
+    sandbox.write(
+        "Pulumi.yaml",
+        &project(&format!(
+            "plugins:\n  providers:\n    - name: probe\n      path: {}\n",
+            bin.display()
+        )),
+    );
     sandbox.ok(&["up", "--yes"]);
+    assert!(marker.exists(), "the named plugin was not used");
     assert_eq!(outputs(&sandbox, false)["count"], 1);
 }

@@ -17,6 +17,7 @@ use anyhow::{Context as _, Result, bail};
 use cairn_engine::config::{ConfigKey, ResolvedConfig};
 use cairn_engine::deploy::events::EventSink;
 use cairn_engine::deploy::program::Program;
+use cairn_engine::deploy::provider::NativePlugins;
 use cairn_engine::project::Project;
 use cairn_grpc::{Language, LanguageProgram, PluginCommand};
 use cairn_wasm::{Grants, PROGRAM_KEY, PackageGrant, ProgramFile, WasmRuntime, events_log_sink};
@@ -131,6 +132,17 @@ pub fn dynamic_providers(project_dir: &Path, project: &Project) -> Vec<(String, 
     };
     command.dir = Some(project_dir.to_owned());
     vec![(package.to_owned(), command)]
+}
+
+/// Which native plugins the project's packages may resolve to: any for Python and Node.js
+/// programs (which run native code of their own, as with Pulumi); for wasm programs (and any
+/// other runtime) only those the project names, so a sandboxed program never starts native
+/// code implicitly.
+pub fn native_plugins(project: &Project) -> NativePlugins {
+    match project.runtime.name.as_str() {
+        "python" | "nodejs" => NativePlugins::Any,
+        _ => NativePlugins::ProjectNamed,
+    }
 }
 
 /// A provider plugin directory (`PulumiPlugin.yaml` with `runtime: python` or `nodejs`) as the

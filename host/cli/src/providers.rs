@@ -9,7 +9,9 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result, bail};
 use cairn_engine::config::{ConfigKey, ResolvedConfig};
 use cairn_engine::deploy::events::EventSink;
-use cairn_engine::deploy::provider::{LoadError, Provider, ProviderLoader};
+use cairn_engine::deploy::provider::{
+    LoadError, NativePlugins, Provider, ProviderLoader, ProviderOrigin,
+};
 use cairn_engine::project::Project;
 use cairn_wasm::{Grants, PluginStore, RuntimeOptions, WasmLoader, WasmRuntime, events_log_sink};
 use indexmap::IndexMap;
@@ -34,7 +36,8 @@ pub fn runtime(home: &Path) -> Result<WasmRuntime> {
 }
 
 /// A deployment's providers: the built-in `pulumi` package, else wasm components, else gRPC
-/// provider plugins (`pulumi-resource-<package>`).
+/// provider plugins (`pulumi-resource-<package>`) — only those the project names when the
+/// request comes from a wasm program or a sandboxed provider.
 pub struct Loader {
     wasm: WasmLoader,
     builtins: Arc<Builtins>,
@@ -43,20 +46,23 @@ pub struct Loader {
 
 /// Where gRPC provider plugins are found, and the engine address they are given.
 struct GrpcPlugins {
-    /// Directories (or plugin files) named in the project's `plugins.providers`, then `$PATH`.
-    search: Vec<PathBuf>,
-    /// Plugins for packages served by the program's SDK (dynamic providers).
-    dynamic: Vec<(String, cairn_grpc::PluginCommand)>,
+    /// Plugin files or directories named in the project's `plugins.providers`.
+    named: Vec<PathBuf>,
+    /// Where plugins are looked up by name: `<home>/plugins/bin`, then `$PATH`.
+    discovered: Vec<PathBuf>,
+    /// Plugins started by command: the project's plugin directories (named), and the packages
+    /// served by the program's SDK (dynamic providers, which run code the program sends).
+    commands: Vec<(String, cairn_grpc::PluginCommand, ProviderOrigin)>,
     events: Arc<dyn EventSink>,
     engine: tokio::sync::OnceCell<cairn_grpc::Served>,
 }
 
 impl GrpcPlugins {
-    /// `pulumi-resource-<package>`: a project entry that is that file, or a file by that name
-    /// in a project entry's directory or on `$PATH`.
-    fn find(&self, package: &str) -> Option<PathBuf> {
+    /// `pulumi-resource-<package>`: an entry that is that file, or a file by that name in an
+    /// entry's directory.
+    fn find_in(entries: &[PathBuf], package: &str) -> Option<PathBuf> {
         let binary = format!("pulumi-resource-{package}");
-        self.search.iter().find_map(|entry| {
+        entries.iter().find_map(|entry| {
             if entry.is_file() && entry.file_name().is_some_and(|n| n == binary.as_str()) {
                 return Some(entry.clone());
             }
@@ -65,14 +71,48 @@ impl GrpcPlugins {
         })
     }
 
-    async fn load(&self, package: &str) -> Option<Result<Arc<dyn Provider>, LoadError>> {
-        let command = match self.dynamic.iter().find(|(p, _)| p == package) {
-            Some((_, command)) => command.clone(),
-            None => cairn_grpc::PluginCommand::new(
-                format!("pulumi-resource-{package}"),
-                self.find(package)?,
-            ),
+    /// The plugin for `package` the rule allows: one the project names, else (under
+    /// [`NativePlugins::Any`]) one found by lookup. Decided before anything is started.
+    fn command(
+        &self,
+        package: &str,
+        native: NativePlugins,
+    ) -> Option<(cairn_grpc::PluginCommand, ProviderOrigin)> {
+        let named = |path: PathBuf| {
+            (
+                cairn_grpc::PluginCommand::new(format!("pulumi-resource-{package}"), path),
+                ProviderOrigin::NamedPlugin,
+            )
         };
+        let by_command = self
+            .commands
+            .iter()
+            .find(|(p, _, origin)| p == package && native.allows(*origin))
+            .map(|(_, command, origin)| (command.clone(), *origin));
+        by_command
+            .or_else(|| Self::find_in(&self.named, package).map(named))
+            .or_else(|| {
+                (native == NativePlugins::Any)
+                    .then(|| Self::find_in(&self.discovered, package))
+                    .flatten()
+                    .map(|path| {
+                        (
+                            cairn_grpc::PluginCommand::new(
+                                format!("pulumi-resource-{package}"),
+                                path,
+                            ),
+                            ProviderOrigin::DiscoveredPlugin,
+                        )
+                    })
+            })
+    }
+
+    async fn load(
+        &self,
+        package: &str,
+        native: NativePlugins,
+    ) -> Option<Result<Arc<dyn Provider>, LoadError>> {
+        let (command, origin) = self.command(package, native)?;
         let failed = |message: String| LoadError::Failed {
             package: package.to_owned(),
             message,
@@ -104,6 +144,10 @@ impl GrpcPlugins {
                 output,
             )
             .await
+            .map(|p| match origin {
+                ProviderOrigin::NamedPlugin => p.named_by_project(),
+                _ => p,
+            })
             .map(|p| Arc::new(p) as Arc<dyn Provider>)
             .map_err(|e| failed(e.to_string())),
         )
@@ -116,21 +160,30 @@ impl ProviderLoader for Loader {
         &self,
         package: &str,
         version: Option<&semver::Version>,
+        native: NativePlugins,
     ) -> Result<Arc<dyn Provider>, LoadError> {
         if package == "pulumi" {
             return Ok(self.builtins.clone());
         }
-        match self.wasm.load(package, version).await {
-            Err(LoadError::NotFound { .. }) => match self.grpc.load(package).await {
+        match self.wasm.load(package, version, native).await {
+            Err(LoadError::NotFound { .. }) => match self.grpc.load(package, native).await {
                 Some(result) => result,
                 None => Err(LoadError::Failed {
                     package: package.to_owned(),
-                    message: format!(
-                        "no provider found{}: install a wasm component (`cairn plugin install`), name one in Pulumi.yaml `plugins: {{providers: [{{name, path}}]}}`, or put a pulumi-resource-{package} plugin on PATH",
-                        version
-                            .map(|v| format!(" compatible with version {v}"))
-                            .unwrap_or_default()
-                    ),
+                    message: match native {
+                        NativePlugins::Any => format!(
+                            "no provider found{}: install a wasm component (`cairn plugin install`), name one in Pulumi.yaml `plugins: {{providers: [{{name, path}}]}}`, or put a pulumi-resource-{package} plugin on PATH",
+                            version
+                                .map(|v| format!(" compatible with version {v}"))
+                                .unwrap_or_default()
+                        ),
+                        NativePlugins::ProjectNamed => format!(
+                            "no wasm provider found{}: install a wasm component (`cairn plugin install`) or name a provider in Pulumi.yaml `plugins: {{providers: [{{name, path}}]}}` (a wasm program, and what a sandboxed provider registers, never start native plugins found on PATH or in the plugin directory)",
+                            version
+                                .map(|v| format!(" compatible with version {v}"))
+                                .unwrap_or_default()
+                        ),
+                    },
                 }),
             },
             other => other,
@@ -150,22 +203,25 @@ pub fn loader(
     events: Arc<dyn EventSink>,
 ) -> Result<Loader> {
     let entries = plugin_entries(project, project_dir)?;
-    let mut dynamic = crate::program::dynamic_providers(project_dir, project);
+    let mut commands: Vec<_> = crate::program::dynamic_providers(project_dir, project)
+        .into_iter()
+        .map(|(package, command)| (package, command, ProviderOrigin::DiscoveredPlugin))
+        .collect();
     // Plugin directories with a PulumiPlugin.yaml run in their language (e.g. a Python
     // `pulumi.provider.main` provider).
     for (name, path) in &entries {
         if let Some(command) = crate::program::plugin_directory(name, path)? {
-            dynamic.push((name.clone(), command));
+            commands.push((name.clone(), command, ProviderOrigin::NamedPlugin));
         }
     }
-    let mut search = entries
+    let named = entries
         .into_iter()
         .map(|(_, p)| p)
         .filter(|p| p.extension().is_none_or(|e| e != "wasm"))
         .collect::<Vec<_>>();
     // The Cairn plugin directory for gRPC plugins, then PATH.
-    search.push(home.join("plugins").join("bin"));
-    search.extend(
+    let mut discovered = vec![home.join("plugins").join("bin")];
+    discovered.extend(
         std::env::var_os("PATH")
             .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
             .unwrap_or_default(),
@@ -174,8 +230,9 @@ pub fn loader(
         wasm: wasm_loader(runtime, home, project_dir, project, config, events.clone())?,
         builtins: Arc::new(Builtins::new(backend.clone(), &project.name)),
         grpc: GrpcPlugins {
-            search,
-            dynamic,
+            named,
+            discovered,
+            commands,
             events,
             engine: tokio::sync::OnceCell::new(),
         },

@@ -18,8 +18,8 @@ use cairn_engine::deploy::monitor::Monitor;
 use cairn_engine::deploy::program::{Program, ProgramError, RegisterResourceRequest};
 use cairn_engine::deploy::provider::{
     CheckRequest, CheckResult, CreateRequest, CreateResult, DeleteRequest, DiffChanges,
-    DiffRequest, DiffResult, LoadError, Provider, ProviderError, ProviderLoader, ReadRequest,
-    ReadResult, UpdateRequest, UpdateResult,
+    DiffRequest, DiffResult, LoadError, NativePlugins, Provider, ProviderError, ProviderLoader,
+    ReadRequest, ReadResult, UpdateRequest, UpdateResult,
 };
 use cairn_engine::deploy::{Deployment, DeploymentOptions, Outcome};
 use cairn_engine::secrets::{Crypter, SecretsError};
@@ -94,6 +94,7 @@ impl ProviderLoader for Loader {
         &self,
         _: &str,
         _: Option<&semver::Version>,
+        _: NativePlugins,
     ) -> Result<Arc<dyn Provider>, LoadError> {
         Ok(Arc::new(Instant_))
     }

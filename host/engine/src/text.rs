@@ -79,10 +79,7 @@ mod tests {
 
     #[test]
     fn text_keeps_newlines_and_tabs_only() {
-        assert_eq!(
-            visible_text("one\n\ttwo\r\x1b[1A"),
-            "one\n\ttwo\\r\\x1b[1A"
-        );
+        assert_eq!(visible_text("one\n\ttwo\r\x1b[1A"), "one\n\ttwo\\r\\x1b[1A");
         assert!(matches!(visible_text("no controls"), Cow::Borrowed(_)));
     }
 }

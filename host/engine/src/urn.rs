@@ -142,8 +142,7 @@ fn is_module_or_name(part: &str) -> bool {
             && !matches!(c, ':' | '$')
             && !c.is_whitespace()
             && !crate::text::is_unsafe(c)
-    })
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '-'))
+    }) && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '-'))
 }
 
 impl fmt::Display for TypeToken {
@@ -359,10 +358,22 @@ mod tests {
             ("urn:pulumi:dev::p::a:b c:C::n", "invalid module \"b c\""),
             ("urn:pulumi:dev::p::justone::n", "must have the form"),
             ("urn:pulumi:dev::p::x:y:P$::n", "must have the form"),
-            ("urn:pulumi:dev::p::a:b:C::n\x1b[2J", "the name contains a control character"),
-            ("urn:pulumi:dev::p::a:b:C::line\nfake", "the name contains a control character"),
-            ("urn:pulumi:d\u{9b}v::p::a:b:C::n", "the stack contains a control character"),
-            ("urn:pulumi:dev::p\x07::a:b:C::n", "the project contains a control character"),
+            (
+                "urn:pulumi:dev::p::a:b:C::n\x1b[2J",
+                "the name contains a control character",
+            ),
+            (
+                "urn:pulumi:dev::p::a:b:C::line\nfake",
+                "the name contains a control character",
+            ),
+            (
+                "urn:pulumi:d\u{9b}v::p::a:b:C::n",
+                "the stack contains a control character",
+            ),
+            (
+                "urn:pulumi:dev::p\x07::a:b:C::n",
+                "the project contains a control character",
+            ),
             ("urn:pulumi:dev::p::a:b:\x1bC::n", "invalid type name"),
             ("urn:pulumi:dev::p::a:\u{202e}b:C::n", "invalid module"),
         ];

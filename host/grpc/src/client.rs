@@ -14,7 +14,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use cairn_engine::deploy::monitor::Monitor;
 use cairn_engine::deploy::provider::{
-    self as p, DiffChanges, DiffKind, PartialState, Provider, ProviderError,
+    self as p, DiffChanges, DiffKind, PartialState, Provider, ProviderError, ProviderOrigin,
 };
 use cairn_engine::value::{PropertyMap, PropertyValue};
 use indexmap::IndexMap;
@@ -44,6 +44,8 @@ pub struct GrpcProvider {
     process: Option<Arc<PluginProcess>>,
     /// What the plugin accepts (from its `Configure` response).
     accepts: Mutex<Marshal>,
+    /// How the plugin was found (native code either way).
+    origin: ProviderOrigin,
 }
 
 impl GrpcProvider {
@@ -72,7 +74,14 @@ impl GrpcProvider {
                 .max_encoding_message_size(256 * 1024 * 1024),
             process,
             accepts: Mutex::new(Marshal::PLAIN),
+            origin: ProviderOrigin::DiscoveredPlugin,
         }
+    }
+
+    /// Marks the plugin as one the project names (by default it counts as found by lookup).
+    pub fn named_by_project(mut self) -> Self {
+        self.origin = ProviderOrigin::NamedPlugin;
+        self
     }
 
     /// `Handshake` (when implemented) and `GetPluginInfo`.
@@ -356,6 +365,10 @@ fn variables(package: &str, inputs: &PropertyMap) -> std::collections::HashMap<S
 impl Provider for GrpcProvider {
     fn package(&self) -> &str {
         &self.package
+    }
+
+    fn origin(&self) -> ProviderOrigin {
+        self.origin
     }
 
     fn version(&self) -> Option<semver::Version> {

@@ -9,8 +9,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use cairn_engine::deploy::provider::{
     CheckFailure, CheckRequest, CheckResult, CreateRequest, CreateResult, DeleteRequest,
-    DiffChanges, DiffKind, DiffRequest, DiffResult, LoadError, PartialState, PropertyDiff,
-    Provider, ProviderError, ProviderLoader, ReadRequest, ReadResult, UpdateRequest, UpdateResult,
+    DiffChanges, DiffKind, DiffRequest, DiffResult, LoadError, NativePlugins, PartialState,
+    PropertyDiff, Provider, ProviderError, ProviderLoader, ReadRequest, ReadResult, UpdateRequest,
+    UpdateResult,
 };
 use cairn_engine::value::{PropertyMap, PropertyValue};
 use indexmap::IndexMap;
@@ -581,6 +582,7 @@ impl ProviderLoader for TestLoader {
         &self,
         package: &str,
         version: Option<&semver::Version>,
+        _: NativePlugins,
     ) -> Result<Arc<dyn Provider>, LoadError> {
         lock(&self.world.loads).push(match version {
             Some(v) => format!("{package}@{v}"),

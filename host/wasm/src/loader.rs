@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cairn_engine::deploy::provider::{LoadError, Provider, ProviderLoader};
+use cairn_engine::deploy::provider::{LoadError, NativePlugins, Provider, ProviderLoader};
 
 use crate::error::WasmError;
 use crate::grants::Grants;
@@ -110,12 +110,14 @@ impl WasmLoader {
     }
 }
 
+/// Loads only wasm components, so every native-plugin rule allows what it returns.
 #[async_trait]
 impl ProviderLoader for WasmLoader {
     async fn load(
         &self,
         package: &str,
         version: Option<&semver::Version>,
+        _: NativePlugins,
     ) -> Result<Arc<dyn Provider>, LoadError> {
         Ok(Arc::new(self.load_wasm(package, version).await?))
     }

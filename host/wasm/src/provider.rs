@@ -37,7 +37,8 @@ use cairn_engine::deploy::monitor::Monitor;
 use cairn_engine::deploy::provider::{
     CallRequest, CallResult, CheckRequest, CheckResult, ConstructRequest, ConstructResult,
     CreateRequest, CreateResult, DeleteRequest, DiffRequest, DiffResult, InvokeRequest,
-    InvokeResult, Provider, ProviderError, ReadRequest, ReadResult, UpdateRequest, UpdateResult,
+    InvokeResult, Provider, ProviderError, ProviderOrigin, ReadRequest, ReadResult, UpdateRequest,
+    UpdateResult,
 };
 use cairn_engine::urn::Urn;
 use cairn_engine::value::PropertyMap;
@@ -721,6 +722,10 @@ macro_rules! guest_call {
 impl Provider for WasmProvider {
     fn package(&self) -> &str {
         &self.inner.manifest.name
+    }
+
+    fn origin(&self) -> ProviderOrigin {
+        ProviderOrigin::Sandboxed
     }
 
     fn version(&self) -> Option<semver::Version> {

@@ -35,10 +35,12 @@ use super::program::{
 };
 use super::provider::{
     CallRequest, CallResult, CheckRequest, CheckResult, ConstructRequest, CreateRequest,
-    DeleteRequest, DiffChanges, DiffRequest, InvokeRequest, InvokeResult, Provider, ProviderError,
-    ReadRequest, UpdateRequest, provider_type,
+    DeleteRequest, DiffChanges, DiffRequest, InvokeRequest, InvokeResult, NativePlugins,
+    PartialState, Provider, ProviderError, ProviderOrigin, ReadRequest, ReadResult, UpdateRequest,
+    provider_type,
 };
 use super::providers::{ProviderRegistry, version_input};
+use super::scope::{Caller, ComponentScope, ExpectedRoot};
 use super::{DeploymentOptions, StepFailure};
 
 /// Which old states this deployment has accounted for, and what it has registered.
@@ -46,8 +48,16 @@ use super::{DeploymentOptions, StepFailure};
 struct Plan {
     /// The live (not `delete`-marked) copy of each URN in the base snapshot.
     live: HashMap<Urn, BaseIndex>,
-    /// URNs registered in this deployment, with the aliases they were registered under.
-    registered: HashMap<Urn, Vec<Urn>>,
+    /// URNs registered in this deployment: their parents and the aliases they were registered
+    /// under.
+    registered: HashMap<Urn, Registration>,
+    /// URNs whose registration finished with a state in this deployment's snapshot: what later
+    /// registrations may refer to.
+    completed: HashSet<Urn>,
+    /// Old URNs taken over under a new one (through aliases): old → new.
+    renamed: HashMap<Urn, Urn>,
+    /// Default provider URNs registered in this deployment.
+    default_providers: HashSet<Urn>,
     /// Base entries taken over by a registration.
     claimed: HashSet<BaseIndex>,
     /// Base entries deleted ahead of their replacement (delete-before-replace).
@@ -58,6 +68,38 @@ struct Plan {
     untargeted: HashSet<BaseIndex>,
     /// The states this deployment has recorded, by URN.
     states: HashMap<Urn, ResourceState>,
+}
+
+/// How a URN was registered in this deployment.
+struct Registration {
+    parent: Option<Urn>,
+    aliases: Vec<Urn>,
+}
+
+impl Plan {
+    /// Whether `urn` is `component` or registered below it in this deployment.
+    fn in_subtree(&self, urn: &Urn, component: &Urn) -> bool {
+        let mut current = urn;
+        // Parents are registered before their children, so the walk ends; the bound guards
+        // against a bug turning it into a loop.
+        for _ in 0..=self.registered.len() {
+            if current == component {
+                return true;
+            }
+            match self.registered.get(current).and_then(|r| r.parent.as_ref()) {
+                Some(parent) => current = parent,
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// Whether an old URN belonged to `component`'s subtree: it (or what took it over in this
+    /// deployment) is registered below the component.
+    fn was_in_subtree(&self, old: &Urn, component: &Urn) -> bool {
+        let current = self.renamed.get(old).unwrap_or(old);
+        self.in_subtree(current, component)
+    }
 }
 
 /// A default provider's reference (`<urn>::<id>`), or why it could not be registered.
@@ -310,10 +352,17 @@ impl Engine {
     }
 
     /// Durably brackets a provider mutation with begin/end journal records.
+    ///
+    /// When the operation fails but leaves a real resource behind (a partial state with an ID),
+    /// that resource is recorded, with `superseding` (what the recorded state takes the place
+    /// of), so it is never lost. A resource whose ID cannot be stored stays a pending operation,
+    /// and the error says so. When a result cannot be encoded, the resource is recorded without
+    /// its outputs rather than not at all.
     async fn journaled<T>(
         &self,
         kind: OperationKind,
         pending: &ResourceState,
+        partial: PartialRecord<'_>,
         work: impl Future<Output = Result<(T, Vec<Mutation>), ProviderError>>,
     ) -> Result<T, String> {
         let id = self
@@ -322,25 +371,65 @@ impl Engine {
             .map_err(Self::journal_err)?;
         match work.await {
             Ok((value, mutations)) => {
-                self.journal.end(id, mutations).map_err(Self::journal_err)?;
+                self.end_journaled(id, mutations)?;
                 Ok(value)
             }
             Err(e) => {
-                // A failed operation leaves either nothing or, with partial state, a resource
-                // that must be recorded so it is not leaked.
+                let message = crate::limits::cap_message(&e.to_string()).into_owned();
                 let mutations = match e.partial() {
-                    Some(partial) if !partial.id.is_empty() => {
-                        let mut state = pending.clone();
-                        state.id = Some(partial.id.clone());
-                        state.outputs = partial.outputs.clone();
-                        state.init_errors = vec![e.to_string()];
-                        vec![Mutation::Append(state)]
+                    Some(left) if left.id.len() > crate::limits::MAX_ID_BYTES => {
+                        // Nothing can name the resource in the state: the begin record stays,
+                        // so every later command reports it until it is resolved.
+                        return Err(format!(
+                            "{message}; the provider returned an ID of {} bytes (at most {} are allowed), so the resource, which may exist, is left recorded as a pending operation: check the provider's side, then run `cairn stack clear-pending`",
+                            left.id.len(),
+                            crate::limits::MAX_ID_BYTES
+                        ));
+                    }
+                    Some(left) if !left.id.is_empty() => {
+                        let mut state = partial.state.unwrap_or(pending).clone();
+                        state.id = Some(left.id.clone());
+                        let (outputs, dropped) = storable_outputs(left.outputs.clone());
+                        state.outputs = secure_outputs(
+                            outputs,
+                            &state.inputs,
+                            &state.additional_secret_outputs,
+                        );
+                        state.init_errors = vec![message.clone()];
+                        state.init_errors.extend(dropped);
+                        let mut all = vec![Mutation::Append(state)];
+                        all.extend(partial.superseding);
+                        all
                     }
                     _ => vec![],
                 };
-                self.journal.end(id, mutations).map_err(Self::journal_err)?;
-                Err(e.to_string())
+                self.end_journaled(id, mutations)?;
+                Err(message)
             }
+        }
+    }
+
+    /// Ends a journaled operation; if its states cannot be encoded (a secret that cannot be
+    /// encrypted, say), ends it with those states stripped of their outputs instead, so the
+    /// resources stay tracked, and fails the step saying so.
+    fn end_journaled(
+        &self,
+        id: super::journal::PendingId,
+        mutations: Vec<Mutation>,
+    ) -> Result<(), String> {
+        let strip = |state: &mut ResourceState| {
+            state.outputs = PropertyMap::new();
+            state.init_errors.push(
+                "the provider's outputs could not be recorded; run `cairn refresh` to read them again"
+                    .to_owned(),
+            );
+        };
+        match self.journal.end_or_strip(id, mutations, strip) {
+            Ok(None) => Ok(()),
+            Ok(Some(first)) => Err(format!(
+                "the resource is recorded without its outputs, which could not be stored: {first}"
+            )),
+            Err(e) => Err(Self::journal_err(e)),
         }
     }
 
@@ -353,13 +442,14 @@ impl Engine {
     /// Remembers a registered state that later requests look up: components (for their
     /// outputs) and providers (for default-provider upgrades). Custom resources are not kept:
     /// the journal holds them, and copying every state would double the engine's memory.
+    /// Marks its registration finished: from now on others may refer to it.
     fn record(&self, state: &ResourceState) {
+        let mut plan = lock(&self.plan);
+        plan.completed.insert(state.urn.clone());
         if state.custom && !state.is_provider() {
             return;
         }
-        lock(&self.plan)
-            .states
-            .insert(state.urn.clone(), state.clone());
+        plan.states.insert(state.urn.clone(), state.clone());
     }
 
     /// The state this deployment recorded for `urn`, else the old one.
@@ -436,7 +526,7 @@ impl Engine {
             let parent_aliases = lock(&self.plan)
                 .registered
                 .get(parent)
-                .cloned()
+                .map(|r| r.aliases.clone())
                 .unwrap_or_default();
             for parent_alias in parent_aliases {
                 let candidate = Urn::new(
@@ -455,8 +545,16 @@ impl Engine {
         Ok(out)
     }
 
-    /// Records the registration of `urn` and claims its old state, if any.
-    fn claim(&self, urn: &Urn, aliases: Vec<Urn>) -> Result<Option<BaseIndex>, MonitorError> {
+    /// Records the registration of `urn` (under `parent`) and claims its old state, if any. A
+    /// provider acting for a component may only take over old states that were its
+    /// component's: their parents lie in the component's subtree.
+    fn claim(
+        &self,
+        urn: &Urn,
+        aliases: Vec<Urn>,
+        parent: Option<&Urn>,
+        caller: &Caller,
+    ) -> Result<Option<BaseIndex>, MonitorError> {
         let mut plan = lock(&self.plan);
         if plan.registered.contains_key(urn) {
             return Err(err(format!(
@@ -493,9 +591,33 @@ impl Engine {
                 self.base().resources[i].urn
             )));
         }
-        plan.registered.insert(urn.clone(), aliases);
+        if let (Some(scope), Some(&i)) = (caller.scope(), found.first()) {
+            let old = &self.base().resources[i];
+            let is_root = scope.root.is_some() && scope.component.as_ref() == Some(urn);
+            let inside = match (&scope.component, &old.parent) {
+                (Some(component), Some(old_parent)) => plan.was_in_subtree(old_parent, component),
+                _ => false,
+            };
+            if !is_root && !inside {
+                return Err(err(scope.violation(format_args!(
+                    "{urn} would take over the state of {}, which is outside the component",
+                    old.urn
+                ))));
+            }
+        }
+        plan.registered.insert(
+            urn.clone(),
+            Registration {
+                parent: parent.cloned(),
+                aliases,
+            },
+        );
         if let Some(&i) = found.first() {
             plan.claimed.insert(i);
+            let old_urn = &self.base().resources[i].urn;
+            if old_urn != urn {
+                plan.renamed.insert(old_urn.clone(), urn.clone());
+            }
         }
         Ok(found.first().copied())
     }
@@ -507,32 +629,67 @@ impl Engine {
     // ---------------------------------------------------------------------------------------
     // Providers.
 
-    /// The provider reference and configured instance for a resource of `package`.
+    /// The provider reference and configured instance for a resource of `package`: the
+    /// explicit one, else the one `providers` names for the package, else the default. A
+    /// provider acting for a component may use only providers it registered itself, those the
+    /// program handed to the component, and default providers; and no caller reaches a native
+    /// plugin its rule does not allow.
     async fn resolve_provider(
         self: &Arc<Self>,
         explicit: Option<&str>,
         providers: &IndexMap<String, String>,
         package: &str,
         version: Option<&str>,
+        caller: &Caller,
     ) -> Result<(ProviderReference, Arc<dyn Provider>), MonitorError> {
+        let native = caller.native(self.options.native_plugins);
         let explicit = explicit.or_else(|| providers.get(package).map(String::as_str));
         let reference = match explicit {
             Some(text) => ProviderReference::parse(text).map_err(|e| err(e.to_string()))?,
-            None => self.default_provider(package, version).await?,
+            None => self.default_provider(package, version, native).await?,
         };
         let provider = self.providers.registered(&reference).ok_or_else(|| {
             err(format!(
                 "provider {reference} is not registered in this deployment; register the provider resource before the resources that use it"
             ))
         })?;
+        let passed = match caller.scope() {
+            Some(scope) => {
+                let passed = scope.passed_providers.contains(&reference);
+                if !passed && !self.may_use_provider(scope, &reference.urn) {
+                    return Err(err(scope.violation(format_args!(
+                        "it used provider {reference}, which is neither its own, nor handed to the component, nor a default provider"
+                    ))));
+                }
+                passed
+            }
+            None => false,
+        };
+        if !passed && !native.allows(provider.origin()) {
+            return Err(err(native_refusal(package, caller)));
+        }
         Ok((reference, provider))
     }
 
-    /// The default provider for `(package, version)`, registering it on first use.
+    /// Whether a provider acting for a component may use the provider resource `urn`: one it
+    /// registered in the component's subtree, or a default provider.
+    fn may_use_provider(&self, scope: &ComponentScope, urn: &Urn) -> bool {
+        let plan = lock(&self.plan);
+        plan.default_providers.contains(urn)
+            || scope
+                .component
+                .as_ref()
+                .is_some_and(|component| plan.in_subtree(urn, component))
+    }
+
+    /// The default provider for `(package, version)`, registering it on first use (with the
+    /// native-plugin rule of the first caller that needs it; later callers check the provider
+    /// they get against their own rule).
     async fn default_provider(
         self: &Arc<Self>,
         package: &str,
         version: Option<&str>,
+        native: NativePlugins,
     ) -> Result<ProviderReference, MonitorError> {
         let cell = lock(&self.defaults)
             .entry((package.to_owned(), version.map(str::to_owned)))
@@ -558,12 +715,19 @@ impl Engine {
                 let urn = self
                     .urn_for(None, &resource_type, &name)
                     .map_err(|e| e.message)?;
-                self.register_provider(urn, resource_type, inputs, ResourceOptions::default())
-                    .await
-                    .map(|response| {
-                        format!("{}::{}", response.urn, response.id.unwrap_or_default())
-                    })
-                    .map_err(|e| e.message)
+                lock(&self.plan).default_providers.insert(urn.clone());
+                self.register_provider(
+                    urn,
+                    resource_type,
+                    None,
+                    inputs,
+                    ResourceOptions::default(),
+                    native,
+                    &Caller::Program,
+                )
+                .await
+                .map(|response| format!("{}::{}", response.urn, response.id.unwrap_or_default()))
+                .map_err(|e| e.message)
             })
             .await
             .clone()
@@ -573,23 +737,31 @@ impl Engine {
 
     /// Registers a provider resource (`pulumi:providers:<package>`): `check_config`,
     /// `diff_config`, then `configure`.
+    #[allow(clippy::too_many_arguments)]
     async fn register_provider(
         self: &Arc<Self>,
         urn: Urn,
         resource_type: TypeToken,
+        parent: Option<Urn>,
         inputs: PropertyMap,
         options: ResourceOptions,
+        native: NativePlugins,
+        caller: &Caller,
     ) -> Result<RegisterResourceResponse, MonitorError> {
         self.ensure_running()?;
-        let claimed = self.claim(&urn, vec![])?;
+        let claimed = self.claim(&urn, vec![], parent.as_ref(), caller)?;
         let old = claimed.map(|i| self.base().resources[i].clone());
         let package = resource_type.name().to_owned();
         let version = version_input(&inputs);
         let loader = self.providers.loader().clone();
         let provider = loader
-            .load(&package, version.as_ref())
+            .load(&package, version.as_ref(), native)
             .await
             .map_err(|e| err(format!("{urn}: {e}")))?;
+        if !native.allows(provider.origin()) {
+            // A loader must not start what the rule forbids; this catches one that did.
+            return Err(err(format!("{urn}: {}", native_refusal(&package, caller))));
+        }
 
         let olds = old.as_ref().map(|o| o.inputs.clone()).unwrap_or_default();
         let checked = self
@@ -605,6 +777,7 @@ impl Engine {
             .await?;
 
         let mut state = ResourceState::new(urn.clone(), resource_type.clone(), true);
+        state.parent = parent;
         state.inputs = checked.clone();
         state.outputs = checked.clone();
         state.protect = options.protect;
@@ -692,10 +865,11 @@ impl Engine {
         if let Some(replace_info) = replace_info {
             self.step(replace_info, true, async { Ok(()) }).await?;
         }
-        self.providers.insert(&reference, provider);
+        // Recorded before it can be used, so no resource refers to a provider the state lacks.
         let mut all = vec![Mutation::Append(state.clone())];
         all.extend(mutations);
         self.apply(all)?;
+        self.providers.insert(&reference, provider);
         self.record(&state);
         Ok(RegisterResourceResponse {
             urn,
@@ -729,19 +903,37 @@ impl Engine {
         }
         .map_err(|e| err(format!("{urn}: Check failed: {e}")))?;
         if result.failures.is_empty() {
+            crate::limits::check_properties(&result.inputs).map_err(|e| {
+                err(format!(
+                    "{urn}: Check failed: the provider returned inputs that cannot be recorded: {e}"
+                ))
+            })?;
             return Ok(result.inputs);
         }
-        let reasons: Vec<String> = result
+        // A provider may report any number of failures; show the first few.
+        const SHOWN: usize = 20;
+        let mut reasons: Vec<String> = result
             .failures
             .iter()
+            .take(SHOWN)
             .map(|f| {
+                let reason = crate::limits::cap_text(&f.reason, 4096);
                 if f.property.is_empty() {
-                    f.reason.clone()
+                    reason.into_owned()
                 } else {
-                    format!("property {}: {}", f.property, f.reason)
+                    format!(
+                        "property {}: {reason}",
+                        crate::limits::cap_text(&f.property, 256)
+                    )
                 }
             })
             .collect();
+        if result.failures.len() > SHOWN {
+            reasons.push(format!(
+                "and {} more failures",
+                result.failures.len() - SHOWN
+            ));
+        }
         let message = format!("{urn}: invalid inputs: {}", reasons.join("; "));
         for reason in &reasons {
             self.emit(EngineEvent::Diagnostic {
@@ -796,24 +988,42 @@ impl Engine {
     pub async fn register_root(self: &Arc<Self>) -> Result<(), MonitorError> {
         let root_type = TypeToken::parse(ROOT_STACK_TYPE).map_err(|e| err(e.to_string()))?;
         let urn = self.root_urn.clone();
+        let name = urn.name().to_owned();
         self.register_component(
             urn,
-            root_type,
             None,
-            PropertyMap::new(),
-            &ResourceOptions::default(),
-            IndexMap::new(),
+            RegisterResourceRequest::component(root_type, name),
+            &Caller::Program,
         )
         .await
         .map(|_| ())
     }
 
-    /// Sets a component's (or the stack's) outputs.
-    pub fn register_outputs(&self, urn: &Urn, outputs: PropertyMap) -> Result<(), MonitorError> {
+    /// Sets a component's (or the stack's) outputs. A provider acting for a component may set
+    /// only the outputs of components in its subtree.
+    pub fn register_outputs(
+        &self,
+        urn: &Urn,
+        outputs: PropertyMap,
+        caller: &Caller,
+    ) -> Result<(), MonitorError> {
+        crate::limits::check_properties(&outputs)
+            .map_err(|e| err(format!("registering the outputs of {urn}: {e}")))?;
         let mut plan = lock(&self.plan);
-        let Some(state) = plan.states.get_mut(urn) else {
+        if let Some(scope) = caller.scope() {
+            let inside = scope
+                .component
+                .as_ref()
+                .is_some_and(|component| plan.in_subtree(urn, component));
+            if !inside {
+                return Err(err(scope.violation(format_args!(
+                    "it set the outputs of {urn}, which is outside the component"
+                ))));
+            }
+        }
+        let Some(state) = plan.states.get_mut(urn).filter(|s| !s.custom) else {
             return Err(err(format!(
-                "cannot register outputs for {urn}: it was not registered in this deployment"
+                "cannot register outputs for {urn}: it is not a component registered in this deployment"
             )));
         };
         state.outputs = outputs.clone();
@@ -833,6 +1043,7 @@ impl Engine {
     pub async fn register_resource(
         self: &Arc<Self>,
         request: RegisterResourceRequest,
+        caller: &Caller,
     ) -> Result<RegisterResourceResponse, MonitorError> {
         self.ensure_running()?;
         if request.resource_type.as_str() == ROOT_STACK_TYPE {
@@ -845,22 +1056,34 @@ impl Engine {
             });
         }
         let is_provider = is_provider_type(&request.resource_type);
-        let parent = match &request.parent {
-            Some(parent) => Some(parent.clone()),
-            None if is_provider => None,
-            None => Some(self.root_urn.clone()),
+        let parent = match (&request.parent, caller.scope()) {
+            (Some(parent), _) => Some(parent.clone()),
+            // What a provider registers for a component belongs to the component; a missing
+            // parent is refused by the scope check rather than defaulted to the stack.
+            (None, Some(_)) => None,
+            (None, None) if is_provider => None,
+            (None, None) => Some(self.root_urn.clone()),
         };
+        check_request(&request)?;
         let urn = self.urn_for(parent.as_ref(), &request.resource_type, &request.name)?;
+        if let Some(scope) = caller.scope() {
+            self.check_in_scope(scope, &urn, parent.as_ref(), &request)?;
+        }
+        self.check_references(&urn, parent.as_ref(), &request)?;
         let dependencies = all_dependencies(&request);
         if request.remote {
-            return Box::pin(self.construct(urn, parent, request)).await;
+            return Box::pin(self.construct(urn, parent, request, caller)).await;
         }
         if is_provider {
+            let native = caller.native(self.options.native_plugins);
             return Box::pin(self.register_provider(
                 urn,
                 request.resource_type,
+                parent,
                 request.inputs,
                 request.options,
+                native,
+                caller,
             ))
             .await;
         }
@@ -872,28 +1095,213 @@ impl Engine {
             .await
             .map_err(|_| err("the deployment is shutting down"))?;
         if !request.custom {
-            return Box::pin(self.register_component(
-                urn,
-                request.resource_type.clone(),
-                parent,
-                request.inputs.clone(),
-                &request.options,
-                request.property_dependencies.clone(),
-            ))
-            .await;
+            let mut request = request;
+            if let Some(root) = caller.scope().and_then(|s| s.root.as_ref())
+                && caller.scope().and_then(|s| s.component.as_ref()) == Some(&urn)
+            {
+                // The component a construct registers keeps the identities the program gave
+                // it (checked above to include any the provider sent).
+                request.options.aliases = root.aliases.iter().cloned().map(Alias::Urn).collect();
+            }
+            return Box::pin(self.register_component(urn, parent, request, caller)).await;
         }
-        Box::pin(self.register_custom(urn, parent, dependencies, request)).await
+        Box::pin(self.register_custom(urn, parent, dependencies, request, caller)).await
+    }
+
+    /// Refuses a registration that refers to a resource this deployment has not registered
+    /// (parent, `dependsOn`, property dependencies, `deletedWith`, providers, alias parents),
+    /// before any provider is called: a state referring to a resource the snapshot lacks would
+    /// fail its integrity check.
+    fn check_references(
+        &self,
+        urn: &Urn,
+        parent: Option<&Urn>,
+        request: &RegisterResourceRequest,
+    ) -> Result<(), MonitorError> {
+        let options = &request.options;
+        let plan = lock(&self.plan);
+        let missing = |field: &str, target: &Urn| {
+            err(format!(
+                "{urn}: {field} refers to {target}, which is not a resource registered in this deployment (a resource must be registered, and its registration finished, before others refer to it)"
+            ))
+        };
+        if let Some(parent) = parent
+            && !plan.completed.contains(parent)
+        {
+            return Err(missing("parent", parent));
+        }
+        for target in &options.depends_on {
+            if !plan.completed.contains(target) {
+                return Err(missing("dependsOn", target));
+            }
+        }
+        for (key, targets) in &request.property_dependencies {
+            for target in targets {
+                if !plan.completed.contains(target) {
+                    return Err(missing(
+                        &format!("the dependencies of property {key:?}"),
+                        target,
+                    ));
+                }
+            }
+        }
+        if let Some(target) = &options.deleted_with
+            && !plan.completed.contains(target)
+        {
+            return Err(missing("deletedWith", target));
+        }
+        drop(plan);
+        let providers = options
+            .provider
+            .iter()
+            .map(|text| ("provider".to_owned(), text))
+            .chain(
+                options
+                    .providers
+                    .iter()
+                    .map(|(package, text)| (format!("providers[{package:?}]"), text)),
+            );
+        for (field, text) in providers {
+            let reference =
+                ProviderReference::parse(text).map_err(|e| err(format!("{urn}: {field}: {e}")))?;
+            if self.providers.registered(&reference).is_none() {
+                return Err(err(format!(
+                    "{urn}: {field} refers to provider {reference}, which is not registered in this deployment; register the provider resource before the resources that use it"
+                )));
+            }
+        }
+        for alias in &options.aliases {
+            if let Alias::Spec {
+                parent: Some(Some(alias_parent)),
+                ..
+            } = alias
+                && !self.is_known(alias_parent)
+            {
+                return Err(missing("an alias's parent", alias_parent));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `urn` names a resource of this deployment or of the state it started from.
+    fn is_known(&self, urn: &Urn) -> bool {
+        lock(&self.plan).registered.contains_key(urn)
+            || self.base().resources.iter().any(|r| &r.urn == urn)
+    }
+
+    /// Refuses what a provider acting for a component may not register: anything outside the
+    /// component's subtree, a different component than the one asked for, resources of the
+    /// built-in `pulumi` package (which read other stacks), imports of resources the stack
+    /// already manages elsewhere.
+    fn check_in_scope(
+        &self,
+        scope: &ComponentScope,
+        urn: &Urn,
+        parent: Option<&Urn>,
+        request: &RegisterResourceRequest,
+    ) -> Result<(), MonitorError> {
+        let violation = |detail: String| Err(err(scope.violation(detail)));
+        let Some(component) = &scope.component else {
+            return violation(format!(
+                "it registered {urn}, but a call that names no component may register nothing"
+            ));
+        };
+        if urn == component
+            && let Some(root) = &scope.root
+        {
+            if request.custom
+                || request.remote
+                || request.resource_type != root.resource_type
+                || request.name != root.name
+                || parent != root.parent.as_ref()
+            {
+                return violation(format!(
+                    "it registered {urn} differently from the component the program asked for (a {} with parent {})",
+                    root.resource_type,
+                    describe_parent(root.parent.as_ref())
+                ));
+            }
+            let aliases = self.alias_urns(
+                urn,
+                parent,
+                &request.resource_type,
+                &request.name,
+                &request.options.aliases,
+            )?;
+            if let Some(extra) = aliases.iter().find(|a| !root.aliases.contains(a)) {
+                return violation(format!(
+                    "it gave the component {urn} the alias {extra}, which the program did not"
+                ));
+            }
+            return Ok(());
+        }
+        let inside = parent.is_some_and(|p| p != urn && lock(&self.plan).in_subtree(p, component));
+        if !inside {
+            return violation(format!(
+                "it registered {urn} with parent {}, outside the component; what a provider registers for a component must have the component as its parent, directly or through resources it registered",
+                describe_parent(parent)
+            ));
+        }
+        if request.resource_type.package() == "pulumi" && !is_provider_type(&request.resource_type)
+        {
+            return violation(format!(
+                "it registered {urn}, a resource of the built-in pulumi package, which only the program may use"
+            ));
+        }
+        if let Some(import_id) = &request.options.import_id
+            && let Some(owner) =
+                self.owner_of_id(request.resource_type.package(), import_id, urn, component)
+        {
+            return violation(format!(
+                "it imported {urn} with ID {import_id:?}, which the stack already manages as {owner}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// A resource of `package` with ID `id` outside `component`'s subtree, in the old state or
+    /// recorded in this deployment, other than `urn`'s own old state. (Scoped imports are rare;
+    /// building the current snapshot for one costs less than indexing every ID for all.)
+    fn owner_of_id(&self, package: &str, id: &str, urn: &Urn, component: &Urn) -> Option<Urn> {
+        let current = self.journal.current();
+        let plan = lock(&self.plan);
+        let managed = |r: &&ResourceState| {
+            r.custom
+                && !r.delete
+                && &r.urn != urn
+                && r.resource_type.package() == package
+                && r.id.as_deref() == Some(id)
+        };
+        let outside = |r: &ResourceState| {
+            !plan.in_subtree(&r.urn, component)
+                && !r
+                    .parent
+                    .as_ref()
+                    .is_some_and(|p| plan.was_in_subtree(p, component))
+        };
+        self.base()
+            .resources
+            .iter()
+            .chain(current.resources.iter())
+            .filter(managed)
+            .find(|r| outside(r))
+            .map(|r| r.urn.clone())
     }
 
     async fn register_component(
         self: &Arc<Self>,
         urn: Urn,
-        resource_type: TypeToken,
         parent: Option<Urn>,
-        inputs: PropertyMap,
-        options: &ResourceOptions,
-        property_dependencies: IndexMap<String, Vec<Urn>>,
+        request: RegisterResourceRequest,
+        caller: &Caller,
     ) -> Result<RegisterResourceResponse, MonitorError> {
+        let RegisterResourceRequest {
+            resource_type,
+            inputs,
+            options,
+            property_dependencies,
+            ..
+        } = request;
         let aliases = self.alias_urns(
             &urn,
             parent.as_ref(),
@@ -901,7 +1309,7 @@ impl Engine {
             urn.name(),
             &options.aliases,
         )?;
-        let claimed = self.claim(&urn, aliases)?;
+        let claimed = self.claim(&urn, aliases, parent.as_ref(), caller)?;
         let old = claimed.map(|i| self.base().resources[i].clone());
         let mut state = ResourceState::new(urn.clone(), resource_type.clone(), false);
         state.parent = parent;
@@ -943,27 +1351,55 @@ impl Engine {
         })
     }
 
+    /// Builds a remote component through its provider's `construct`, with a monitor scoped to
+    /// the component: the provider registers the component itself (as the program asked for
+    /// it) and resources below it, and nothing else.
     async fn construct(
         self: &Arc<Self>,
         urn: Urn,
         parent: Option<Urn>,
         request: RegisterResourceRequest,
+        caller: &Caller,
     ) -> Result<RegisterResourceResponse, MonitorError> {
+        let options = &request.options;
         let package = request.resource_type.package().to_owned();
         let (_, provider) = self
             .resolve_provider(
-                request.options.provider.as_deref(),
-                &request.options.providers,
+                options.provider.as_deref(),
+                &options.providers,
                 &package,
-                request.options.version.as_deref(),
+                options.version.as_deref(),
+                caller,
             )
             .await?;
+        let aliases = self.alias_urns(
+            &urn,
+            parent.as_ref(),
+            &request.resource_type,
+            &request.name,
+            &options.aliases,
+        )?;
         let config = self
             .options
             .config
             .iter()
             .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
             .collect();
+        let scope = self.component_scope(
+            &provider,
+            "construct",
+            Some(urn.clone()),
+            Some(ExpectedRoot {
+                resource_type: request.resource_type.clone(),
+                name: request.name.clone(),
+                parent: parent.clone(),
+                aliases: aliases.clone(),
+            }),
+            options,
+            caller,
+        );
+        let described = scope.provider.clone();
+        let caller = Arc::new(Caller::Component(scope));
         let result = provider
             .construct(
                 ConstructRequest {
@@ -974,23 +1410,91 @@ impl Engine {
                     parent,
                     inputs: request.inputs.clone(),
                     input_dependencies: request.property_dependencies.clone(),
-                    dependencies: request.options.depends_on.clone(),
-                    protect: request.options.protect,
-                    providers: request.options.providers.clone(),
-                    aliases: vec![],
+                    dependencies: options.depends_on.clone(),
+                    protect: options.protect,
+                    providers: options.providers.clone(),
+                    aliases,
                     dry_run: self.preview(),
                     config,
                 },
-                super::monitor::Monitor::new(self.clone()),
+                super::monitor::Monitor::for_caller(self.clone(), caller.clone()),
             )
-            .await
-            .map_err(|e| err(format!("constructing {urn} failed: {e}")))?;
+            .await;
+        if let Some(violation) = caller.scope().and_then(ComponentScope::first_violation) {
+            return Err(err(format!("constructing {urn} failed: {violation}")));
+        }
+        let result = result.map_err(|e| err(format!("constructing {urn} failed: {e}")))?;
+        let refused =
+            |detail: String| err(format!("constructing {urn} failed: {described} {detail}"));
+        if let Some(returned) = &result.urn
+            && returned != &urn
+        {
+            return Err(refused(format!(
+                "returned {returned}, not the component it was asked to build"
+            )));
+        }
+        if !lock(&self.plan).completed.contains(&urn) {
+            return Err(refused(
+                "did not register the component it was asked to build".to_owned(),
+            ));
+        }
+        crate::limits::check_properties(&result.state)
+            .map_err(|e| refused(format!("returned invalid outputs: {e}")))?;
+        self.check_completed(&result.state_dependencies)
+            .map_err(|target| refused(format!("returned output dependencies on {target}, which is not a resource registered in this deployment")))?;
         Ok(RegisterResourceResponse {
-            urn: result.urn.unwrap_or(urn),
+            urn,
             id: None,
             outputs: result.state,
             property_dependencies: result.state_dependencies,
         })
+    }
+
+    /// The scope of a provider acting for `component` in `method`: providers the program handed
+    /// over with `options`, and the native-plugin rule (a sandboxed provider's registrations
+    /// reach only wasm providers and plugins the project names).
+    #[allow(clippy::too_many_arguments)]
+    fn component_scope(
+        &self,
+        provider: &Arc<dyn Provider>,
+        method: &'static str,
+        component: Option<Urn>,
+        root: Option<ExpectedRoot>,
+        options: &ResourceOptions,
+        caller: &Caller,
+    ) -> Box<ComponentScope> {
+        let passed_providers = options
+            .provider
+            .iter()
+            .chain(options.providers.values())
+            .filter_map(|text| ProviderReference::parse(text).ok())
+            .collect();
+        let own = match provider.origin() {
+            ProviderOrigin::Sandboxed => NativePlugins::ProjectNamed,
+            _ => NativePlugins::Any,
+        };
+        Box::new(ComponentScope {
+            provider: provider.describe(),
+            method,
+            component,
+            root,
+            passed_providers,
+            native: own.and(caller.native(self.options.native_plugins)),
+            violations: Default::default(),
+        })
+    }
+
+    /// The first URN in `dependencies` that has not completed its registration, if any.
+    fn check_completed(&self, dependencies: &IndexMap<String, Vec<Urn>>) -> Result<(), Urn> {
+        let plan = lock(&self.plan);
+        match dependencies
+            .values()
+            .flatten()
+            .find(|u| !plan.completed.contains(*u))
+        {
+            Some(urn) => Err(urn.clone()),
+            None => Ok(()),
+        }
     }
 
     async fn register_custom(
@@ -999,6 +1503,7 @@ impl Engine {
         parent: Option<Urn>,
         dependencies: Vec<Urn>,
         request: RegisterResourceRequest,
+        caller: &Caller,
     ) -> Result<RegisterResourceResponse, MonitorError> {
         let options = &request.options;
         let aliases = self.alias_urns(
@@ -1008,7 +1513,7 @@ impl Engine {
             &request.name,
             &options.aliases,
         )?;
-        let claimed = self.claim(&urn, aliases)?;
+        let claimed = self.claim(&urn, aliases, parent.as_ref(), caller)?;
         let old = claimed.map(|i| self.base().resources[i].clone());
         let package = request.resource_type.package().to_owned();
         let (provider_ref, provider) = self
@@ -1017,6 +1522,7 @@ impl Engine {
                 &options.providers,
                 &package,
                 options.version.as_deref(),
+                caller,
             )
             .await?;
 
@@ -1166,6 +1672,12 @@ impl Engine {
             .and_then(|d| changes_from_detailed(d, &old.inputs, &old.outputs, &checked))
             .unwrap_or_else(|| diff_properties(&old.inputs, &checked));
 
+        // A resource recorded with initialization errors (a partly failed create or update) is
+        // updated even without changes, as Pulumi does, so the provider can finish the job.
+        let decision = match decision {
+            Decision::Same if !old.init_errors.is_empty() => Decision::Update,
+            other => other,
+        };
         match decision {
             Decision::Same => self.same(state, &old, index),
             Decision::Update => {
@@ -1391,33 +1903,40 @@ impl Engine {
             preview,
         };
         let pending = state.clone();
+        // What the new state takes the place of: the old copy deleted ahead of it, or the old
+        // copy it replaces (marked for deletion).
+        let mut superseding = Vec::new();
+        if let Some(i) = supersedes {
+            superseding.push(Mutation::RemoveBase(i));
+        }
+        if let Some((i, old)) = &replaces {
+            let mut doomed = old.clone();
+            doomed.delete = true;
+            superseding.push(Mutation::ReplaceBase(*i, doomed));
+        }
+        let partial = PartialRecord {
+            state: None,
+            superseding: superseding.clone(),
+        };
         let result = self
             .step(info, counted, async {
                 let work = async {
                     let created = with_timeout(timeout, provider.create(request)).await?;
+                    let outputs =
+                        accept_result(&*provider, &urn, &created.id, created.outputs, !preview)?;
                     let mut done = pending.clone();
                     if !preview {
-                        done.id = Some(created.id.clone());
+                        done.id = Some(created.id);
                     }
-                    done.outputs = secure_outputs(
-                        created.outputs,
-                        &done.inputs,
-                        &done.additional_secret_outputs,
-                    );
+                    done.outputs =
+                        secure_outputs(outputs, &done.inputs, &done.additional_secret_outputs);
                     done.created = Some(now.clone());
                     done.modified = Some(now.clone());
                     let mut mutations = vec![Mutation::Append(done.clone())];
-                    if let Some(i) = supersedes {
-                        mutations.push(Mutation::RemoveBase(i));
-                    }
-                    if let Some((i, old)) = &replaces {
-                        let mut doomed = old.clone();
-                        doomed.delete = true;
-                        mutations.push(Mutation::ReplaceBase(*i, doomed));
-                    }
+                    mutations.extend(superseding);
                     Ok((done, mutations))
                 };
-                self.journaled(OperationKind::Creating, &pending, work)
+                self.journaled(OperationKind::Creating, &pending, partial, work)
                     .await
             })
             .await?;
@@ -1461,26 +1980,33 @@ impl Engine {
             preview,
         };
         let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
+        let mut next = state.clone();
+        next.id = old.id.clone();
+        next.created = old.created.clone();
+        next.source_position = old.source_position.clone();
+        next.extra = old.extra.clone();
+        next.modified = Some(now);
+        // A failed update that reports partial state records the new inputs with what the
+        // provider says the resource now is, in place of the old state.
+        let partial = PartialRecord {
+            state: Some(&next),
+            superseding: vec![Mutation::RemoveBase(index)],
+        };
+        let id = old.id.clone().unwrap_or_default();
         let done = self
             .step(info, true, async {
                 let work = async {
                     let updated = with_timeout(timeout, provider.update(request)).await?;
-                    let mut done = state.clone();
-                    done.id = old.id.clone();
-                    done.created = old.created.clone();
-                    done.source_position = old.source_position.clone();
-                    done.extra = old.extra.clone();
-                    done.modified = Some(now);
-                    done.outputs = secure_outputs(
-                        updated.outputs,
-                        &done.inputs,
-                        &done.additional_secret_outputs,
-                    );
+                    let outputs = accept_result(&*provider, &urn, &id, updated.outputs, false)?;
+                    let mut done = next.clone();
+                    done.outputs =
+                        secure_outputs(outputs, &done.inputs, &done.additional_secret_outputs);
                     let mutations =
                         vec![Mutation::Append(done.clone()), Mutation::RemoveBase(index)];
                     Ok((done, mutations))
                 };
-                self.journaled(OperationKind::Updating, &old, work).await
+                self.journaled(OperationKind::Updating, &old, partial, work)
+                    .await
             })
             .await?;
         self.record(&done);
@@ -1522,7 +2048,8 @@ impl Engine {
                 }
                 Ok(((), vec![Mutation::ReplaceBase(index, marked.clone())]))
             };
-            self.journaled(OperationKind::Deleting, old, work).await
+            self.journaled(OperationKind::Deleting, old, PartialRecord::default(), work)
+                .await
         })
         .await?;
         lock(&self.plan).deleted_early.insert(index);
@@ -1637,7 +2164,7 @@ impl Engine {
             .iter()
             .find(|r| r.urn == reference.urn && r.id.as_deref() == Some(reference.id.as_str()));
         self.providers
-            .recorded(reference, provider_state)
+            .recorded(reference, provider_state, self.options.native_plugins)
             .await
             .map(Some)
     }
@@ -1676,6 +2203,7 @@ impl Engine {
                             state: PropertyMap::new(),
                         })
                         .await?;
+                    accept_read(&*provider, &urn, &read).map_err(ProviderError::failed)?;
                     if read.id.is_empty() {
                         return Err(ProviderError::failed(format!(
                             "there is no resource with ID {import_id:?} to import"
@@ -1757,7 +2285,9 @@ impl Engine {
                     }
                     Ok((done, mutations))
                 };
-                engine.journaled(OperationKind::Importing, &pending, work).await
+                engine
+                    .journaled(OperationKind::Importing, &pending, PartialRecord::default(), work)
+                    .await
             })
             .await?;
         if let Some(i) = claimed {
@@ -1785,14 +2315,44 @@ impl Engine {
     pub async fn read_resource(
         self: &Arc<Self>,
         request: ReadResourceRequest,
+        caller: &Caller,
     ) -> Result<super::program::ReadResourceResponse, MonitorError> {
         self.ensure_running()?;
-        let parent = request
-            .parent
-            .clone()
-            .or_else(|| Some(self.root_urn.clone()));
+        let parent = match (&request.parent, caller.scope()) {
+            (Some(parent), _) => Some(parent.clone()),
+            (None, Some(_)) => None,
+            (None, None) => Some(self.root_urn.clone()),
+        };
+        // A read is checked as the registration of an external resource with those references.
+        let as_registration = RegisterResourceRequest {
+            parent: parent.clone(),
+            inputs: request.properties.clone(),
+            options: ResourceOptions {
+                depends_on: request.dependencies.clone(),
+                provider: request.provider.clone(),
+                import_id: Some(request.id.clone()),
+                ..ResourceOptions::default()
+            },
+            ..RegisterResourceRequest::custom(
+                request.resource_type.clone(),
+                request.name.clone(),
+                PropertyMap::new(),
+            )
+        };
+        check_request(&as_registration)?;
         let urn = self.urn_for(parent.as_ref(), &request.resource_type, &request.name)?;
-        let claimed = self.claim(&urn, vec![])?;
+        if let Some(scope) = caller.scope() {
+            let read = RegisterResourceRequest {
+                options: ResourceOptions {
+                    import_id: None,
+                    ..as_registration.options.clone()
+                },
+                ..as_registration.clone()
+            };
+            self.check_in_scope(scope, &urn, parent.as_ref(), &read)?;
+        }
+        self.check_references(&urn, parent.as_ref(), &as_registration)?;
+        let claimed = self.claim(&urn, vec![], parent.as_ref(), caller)?;
         let old = claimed.map(|i| self.base().resources[i].clone());
         let package = request.resource_type.package().to_owned();
         let (provider_ref, provider) = self
@@ -1801,6 +2361,7 @@ impl Engine {
                 &IndexMap::new(),
                 &package,
                 request.version.as_deref(),
+                caller,
             )
             .await?;
         let op = match &old {
@@ -1828,6 +2389,7 @@ impl Engine {
                     })
                     .await
                     .map_err(|e| e.to_string())?;
+                accept_read(&*provider, &urn, &read)?;
                 if read.id.is_empty() {
                     return Err(format!("there is no resource with ID {:?}", request.id));
                 }
@@ -1868,11 +2430,21 @@ impl Engine {
         token: &str,
         explicit: Option<&str>,
         version: Option<&str>,
+        caller: &Caller,
     ) -> Result<Arc<dyn Provider>, MonitorError> {
         self.ensure_running()?;
-        let package = token.split(':').next().unwrap_or_default();
+        let parsed =
+            TypeToken::parse(token).map_err(|e| err(format!("invalid function token: {e}")))?;
+        let package = parsed.package();
+        if let Some(scope) = caller.scope()
+            && package == "pulumi"
+        {
+            return Err(err(scope.violation(format_args!(
+                "it called {token}, a function of the built-in pulumi package, which only the program may use"
+            ))));
+        }
         let (_, provider) = self
-            .resolve_provider(explicit, &IndexMap::new(), package, version)
+            .resolve_provider(explicit, &IndexMap::new(), package, version, caller)
             .await?;
         Ok(provider)
     }
@@ -1880,35 +2452,86 @@ impl Engine {
     pub async fn invoke(
         self: &Arc<Self>,
         request: ProgramInvokeRequest,
+        caller: &Caller,
     ) -> Result<InvokeResult, MonitorError> {
+        let token = crate::text::visible_line(&request.token).into_owned();
+        crate::limits::check_properties(&request.args)
+            .map_err(|e| err(format!("invoking {token}: invalid arguments: {e}")))?;
         let provider = self
             .function_provider(
                 &request.token,
                 request.provider.as_deref(),
                 request.version.as_deref(),
+                caller,
             )
             .await?;
-        provider
+        let result = provider
             .invoke(InvokeRequest {
                 token: request.token.clone(),
                 args: request.args,
             })
             .await
-            .map_err(|e| err(format!("invoking {} failed: {e}", request.token)))
+            .map_err(|e| err(format!("invoking {token} failed: {e}")))?;
+        crate::limits::check_properties(&result.outputs).map_err(|e| {
+            err(format!(
+                "invoking {token} failed: {} returned invalid outputs: {e}",
+                provider.describe()
+            ))
+        })?;
+        Ok(result)
     }
 
+    /// Calls a component's method through its provider, with a monitor scoped to the component
+    /// named by the `__self__` argument.
     pub async fn call(
         self: &Arc<Self>,
         request: ProgramCallRequest,
+        caller: &Caller,
     ) -> Result<CallResult, MonitorError> {
+        let token = crate::text::visible_line(&request.token).into_owned();
+        crate::limits::check_properties(&request.args)
+            .map_err(|e| err(format!("calling {token}: invalid arguments: {e}")))?;
+        self.check_completed(&request.arg_dependencies)
+            .map_err(|target| {
+                err(format!(
+                    "calling {token}: the arguments depend on {target}, which is not a resource registered in this deployment"
+                ))
+            })?;
+        let component = match request.args.get("__self__") {
+            Some(PropertyValue::ResourceReference(reference)) => Some(reference.urn.clone()),
+            _ => None,
+        };
+        if let Some(scope) = caller.scope() {
+            let inside = match (&component, &scope.component) {
+                (Some(target), Some(own)) => lock(&self.plan).in_subtree(target, own),
+                _ => false,
+            };
+            if !inside {
+                return Err(err(scope.violation(format_args!(
+                    "it called {token} on {}, which is outside the component",
+                    describe_parent(component.as_ref())
+                ))));
+            }
+        }
         let provider = self
             .function_provider(
                 &request.token,
                 request.provider.as_deref(),
                 request.version.as_deref(),
+                caller,
             )
             .await?;
-        provider
+        let scope = self.component_scope(
+            &provider,
+            "call",
+            component,
+            None,
+            &ResourceOptions::default(),
+            caller,
+        );
+        let described = scope.provider.clone();
+        let caller = Arc::new(Caller::Component(scope));
+        let result = provider
             .call(
                 CallRequest {
                     token: request.token.clone(),
@@ -1918,10 +2541,25 @@ impl Engine {
                     stack: self.options.stack.clone(),
                     dry_run: self.preview(),
                 },
-                super::monitor::Monitor::new(self.clone()),
+                super::monitor::Monitor::for_caller(self.clone(), caller.clone()),
             )
-            .await
-            .map_err(|e| err(format!("calling {} failed: {e}", request.token)))
+            .await;
+        if let Some(violation) = caller.scope().and_then(ComponentScope::first_violation) {
+            return Err(err(format!("calling {token} failed: {violation}")));
+        }
+        let result = result.map_err(|e| err(format!("calling {token} failed: {e}")))?;
+        crate::limits::check_properties(&result.outputs).map_err(|e| {
+            err(format!(
+                "calling {token} failed: {described} returned invalid outputs: {e}"
+            ))
+        })?;
+        self.check_completed(&result.output_dependencies)
+            .map_err(|target| {
+                err(format!(
+                    "calling {token} failed: {described} returned output dependencies on {target}, which is not a resource registered in this deployment"
+                ))
+            })?;
+        Ok(result)
     }
 
     // ---------------------------------------------------------------------------------------
@@ -2080,8 +2718,13 @@ impl Engine {
                         with_timeout(request.timeout, provider.delete(request.clone())).await?;
                         Ok(((), vec![Mutation::RemoveBase(index)]))
                     };
-                    self.journaled(OperationKind::Deleting, &resource, work)
-                        .await
+                    self.journaled(
+                        OperationKind::Deleting,
+                        &resource,
+                        PartialRecord::default(),
+                        work,
+                    )
+                    .await
                 }
                 None => self
                     .journal
@@ -2208,6 +2851,11 @@ impl Engine {
                     state: resource.outputs.clone(),
                 })
                 .await
+                .and_then(|read| {
+                    accept_read(&*provider, &resource.urn, &read)
+                        .map(|()| read)
+                        .map_err(ProviderError::failed)
+                })
         };
         let mut info = self.step_info(
             StepOp::Refresh,
@@ -2328,6 +2976,61 @@ impl Decision {
     }
 }
 
+/// Checks what a registration request carries against the engine's limits, before anything
+/// else looks at it: name length, input values (finite numbers, key lengths, depth), custom
+/// timeouts, the import ID.
+fn check_request(request: &RegisterResourceRequest) -> Result<(), MonitorError> {
+    let what = || {
+        format!(
+            "registering {} {:?}",
+            request.resource_type,
+            crate::text::visible_line(&request.name.chars().take(64).collect::<String>())
+        )
+    };
+    crate::limits::check_len(
+        "resource name",
+        &request.name,
+        crate::limits::MAX_NAME_BYTES,
+    )
+    .map_err(|e| err(format!("{}: {e}", what())))?;
+    crate::limits::check_properties(&request.inputs)
+        .map_err(|e| err(format!("{}: invalid inputs: {e}", what())))?;
+    for key in request.property_dependencies.keys() {
+        crate::limits::check_len("property key", key, crate::limits::MAX_KEY_BYTES)
+            .map_err(|e| err(format!("{}: propertyDependencies: {e}", what())))?;
+    }
+    let options = &request.options;
+    if let Some(id) = &options.import_id {
+        crate::limits::check_len("import ID", id, crate::limits::MAX_ID_BYTES)
+            .map_err(|e| err(format!("{}: {e}", what())))?;
+        if id.is_empty() {
+            return Err(err(format!("{}: the import ID is empty", what())));
+        }
+    }
+    if let Some(timeouts) = &options.custom_timeouts {
+        for (name, seconds) in [
+            ("create", timeouts.create),
+            ("update", timeouts.update),
+            ("delete", timeouts.delete),
+        ] {
+            if !seconds.is_finite() || seconds < 0.0 {
+                return Err(err(format!(
+                    "{}: customTimeouts.{name} is {seconds}; it must be a finite number of seconds, 0 or more",
+                    what()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn describe_parent(parent: Option<&Urn>) -> String {
+    match parent {
+        Some(parent) => parent.to_string(),
+        None => "(none)".to_owned(),
+    }
+}
+
 /// The request's dependencies: `dependsOn` plus every property dependency, without repeats.
 fn all_dependencies(request: &RegisterResourceRequest) -> Vec<Urn> {
     let mut out: Vec<Urn> = Vec::new();
@@ -2389,6 +3092,99 @@ fn delete_request(resource: &ResourceState) -> DeleteRequest {
     }
 }
 
+/// How to record the resource a failed operation left behind (a partial state): on which state
+/// to base it (default: the pending one) and what it takes the place of in the base.
+#[derive(Default)]
+struct PartialRecord<'a> {
+    state: Option<&'a ResourceState>,
+    superseding: Vec<Mutation>,
+}
+
+/// Checks a created or updated resource's result before it is recorded: a usable ID (unless a
+/// preview) and outputs that can be stored. A result that fails is turned into an error with
+/// partial state, so the resource (which exists) is recorded with what can be kept.
+fn accept_result(
+    provider: &dyn Provider,
+    urn: &Urn,
+    id: &str,
+    outputs: PropertyMap,
+    check_id: bool,
+) -> Result<PropertyMap, ProviderError> {
+    let who = provider.describe();
+    if check_id && id.is_empty() {
+        return Err(ProviderError::failed(format!(
+            "{who} reported {urn} done but returned no ID, so it cannot be tracked; if it exists, delete it with the provider's own tools"
+        )));
+    }
+    let problem = if id.len() > crate::limits::MAX_ID_BYTES {
+        Some(format!(
+            "{who} returned an ID of {} bytes for {urn}; at most {} are allowed",
+            id.len(),
+            crate::limits::MAX_ID_BYTES
+        ))
+    } else {
+        crate::limits::check_properties(&outputs)
+            .err()
+            .map(|e| format!("{who} returned outputs for {urn} that cannot be recorded: {e}"))
+    };
+    match problem {
+        None => Ok(outputs),
+        Some(message) => Err(ProviderError::Failed {
+            message,
+            partial: Some(Box::new(PartialState {
+                id: id.to_owned(),
+                inputs: PropertyMap::new(),
+                outputs,
+            })),
+        }),
+    }
+}
+
+/// Checks what a `read` returned (refresh, import, an external read) before anything uses it:
+/// an ID within the limit, inputs and outputs that can be stored. Nothing was changed by the
+/// provider, so a bad result is simply an error.
+fn accept_read(provider: &dyn Provider, urn: &Urn, read: &ReadResult) -> Result<(), String> {
+    let who = provider.describe();
+    crate::limits::check_len("ID", &read.id, crate::limits::MAX_ID_BYTES)
+        .map_err(|e| format!("{who} read {urn}: {e}"))?;
+    crate::limits::check_properties(&read.inputs)
+        .map_err(|e| format!("{who} read {urn}: invalid inputs: {e}"))?;
+    crate::limits::check_properties(&read.outputs)
+        .map_err(|e| format!("{who} read {urn}: invalid outputs: {e}"))
+}
+
+/// The outputs that can be stored: those whose values pass [`crate::limits::check_properties`];
+/// with a note per property dropped.
+fn storable_outputs(outputs: PropertyMap) -> (PropertyMap, Vec<String>) {
+    if crate::limits::check_properties(&outputs).is_ok() {
+        return (outputs, vec![]);
+    }
+    let mut kept = PropertyMap::new();
+    let mut dropped = Vec::new();
+    for (key, value) in outputs {
+        let single: PropertyMap = [(key, value)].into_iter().collect();
+        match crate::limits::check_properties(&single) {
+            Ok(()) => kept.extend(single),
+            Err(e) => dropped.push(format!("output not recorded: {e}")),
+        }
+    }
+    (kept, dropped)
+}
+
+/// Why a default provider cannot serve `caller`: it is a native plugin found by lookup.
+fn native_refusal(package: &str, caller: &Caller) -> String {
+    let who = match caller.scope() {
+        Some(scope) => format!(
+            "what the sandboxed provider {} registers in {}",
+            scope.provider, scope.method
+        ),
+        None => "a wasm program".to_owned(),
+    };
+    format!(
+        "package {package:?} resolves to a native plugin found on PATH or in the plugin directory, and {who} may use only wasm providers and native plugins the project names; install a wasm provider for {package:?}, or name the plugin in Pulumi.yaml (plugins: {{providers: [{{name: {package}, path: ...}}]}})"
+    )
+}
+
 /// Runs a provider operation under its custom timeout (0: no limit beyond the provider's own).
 async fn with_timeout<T>(
     seconds: f64,
@@ -2430,7 +3226,7 @@ mod tests {
             .unwrap(),
         );
         let request = RegisterResourceRequest::component(TypeToken::parse("a:b:C").unwrap(), "c");
-        let future = engine.register_resource(request);
+        let future = engine.register_resource(request, &Caller::Program);
         let size = std::mem::size_of_val(&future);
         assert!(size < 2048, "a registration future takes {size} bytes");
     }
@@ -2452,6 +3248,7 @@ mod tests {
             &self,
             package: &str,
             _: Option<&semver::Version>,
+            _: NativePlugins,
         ) -> Result<Arc<dyn Provider>, super::super::provider::LoadError> {
             Err(super::super::provider::LoadError::NotFound {
                 package: package.to_owned(),
@@ -2464,6 +3261,6 @@ mod tests {
     #[allow(dead_code)]
     fn registration_is_send(engine: Arc<Engine>, request: RegisterResourceRequest) {
         fn is_send<T: Send>(_: T) {}
-        is_send(async move { engine.register_resource(request).await });
+        is_send(async move { engine.register_resource(request, &Caller::Program).await });
     }
 }

@@ -726,6 +726,51 @@ impl SnapshotManager {
                 ..WireRecord::default()
             })
         })?;
+        self.end_encoded(id, mutations, body)
+    }
+
+    /// Like [`SnapshotManager::end`], but when the states cannot be encoded (a secret that
+    /// cannot be encrypted, say), `strip` is applied to every appended or replaced state and
+    /// encoding is tried once more, so the resources are still recorded. Returns the first
+    /// encoding error if `strip` had to be used.
+    pub fn end_or_strip(
+        &self,
+        id: PendingId,
+        mut mutations: Vec<Mutation>,
+        strip: impl Fn(&mut ResourceState),
+    ) -> Result<Option<JournalError>, JournalError> {
+        let encode = |mutations: &[Mutation]| {
+            self.body(|| {
+                Ok(WireRecord {
+                    end: Some(id.0),
+                    mutations: Some(self.encode_mutations(mutations)?),
+                    ..WireRecord::default()
+                })
+            })
+        };
+        match encode(&mutations) {
+            Ok(body) => self.end_encoded(id, mutations, body).map(|()| None),
+            Err(first) => {
+                for mutation in &mut mutations {
+                    match mutation {
+                        Mutation::Append(state)
+                        | Mutation::ReplaceBase(_, state)
+                        | Mutation::ReplaceAppended(_, state) => strip(state),
+                        Mutation::RemoveBase(_) => {}
+                    }
+                }
+                let body = encode(&mutations)?;
+                self.end_encoded(id, mutations, body).map(|()| Some(first))
+            }
+        }
+    }
+
+    fn end_encoded(
+        &self,
+        id: PendingId,
+        mutations: Vec<Mutation>,
+        body: Option<Vec<u8>>,
+    ) -> Result<(), JournalError> {
         let write = {
             let mut state = self.lock()?;
             state.overlay.end(&self.base.resources, id.0, mutations)?;

@@ -15,6 +15,7 @@ pub mod monitor;
 pub mod program;
 pub mod provider;
 mod providers;
+mod scope;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -55,6 +56,11 @@ pub struct DeploymentOptions {
     pub config: IndexMap<String, PropertyValue>,
     /// Policy checks run on every resource's checked inputs.
     pub analyzers: analyzer::Analyzers,
+    /// Which native plugins the program's packages (and the providers recorded in the state)
+    /// may resolve to: only those the project names (the default: wasm programs), or any
+    /// (Python and Node.js programs, as with Pulumi). What a sandboxed provider registers in
+    /// `construct` or `call` always resolves under the stricter rule.
+    pub native_plugins: provider::NativePlugins,
 }
 
 impl DeploymentOptions {
@@ -71,6 +77,7 @@ impl DeploymentOptions {
             target_dependents: false,
             config: IndexMap::new(),
             analyzers: analyzer::Analyzers::default(),
+            native_plugins: provider::NativePlugins::ProjectNamed,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The resource monitor: the handle programs (and component providers in `Construct`/`Call`)
-//! register resources with. There is one per deployment; clones share it.
+//! register resources with. There is one per deployment; a provider building a component gets
+//! a monitor scoped to that component, which refuses what would reach outside it.
 
 use std::sync::Arc;
 
@@ -12,11 +13,13 @@ use super::program::{
     RegisterResourceRequest, RegisterResourceResponse,
 };
 use super::provider::{CallResult, InvokeResult};
+use super::scope::Caller;
 
 /// A handle to the deployment's resource monitor.
 #[derive(Clone)]
 pub struct Monitor {
     engine: Arc<Engine>,
+    caller: Arc<Caller>,
 }
 
 /// Why a monitor request failed; the message names the resource at fault.
@@ -27,8 +30,13 @@ pub struct MonitorError {
 }
 
 impl Monitor {
+    /// The program's monitor.
     pub(crate) fn new(engine: Arc<Engine>) -> Monitor {
-        Monitor { engine }
+        Monitor::for_caller(engine, Arc::new(Caller::Program))
+    }
+
+    pub(crate) fn for_caller(engine: Arc<Engine>, caller: Arc<Caller>) -> Monitor {
+        Monitor { engine, caller }
     }
 
     pub fn project(&self) -> &str {
@@ -59,7 +67,7 @@ impl Monitor {
         &self,
         request: RegisterResourceRequest,
     ) -> Result<RegisterResourceResponse, MonitorError> {
-        self.engine.register_resource(request).await
+        self.engine.register_resource(request, &self.caller).await
     }
 
     /// Sets the outputs of a component (or of the root stack: the stack outputs).
@@ -68,7 +76,7 @@ impl Monitor {
         urn: &Urn,
         outputs: PropertyMap,
     ) -> Result<(), MonitorError> {
-        self.engine.register_outputs(urn, outputs)
+        self.engine.register_outputs(urn, outputs, &self.caller)
     }
 
     /// Reads an external resource.
@@ -76,7 +84,7 @@ impl Monitor {
         &self,
         request: ReadResourceRequest,
     ) -> Result<ReadResourceResponse, MonitorError> {
-        self.engine.read_resource(request).await
+        self.engine.read_resource(request, &self.caller).await
     }
 
     /// Calls a provider function.
@@ -84,11 +92,11 @@ impl Monitor {
         &self,
         request: ProgramInvokeRequest,
     ) -> Result<InvokeResult, MonitorError> {
-        self.engine.invoke(request).await
+        self.engine.invoke(request, &self.caller).await
     }
 
     /// Calls a component method.
     pub async fn call(&self, request: ProgramCallRequest) -> Result<CallResult, MonitorError> {
-        self.engine.call(request).await
+        self.engine.call(request, &self.caller).await
     }
 }

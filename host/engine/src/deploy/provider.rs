@@ -291,12 +291,68 @@ impl ProviderError {
     }
 }
 
+/// Where a provider's code comes from: what the rule "sandboxed code never reaches native code
+/// the project did not name" looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderOrigin {
+    /// Code linked into Cairn itself: the built-in `pulumi` provider, in-process providers.
+    InProcess,
+    /// A WebAssembly component, running in the sandbox.
+    Sandboxed,
+    /// A native plugin the project names explicitly (Pulumi.yaml `plugins:`).
+    NamedPlugin,
+    /// A native plugin found by looking it up (on `PATH`, in the Cairn plugin directory), or an
+    /// SDK's dynamic-provider host (which runs code the program sends it).
+    DiscoveredPlugin,
+}
+
+/// Which native plugins a provider lookup may start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NativePlugins {
+    /// Any plugin the lookup finds, as Pulumi does: for Python and Node.js programs, which run
+    /// native code of their own anyway.
+    Any,
+    /// Only native plugins the project names; everything else must be a wasm component. For
+    /// wasm programs, and for what a sandboxed provider registers in `construct` or `call`.
+    ProjectNamed,
+}
+
+impl NativePlugins {
+    /// Whether a provider of `origin` may serve a caller under this rule.
+    pub fn allows(self, origin: ProviderOrigin) -> bool {
+        self == NativePlugins::Any || origin != ProviderOrigin::DiscoveredPlugin
+    }
+
+    /// The stricter of two rules.
+    pub fn and(self, other: NativePlugins) -> NativePlugins {
+        if self == NativePlugins::Any {
+            other
+        } else {
+            self
+        }
+    }
+}
+
 /// A provider instance. Every method is called only after `configure` (except the config
 /// methods, `get_schema` and `cancel`).
 #[async_trait]
 pub trait Provider: Send + Sync {
     /// The package this provider implements (`aws`, `random`, ...).
     fn package(&self) -> &str;
+
+    /// Where the provider's code comes from. Implementations that run code from outside Cairn
+    /// say so; the default is code linked into Cairn.
+    fn origin(&self) -> ProviderOrigin {
+        ProviderOrigin::InProcess
+    }
+
+    /// `package@version` (or just the package), for messages.
+    fn describe(&self) -> String {
+        match self.version() {
+            Some(version) => format!("{}@{version}", self.package()),
+            None => self.package().to_owned(),
+        }
+    }
 
     /// The provider's version, if known.
     fn version(&self) -> Option<semver::Version> {
@@ -374,10 +430,14 @@ pub enum LoadError {
 /// Instantiates unconfigured providers by package and version (the spec's provider lookup).
 #[async_trait]
 pub trait ProviderLoader: Send + Sync {
+    /// Loads the provider for `package`. Under [`NativePlugins::ProjectNamed`] a loader must
+    /// not start a native plugin the project does not name: it must decide before starting
+    /// anything.
     async fn load(
         &self,
         package: &str,
         version: Option<&semver::Version>,
+        native: NativePlugins,
     ) -> Result<Arc<dyn Provider>, LoadError>;
 }
 

@@ -12,7 +12,7 @@ use tokio::sync::OnceCell;
 use crate::state::{ProviderReference, ResourceState};
 use crate::value::PropertyValue;
 
-use super::provider::{LoadError, Provider, ProviderError, ProviderLoader};
+use super::provider::{LoadError, NativePlugins, Provider, ProviderError, ProviderLoader};
 
 type Slot = Arc<OnceCell<Result<Arc<dyn Provider>, String>>>;
 
@@ -64,11 +64,13 @@ impl ProviderRegistry {
     }
 
     /// The instance for a provider recorded in the old state: registered in this deployment, or
-    /// loaded and configured once from `provider_state`'s recorded inputs.
+    /// loaded (under the deployment's native-plugin rule) and configured once from
+    /// `provider_state`'s recorded inputs.
     pub async fn recorded(
         &self,
         reference: &ProviderReference,
         provider_state: Option<&ResourceState>,
+        native: NativePlugins,
     ) -> Result<Arc<dyn Provider>, String> {
         let slot = self.slot(&reference.to_string());
         slot.get_or_init(|| async {
@@ -79,7 +81,7 @@ impl ProviderRegistry {
             let version = version_input(&state.inputs);
             let provider = self
                 .loader
-                .load(&package, version.as_ref())
+                .load(&package, version.as_ref(), native)
                 .await
                 .map_err(|e: LoadError| e.to_string())?;
             provider

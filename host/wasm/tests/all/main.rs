@@ -3,6 +3,7 @@
 //! (`host/wasm/tests/guest`), all built once per run by `support::guests`.
 
 mod cache;
+mod callbacks;
 mod deploy;
 mod lifecycle;
 mod pool;

@@ -1,7 +1,7 @@
 //! The plugin store and the loader: install, list, inspect, lookup, remove; the engine's
 //! `ProviderLoader` over the store and project-local files.
 
-use cairn_engine::deploy::provider::{LoadError, ProviderLoader};
+use cairn_engine::deploy::provider::{LoadError, NativePlugins, ProviderLoader};
 use cairn_wasm::{Grants, PluginStore, WasmLoader, store::compatible};
 
 use crate::support::*;
@@ -115,12 +115,18 @@ async fn the_loader_finds_local_plugins_then_installed_ones() {
         .with_local_plugin(wasm("probe"))
         .unwrap();
 
-    let random = loader.load("random", Some(&v("1.0.0"))).await.unwrap();
+    let random = loader
+        .load("random", Some(&v("1.0.0")), NativePlugins::ProjectNamed)
+        .await
+        .unwrap();
     assert_eq!(random.version(), Some(v("1.2.3")));
-    let probe = loader.load("probe", None).await.unwrap();
+    let probe = loader
+        .load("probe", None, NativePlugins::ProjectNamed)
+        .await
+        .unwrap();
     assert_eq!(probe.package(), "probe");
     let err = loader
-        .load("random", Some(&v("2.0.0")))
+        .load("random", Some(&v("2.0.0")), NativePlugins::ProjectNamed)
         .await
         .err()
         .unwrap();
@@ -136,7 +142,7 @@ async fn the_loader_finds_local_plugins_then_installed_ones() {
         "no provider for package \"random\" compatible with version 2.0.0 is installed"
     );
     assert!(matches!(
-        loader.load("aws", None).await,
+        loader.load("aws", None, NativePlugins::ProjectNamed).await,
         Err(LoadError::NotFound { .. })
     ));
 }
