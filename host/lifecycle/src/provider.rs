@@ -511,6 +511,7 @@ impl Provider for InMemoryProvider {
                 })),
             });
         }
+        with_bad_output(&behaviour, &mut outputs);
         Ok(CreateResult { id, outputs })
     }
 
@@ -533,7 +534,9 @@ impl Provider for InMemoryProvider {
     async fn update(&self, request: UpdateRequest) -> Result<UpdateResult, ProviderError> {
         let name = request.urn.name().to_owned();
         let behaviour = self.world.behaviour(&name);
-        if let Some(message) = &behaviour.fail_update {
+        if let Some(message) = &behaviour.fail_update
+            && behaviour.partial != Some(true)
+        {
             return Err(ProviderError::failed(message.clone()));
         }
         let mut outputs = strip_secrets(&request.news);
@@ -556,6 +559,17 @@ impl Provider for InMemoryProvider {
         };
         entry.inputs = strip_secrets(&request.news);
         entry.outputs = outputs.clone();
+        if let Some(message) = &behaviour.fail_update {
+            return Err(ProviderError::Failed {
+                message: message.clone(),
+                partial: Some(Box::new(PartialState {
+                    id: request.id.clone(),
+                    inputs: request.news,
+                    outputs,
+                })),
+            });
+        }
+        with_bad_output(&behaviour, &mut outputs);
         Ok(UpdateResult { outputs })
     }
 
@@ -568,6 +582,16 @@ impl Provider for InMemoryProvider {
         lock(&self.world.cloud).shift_remove(&request.id);
         Ok(())
     }
+}
+
+/// Adds the output `bad` a behaviour asks for (`nan`, `inf`): a number no state can store.
+fn with_bad_output(behaviour: &Behaviour, outputs: &mut PropertyMap) {
+    let bad = match behaviour.bad_output.as_deref() {
+        Some("nan") => f64::NAN,
+        Some("inf") => f64::INFINITY,
+        _ => return,
+    };
+    outputs.insert("bad".into(), PropertyValue::Number(bad));
 }
 
 /// Loads the test provider for package `test` (any version), its logic on `backend`.

@@ -263,9 +263,14 @@ pub struct Behaviour {
     pub fail_delete: Option<String>,
     #[serde(default)]
     pub fail_read: Option<String>,
-    /// With `failCreate`: the resource is created, then the operation fails with partial state.
+    /// With `failCreate` / `failUpdate`: the resource is created (updated), then the operation
+    /// fails with partial state.
     #[serde(default)]
     pub partial: Option<bool>,
+    /// `nan` or `inf`: Create and Update return an extra output `bad` holding that number,
+    /// which no state can store.
+    #[serde(default)]
+    pub bad_output: Option<String>,
     /// Check reports these failures.
     #[serde(default)]
     pub check_failures: Option<Vec<CheckFailureSpec>>,
@@ -298,6 +303,7 @@ impl Behaviour {
                 .or_else(|| self.fail_delete.clone()),
             fail_read: other.fail_read.clone().or_else(|| self.fail_read.clone()),
             partial: other.partial.or(self.partial),
+            bad_output: other.bad_output.clone().or_else(|| self.bad_output.clone()),
             check_failures: other
                 .check_failures
                 .clone()

@@ -24,6 +24,9 @@ use crate::state::{
 use crate::urn::{ROOT_STACK_TYPE, TypeToken, Urn};
 use crate::value::{PropertyMap, PropertyValue};
 
+use super::admission::{
+    accept_read, accept_result, check_request, describe_parent, native_refusal, storable_outputs,
+};
 use super::diff::{Decision, DiffFacts, changes_from_detailed, decide, diff_properties};
 use super::events::{EngineEvent, EventSink, Severity, StepInfo, StepOp, StepState};
 use super::graph::DependencyGraph;
@@ -35,9 +38,8 @@ use super::program::{
 };
 use super::provider::{
     CallRequest, CallResult, CheckRequest, CheckResult, ConstructRequest, CreateRequest,
-    DeleteRequest, DiffChanges, DiffRequest, InvokeRequest, InvokeResult, NativePlugins,
-    PartialState, Provider, ProviderError, ProviderOrigin, ReadRequest, ReadResult, UpdateRequest,
-    provider_type,
+    DeleteRequest, DiffChanges, DiffRequest, InvokeRequest, InvokeResult, NativePlugins, Provider,
+    ProviderError, ProviderOrigin, ReadRequest, UpdateRequest, provider_type,
 };
 use super::providers::{ProviderRegistry, version_input};
 use super::scope::{Caller, ComponentScope, ExpectedRoot};
@@ -395,8 +397,11 @@ impl Engine {
                             &state.inputs,
                             &state.additional_secret_outputs,
                         );
-                        state.init_errors = vec![message.clone()];
-                        state.init_errors.extend(dropped);
+                        state.init_errors = vec![if dropped.is_empty() {
+                            message.clone()
+                        } else {
+                            format!("{message} (outputs not recorded: {})", dropped.join("; "))
+                        }];
                         let mut all = vec![Mutation::Append(state)];
                         all.extend(partial.superseding);
                         all
@@ -2976,61 +2981,6 @@ impl Decision {
     }
 }
 
-/// Checks what a registration request carries against the engine's limits, before anything
-/// else looks at it: name length, input values (finite numbers, key lengths, depth), custom
-/// timeouts, the import ID.
-fn check_request(request: &RegisterResourceRequest) -> Result<(), MonitorError> {
-    let what = || {
-        format!(
-            "registering {} {:?}",
-            request.resource_type,
-            crate::text::visible_line(&request.name.chars().take(64).collect::<String>())
-        )
-    };
-    crate::limits::check_len(
-        "resource name",
-        &request.name,
-        crate::limits::MAX_NAME_BYTES,
-    )
-    .map_err(|e| err(format!("{}: {e}", what())))?;
-    crate::limits::check_properties(&request.inputs)
-        .map_err(|e| err(format!("{}: invalid inputs: {e}", what())))?;
-    for key in request.property_dependencies.keys() {
-        crate::limits::check_len("property key", key, crate::limits::MAX_KEY_BYTES)
-            .map_err(|e| err(format!("{}: propertyDependencies: {e}", what())))?;
-    }
-    let options = &request.options;
-    if let Some(id) = &options.import_id {
-        crate::limits::check_len("import ID", id, crate::limits::MAX_ID_BYTES)
-            .map_err(|e| err(format!("{}: {e}", what())))?;
-        if id.is_empty() {
-            return Err(err(format!("{}: the import ID is empty", what())));
-        }
-    }
-    if let Some(timeouts) = &options.custom_timeouts {
-        for (name, seconds) in [
-            ("create", timeouts.create),
-            ("update", timeouts.update),
-            ("delete", timeouts.delete),
-        ] {
-            if !seconds.is_finite() || seconds < 0.0 {
-                return Err(err(format!(
-                    "{}: customTimeouts.{name} is {seconds}; it must be a finite number of seconds, 0 or more",
-                    what()
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn describe_parent(parent: Option<&Urn>) -> String {
-    match parent {
-        Some(parent) => parent.to_string(),
-        None => "(none)".to_owned(),
-    }
-}
-
 /// The request's dependencies: `dependsOn` plus every property dependency, without repeats.
 fn all_dependencies(request: &RegisterResourceRequest) -> Vec<Urn> {
     let mut out: Vec<Urn> = Vec::new();
@@ -3098,91 +3048,6 @@ fn delete_request(resource: &ResourceState) -> DeleteRequest {
 struct PartialRecord<'a> {
     state: Option<&'a ResourceState>,
     superseding: Vec<Mutation>,
-}
-
-/// Checks a created or updated resource's result before it is recorded: a usable ID (unless a
-/// preview) and outputs that can be stored. A result that fails is turned into an error with
-/// partial state, so the resource (which exists) is recorded with what can be kept.
-fn accept_result(
-    provider: &dyn Provider,
-    urn: &Urn,
-    id: &str,
-    outputs: PropertyMap,
-    check_id: bool,
-) -> Result<PropertyMap, ProviderError> {
-    let who = provider.describe();
-    if check_id && id.is_empty() {
-        return Err(ProviderError::failed(format!(
-            "{who} reported {urn} done but returned no ID, so it cannot be tracked; if it exists, delete it with the provider's own tools"
-        )));
-    }
-    let problem = if id.len() > crate::limits::MAX_ID_BYTES {
-        Some(format!(
-            "{who} returned an ID of {} bytes for {urn}; at most {} are allowed",
-            id.len(),
-            crate::limits::MAX_ID_BYTES
-        ))
-    } else {
-        crate::limits::check_properties(&outputs)
-            .err()
-            .map(|e| format!("{who} returned outputs for {urn} that cannot be recorded: {e}"))
-    };
-    match problem {
-        None => Ok(outputs),
-        Some(message) => Err(ProviderError::Failed {
-            message,
-            partial: Some(Box::new(PartialState {
-                id: id.to_owned(),
-                inputs: PropertyMap::new(),
-                outputs,
-            })),
-        }),
-    }
-}
-
-/// Checks what a `read` returned (refresh, import, an external read) before anything uses it:
-/// an ID within the limit, inputs and outputs that can be stored. Nothing was changed by the
-/// provider, so a bad result is simply an error.
-fn accept_read(provider: &dyn Provider, urn: &Urn, read: &ReadResult) -> Result<(), String> {
-    let who = provider.describe();
-    crate::limits::check_len("ID", &read.id, crate::limits::MAX_ID_BYTES)
-        .map_err(|e| format!("{who} read {urn}: {e}"))?;
-    crate::limits::check_properties(&read.inputs)
-        .map_err(|e| format!("{who} read {urn}: invalid inputs: {e}"))?;
-    crate::limits::check_properties(&read.outputs)
-        .map_err(|e| format!("{who} read {urn}: invalid outputs: {e}"))
-}
-
-/// The outputs that can be stored: those whose values pass [`crate::limits::check_properties`];
-/// with a note per property dropped.
-fn storable_outputs(outputs: PropertyMap) -> (PropertyMap, Vec<String>) {
-    if crate::limits::check_properties(&outputs).is_ok() {
-        return (outputs, vec![]);
-    }
-    let mut kept = PropertyMap::new();
-    let mut dropped = Vec::new();
-    for (key, value) in outputs {
-        let single: PropertyMap = [(key, value)].into_iter().collect();
-        match crate::limits::check_properties(&single) {
-            Ok(()) => kept.extend(single),
-            Err(e) => dropped.push(format!("output not recorded: {e}")),
-        }
-    }
-    (kept, dropped)
-}
-
-/// Why a default provider cannot serve `caller`: it is a native plugin found by lookup.
-fn native_refusal(package: &str, caller: &Caller) -> String {
-    let who = match caller.scope() {
-        Some(scope) => format!(
-            "what the sandboxed provider {} registers in {}",
-            scope.provider, scope.method
-        ),
-        None => "a wasm program".to_owned(),
-    };
-    format!(
-        "package {package:?} resolves to a native plugin found on PATH or in the plugin directory, and {who} may use only wasm providers and native plugins the project names; install a wasm provider for {package:?}, or name the plugin in Pulumi.yaml (plugins: {{providers: [{{name: {package}, path: ...}}]}})"
-    )
 }
 
 /// Runs a provider operation under its custom timeout (0: no limit beyond the provider's own).

@@ -5,6 +5,7 @@
 //! against the snapshot held by a [`journal::SnapshotManager`], reporting progress as
 //! [`events::EngineEvent`]s.
 
+mod admission;
 pub mod analyzer;
 pub mod diff;
 mod engine;

@@ -39,7 +39,18 @@ struct Behaviour {
     fail_delete: Option<String>,
     fail_read: Option<String>,
     partial: Option<bool>,
+    bad_output: Option<String>,
     check_failures: Option<Vec<FailureSpec>>,
+}
+
+/// Adds the output `bad` a behaviour asks for (`nan`, `inf`): a number no state can store.
+fn with_bad_output(behaviour: &Behaviour, outputs: &mut PropertyMap) {
+    let bad = match behaviour.bad_output.as_deref() {
+        Some("nan") => f64::NAN,
+        Some("inf") => f64::INFINITY,
+        _ => return,
+    };
+    outputs.insert("bad".into(), Value::Number(bad));
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -411,6 +422,7 @@ impl Provider for TestProvider {
                 },
             ));
         }
+        with_bad_output(&behaviour, &mut outputs);
         Ok(CreateResult {
             id,
             outputs: outputs.into(),
@@ -434,8 +446,10 @@ impl Provider for TestProvider {
 
     fn update(&self, request: UpdateRequest) -> Result<UpdateResult> {
         let behaviour = behaviour(name_of(&request.urn))?;
-        if let Some(message) = behaviour.fail_update {
-            return Err(Error::failed(message));
+        if let Some(message) = &behaviour.fail_update
+            && behaviour.partial != Some(true)
+        {
+            return Err(Error::failed(message.clone()));
         }
         let mut outputs = strip_secrets(&request.news);
         let out = request
@@ -458,6 +472,17 @@ impl Provider for TestProvider {
         entry.inputs = strip_secrets(&request.news);
         entry.outputs = outputs.clone();
         store(&request.id, &entry)?;
+        if let Some(message) = behaviour.fail_update {
+            return Err(Error::partial(
+                message,
+                PartialState {
+                    id: request.id,
+                    inputs: request.news.into_map(),
+                    outputs,
+                },
+            ));
+        }
+        with_bad_output(&behaviour, &mut outputs);
         Ok(UpdateResult {
             outputs: outputs.into(),
         })
