@@ -148,6 +148,8 @@ fn a_package_with_no_provider_anywhere_is_named() {
     );
 }
 
+/// Plugins in `<home>/plugins/bin` serve the packages of Python and Node.js programs (as Pulumi
+/// looks plugins up; wasm programs use only what the project names).
 #[test]
 fn grpc_plugins_in_the_cairn_plugin_directory_are_found() {
     let sandbox = Sandbox::new("prog");
@@ -159,16 +161,31 @@ fn grpc_plugins_in_the_cairn_plugin_directory_are_found() {
         "-o",
         bin.to_str().unwrap(),
     ]);
+    let python = python();
+    let venv = python.parent().unwrap().parent().unwrap();
+    sandbox.write(
+        "__main__.py",
+        "import pulumi\n\
+         pulumi.CustomResource('probe:index:Thing', 't0', {'sleepMs': 0, 'index': 0})\n\
+         pulumi.export('count', 1)\n",
+    );
     sandbox.write(
         "Pulumi.yaml",
         &format!(
-            "name: prog\nruntime: wasm\nmain: {}\n",
-            test_wasm("program-probe").display()
+            "name: prog\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
+            venv.display()
         ),
     );
     sandbox.ok(&["stack", "init", "dev"]);
-    sandbox.ok(&["config", "set", "count", "1"]);
-    sandbox.ok(&["config", "set", "sleepMs", "0"]);
     sandbox.ok(&["up", "--yes"]);
     assert_eq!(outputs(&sandbox, false)["count"], 1);
+    let state: Value = serde_json::from_str(&sandbox.ok(&["stack", "export"])).unwrap();
+    assert!(
+        state["deployment"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["type"] == "probe:index:Thing" && r["id"] == "thing-t0"),
+        "{state}"
+    );
 }
