@@ -10,7 +10,8 @@
 //!   [`SCHEMA_MESSAGE_BYTES`] (Pulumi's own limit), or the setting if it is higher.
 //! * `CAIRN_GRPC_LOG_MB` (default 8): how much log output is shown from each plugin process
 //!   (its stdout and stderr), from each SDK program process, and from `Engine.Log` calls in one
-//!   deployment. What is over is dropped, with one note saying so.
+//!   deployment, each line counting [`LINE_COST`] bytes more than its length. What is over is
+//!   dropped, with one note saying so.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -223,6 +224,10 @@ pub fn stack_or_project(field: &str, text: &str) -> Result<(), FieldError> {
     name(field, text)
 }
 
+/// What each log line costs beyond its text (about what showing it adds): 8 MiB of budget is
+/// at most 131,072 lines.
+pub const LINE_COST: usize = 64;
+
 /// Whether a log line is shown, dropped after a note, or dropped silently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Admit {
@@ -258,9 +263,10 @@ impl LogBudget {
         self.limit
     }
 
-    /// Counts `len` bytes (at least one, so empty lines count too) against the budget.
+    /// Counts a line of `len` bytes against the budget, as `len + LINE_COST` bytes: short lines
+    /// cost something too, so a flood of empty lines is bounded as well.
     pub fn admit(&self, len: usize) -> Admit {
-        let len = len.max(1) as u64;
+        let len = (len + LINE_COST) as u64;
         let before = self.used.fetch_add(len, Ordering::Relaxed);
         if before.saturating_add(len) <= self.limit {
             return Admit::Show;
@@ -437,10 +443,11 @@ mod tests {
 
     #[test]
     fn a_log_budget_notes_the_first_drop_only() {
-        let budget = LogBudget::new(10);
+        let budget = LogBudget::new(10 + 3 * LINE_COST as u64);
         assert_eq!(budget.admit(6), Admit::Show);
         assert_eq!(budget.admit(4), Admit::Show);
-        assert_eq!(budget.admit(1), Admit::FirstDropped);
+        assert_eq!(budget.admit(0), Admit::Show);
+        assert_eq!(budget.admit(0), Admit::FirstDropped);
         assert_eq!(budget.admit(0), Admit::Dropped);
         assert_eq!(budget.dropped(), 2);
         assert!(

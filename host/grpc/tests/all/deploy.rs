@@ -254,6 +254,7 @@ struct SdkClient {
 #[async_trait]
 impl Program for SdkClient {
     async fn run(&self, monitor: Monitor) -> Result<(), ProgramError> {
+        let root = monitor.root_urn().clone();
         let served = serve_monitor(
             monitor,
             4,
@@ -292,6 +293,69 @@ impl Program for SdkClient {
             .map_err(|s| ProgramError::new(s.message()))?
             .into_inner();
         assert_eq!(response.id, "t-1");
+
+        // Stack outputs go through the same checks.
+        let outputs = |value| rpc::RegisterResourceOutputsRequest {
+            urn: root.to_string(),
+            outputs: Some(fields(vec![("ratio", value)])),
+        };
+        let status = client
+            .register_resource_outputs(outputs(num(f64::NAN)))
+            .await
+            .unwrap_err();
+        self.refusals.lock().unwrap().push((
+            "NaN in the stack outputs".to_owned(),
+            status.code(),
+            status.message().to_owned(),
+        ));
+        client
+            .register_resource_outputs(outputs(num(0.5)))
+            .await
+            .map_err(|s| ProgramError::new(s.message()))?;
+
+        // Reads, invokes and calls too.
+        let refused = |what: &str, status: tonic::Status| {
+            self.refusals.lock().unwrap().push((
+                what.to_owned(),
+                status.code(),
+                status.message().to_owned(),
+            ));
+        };
+        let status = client
+            .read_resource(rpc::ReadResourceRequest {
+                id: "i".repeat(cairn_engine::limits::MAX_ID_BYTES + 1),
+                r#type: "hostile:index:Thing".into(),
+                name: "r".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        refused("a read with an ID over the limit", status);
+        let status = client
+            .invoke(rpc::ResourceInvokeRequest {
+                tok: "hostile:index:get".into(),
+                args: Some(fields(vec![("n", num(f64::INFINITY))])),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        refused("infinity in invoke args", status);
+        let status = client
+            .call(rpc::ResourceCallRequest {
+                tok: "hostile:index:Comp/method".into(),
+                arg_dependencies: [(
+                    "x".to_owned(),
+                    rpc::resource_call_request::ArgumentDependencies {
+                        urns: vec!["not a urn".into()],
+                    },
+                )]
+                .into_iter()
+                .collect(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        refused("a call argument dependency that is not a URN", status);
         Ok(())
     }
 }
@@ -305,12 +369,33 @@ async fn an_sdk_client_s_malformed_requests_are_refused_naming_field_and_propert
     let (outcome, snapshot) = deploy(Snapshot::empty(None), running.port, program.clone()).await;
     outcome.unwrap_or_else(|e: DeployError| panic!("{e}"));
     let refusals = program.refusals.lock().unwrap();
-    let expected = bad_requests();
+    let mut expected: Vec<String> = bad_requests().into_iter().map(|b| b.expected).collect();
+    expected.extend([
+        format!(
+            "RegisterResourceOutputs urn:pulumi:dev::proj::pulumi:pulumi:Stack::proj-dev: outputs: property ratio: NaN {NAN_PROBLEM}"
+        ),
+        format!(
+            "ReadResource hostile:index:Thing \"r\": id: the ID is {} bytes long; at most {} bytes are allowed",
+            cairn_engine::limits::MAX_ID_BYTES + 1,
+            cairn_engine::limits::MAX_ID_BYTES
+        ),
+        format!("Invoke hostile:index:get: args: property n: inf {NAN_PROBLEM}"),
+        format!(
+            "Call hostile:index:Comp/method: argDependencies[\"x\"]: {}",
+            cairn_engine::Urn::parse("not a urn").unwrap_err()
+        ),
+    ]);
     assert_eq!(refusals.len(), expected.len());
-    for ((what, code, message), case) in refusals.iter().zip(expected) {
+    for ((what, code, message), expected) in refusals.iter().zip(expected) {
         assert_eq!(*code, tonic::Code::InvalidArgument, "{what}");
-        assert_eq!(message, &case.expected, "{what}");
+        assert_eq!(message, &expected, "{what}");
     }
+    let stack = snapshot
+        .resources
+        .iter()
+        .find(|r| r.resource_type.as_str() == "pulumi:pulumi:Stack")
+        .unwrap();
+    assert_eq!(stack.outputs["ratio"], PropertyValue::Number(0.5));
     assert!(
         snapshot.resources.iter().any(|r| r.urn.name() == "t"),
         "the valid request went on"
