@@ -221,4 +221,55 @@ fn a_wasm_program_starts_only_native_plugins_the_project_names() {
     sandbox.ok(&["up", "--yes"]);
     assert!(marker.exists(), "the named plugin was not used");
     assert_eq!(outputs(&sandbox, false)["count"], 1);
+    let state: Value = serde_json::from_str(&sandbox.ok(&["stack", "export"])).unwrap();
+    assert!(
+        state["deployment"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["type"] == "probe:index:Thing" && r["id"] == "thing-t0"),
+        "{state}"
+    );
+}
+
+/// Plugins in `<home>/plugins/bin` serve the packages of Python and Node.js programs (as Pulumi
+/// looks plugins up; wasm programs use only what the project names).
+#[test]
+fn grpc_plugins_in_the_cairn_plugin_directory_are_found() {
+    let sandbox = Sandbox::new("prog");
+    let bin = sandbox.home.join("plugins/bin");
+    sandbox.ok(&[
+        "plugin",
+        "export-grpc",
+        test_wasm("probe").to_str().unwrap(),
+        "-o",
+        bin.to_str().unwrap(),
+    ]);
+    let python = python();
+    let venv = python.parent().unwrap().parent().unwrap();
+    sandbox.write(
+        "__main__.py",
+        "import pulumi\n\
+         pulumi.CustomResource('probe:index:Thing', 't0', {'sleepMs': 0, 'index': 0})\n\
+         pulumi.export('count', 1)\n",
+    );
+    sandbox.write(
+        "Pulumi.yaml",
+        &format!(
+            "name: prog\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
+            venv.display()
+        ),
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    sandbox.ok(&["up", "--yes"]);
+    assert_eq!(outputs(&sandbox, false)["count"], 1);
+    let state: Value = serde_json::from_str(&sandbox.ok(&["stack", "export"])).unwrap();
+    assert!(
+        state["deployment"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["type"] == "probe:index:Thing" && r["id"] == "thing-t0"),
+        "{state}"
+    );
 }

@@ -279,3 +279,181 @@ fn a_plugin_that_crashes_mid_create_fails_cleanly() {
         "a resource whose create failed is not recorded"
     );
 }
+
+/// A Python project `hostile` whose program is `program`, with the hostile plugin
+/// (tests/data/hostile-plugin/pulumi-resource-hostile) named in its Pulumi.yaml for package
+/// `hostile`.
+fn hostile_project(program: &str) -> Sandbox {
+    let python = python();
+    let venv = python.parent().unwrap().parent().unwrap();
+    let sandbox = Sandbox::new("hostile");
+    let script =
+        std::fs::read_to_string(repo().join("tests/data/hostile-plugin/pulumi-resource-hostile"))
+            .unwrap()
+            .replace("#!PYTHON", &format!("#!{}", python.display()));
+    std::fs::create_dir_all(sandbox.project.join("plugins")).unwrap();
+    let plugin = sandbox.write("plugins/pulumi-resource-hostile", &script);
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    sandbox.write("__main__.py", program);
+    sandbox.write(
+        "Pulumi.yaml",
+        &format!(
+            "name: hostile\nruntime:\n  name: python\n  options:\n    virtualenv: {}\nplugins:\n  providers:\n    - name: hostile\n      path: ./plugins\n",
+            venv.display()
+        ),
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    sandbox
+}
+
+/// The stack's state, checked to have no pending operation.
+fn settled_state(sandbox: &Sandbox) -> Value {
+    let state: Value = serde_json::from_str(&sandbox.ok(&["stack", "export"])).unwrap();
+    let pending = &state["deployment"]["pending_operations"];
+    assert!(
+        pending.is_null() || pending.as_array().is_some_and(Vec::is_empty),
+        "{pending}"
+    );
+    state
+}
+
+fn resource<'a>(state: &'a Value, name: &str) -> Option<&'a Value> {
+    state["deployment"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["urn"].as_str().unwrap().ends_with(&format!("::{name}")))
+}
+
+const NAN_PROBLEM: &str = "is not a number JSON can store (NaN and infinities are refused)";
+
+#[test]
+fn a_python_program_sending_nan_or_infinity_is_refused_naming_the_property() {
+    let program = |ratio: &str| {
+        format!(
+            "import pulumi\n\
+             pulumi.CustomResource('hostile:index:Thing', 'a', {{'size': 1}})\n\
+             pulumi.CustomResource('hostile:index:Thing', 'b', {{'tags': {{'ratio': {ratio}, 'limits': [1, 2]}}}})\n"
+        )
+    };
+    let sandbox = hostile_project(&program("float('nan')"));
+    let err = sandbox.fails(&["up", "--yes"]);
+    assert_contains(
+        &err,
+        &[&format!(
+            "RegisterResource hostile:index:Thing \"b\": object: property tags.ratio: NaN {NAN_PROBLEM}"
+        )],
+    );
+    let state = settled_state(&sandbox);
+    assert!(resource(&state, "b").is_none(), "nothing was created for b");
+
+    sandbox.write("__main__.py", &program("float('-inf')"));
+    assert_contains(
+        &sandbox.fails(&["up", "--yes"]),
+        &[&format!("property tags.ratio: -inf {NAN_PROBLEM}")],
+    );
+    settled_state(&sandbox);
+
+    // Fixed, the next update works.
+    sandbox.write("__main__.py", &program("0.5"));
+    sandbox.ok(&["up", "--yes"]);
+    let state = settled_state(&sandbox);
+    assert_eq!(resource(&state, "b").unwrap()["id"], "b-1");
+    assert_eq!(resource(&state, "a").unwrap()["id"], "a-1");
+}
+
+#[test]
+fn a_plugin_whose_created_outputs_hold_nan_leaves_the_resource_tracked() {
+    let sandbox = hostile_project(
+        "import pulumi\npulumi.CustomResource('hostile:index:Thing', 't', {'size': 1})\n",
+    );
+    let output = sandbox
+        .command(&["up", "--yes"])
+        .env("HOSTILE_MODE", "nan-outputs")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert_contains(
+        &String::from_utf8_lossy(&output.stderr),
+        &[&format!(
+            "pulumi-resource-hostile Create: the resource \"t-1\" was created but the plugin's outputs cannot be accepted (property limits.max: inf {NAN_PROBLEM}; property ratio: NaN {NAN_PROBLEM}); it is recorded without them"
+        )],
+    );
+    // The resource exists: it is in the state with its ID and the outputs that could be kept.
+    let state = settled_state(&sandbox);
+    let thing = resource(&state, "t").expect("the created resource is tracked");
+    assert_eq!(thing["id"], "t-1");
+    assert_eq!(thing["outputs"]["created"], true);
+    assert!(thing["outputs"].get("ratio").is_none(), "{thing}");
+
+    // The plugin behaves again: the next update works and keeps the same resource.
+    sandbox.ok(&["up", "--yes"]);
+    let state = settled_state(&sandbox);
+    assert_eq!(resource(&state, "t").unwrap()["id"], "t-1");
+    assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["deleted"]);
+}
+
+#[test]
+fn a_plugin_flooding_the_engine_log_is_capped_with_a_note() {
+    let sandbox = hostile_project(
+        "import pulumi\npulumi.CustomResource('hostile:index:Thing', 't', {'size': 1})\n",
+    );
+    let output = sandbox
+        .command(&["up", "--yes"])
+        .env("HOSTILE_MODE", "log-flood")
+        .output()
+        .unwrap();
+    let shown = output.stdout.len() + output.stderr.len();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        &all[all.len().saturating_sub(2000)..]
+    );
+    // 400 messages of 64 KiB were sent: about 8 MiB are shown, then one note.
+    assert!(shown < 10 * 1024 * 1024, "{shown} bytes of output");
+    assert!(shown > 7 * 1024 * 1024, "{shown} bytes of output");
+    assert_contains(
+        &all,
+        &[
+            "log messages sent to the engine exceeded 8 MiB (the log limit; CAIRN_GRPC_LOG_MB raises it): further lines are dropped",
+        ],
+    );
+    assert_eq!(
+        resource(&settled_state(&sandbox), "t").unwrap()["id"],
+        "t-1"
+    );
+}
+
+#[test]
+fn a_construct_answering_with_another_resource_s_urn_is_refused() {
+    let sandbox = hostile_project(
+        "import pulumi\n\
+         class Comp(pulumi.ComponentResource):\n\
+         \x20   def __init__(self, name):\n\
+         \x20       super().__init__('hostile:index:Comp', name, None, None, remote=True)\n\
+         Comp('c')\n",
+    );
+    let output = sandbox
+        .command(&["up", "--yes"])
+        .env("HOSTILE_MODE", "construct-urn")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert_contains(
+        &String::from_utf8_lossy(&output.stderr),
+        &[
+            "pulumi-resource-hostile Construct: the plugin answered with the URN \"urn:pulumi:dev::hostile::random:index:RandomPassword::victim\", not the component's urn:pulumi:dev::hostile::hostile:index:Comp::c",
+        ],
+    );
+    settled_state(&sandbox);
+    sandbox.ok(&["up", "--yes"]);
+    settled_state(&sandbox);
+}

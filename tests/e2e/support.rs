@@ -152,9 +152,10 @@ fn guest_wasm(manifest: &str, name: &str) -> PathBuf {
             "wasm32-wasip2",
             "--manifest-path",
         ])
-        .arg(repo().join(manifest))
-        .env("CARGO_TARGET_DIR", guest_target());
+        .arg(repo().join(manifest));
+        // Cleaned first: an exported CARGO_TARGET_DIR must not win over the guests' own.
         clean_cargo_env(&mut cmd);
+        cmd.env("CARGO_TARGET_DIR", guest_target());
         let out = cmd.output().expect("running cargo to build the guests");
         assert!(
             out.status.success(),

@@ -162,7 +162,7 @@ async fn start_plugin(wasm: &Path) -> (GrpcProvider, std::process::Child) {
         .await
         .unwrap();
     let mut provider = GrpcProvider::over("probe", channel, None);
-    provider.introduce("127.0.0.1:1").await;
+    provider.introduce("127.0.0.1:1").await.unwrap();
     provider.configure(PropertyMap::new(), false).await.unwrap();
     (provider, child)
 }

@@ -7,6 +7,12 @@
 //! are downgraded to what its `Configure` response says it accepts. Every failure names the
 //! plugin and the method; when the plugin process died, the message says so and quotes the end
 //! of its stderr.
+//!
+//! Everything a plugin answers is checked before the engine sees it: values in
+//! [`crate::convert`], IDs, URNs, keys and paths with [`crate::wire`], messages capped at
+//! [`MAX_MESSAGE_BYTES`]. Replies are at most [`wire::max_message_bytes`] long. When a `Create`
+//! or `Update` succeeded but its reply cannot be accepted whole, the resource exists: the error
+//! carries a partial state (its ID and the outputs that could be kept) so the engine records it.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -23,12 +29,17 @@ use tonic::transport::Channel;
 
 use cairn_engine::deploy::events::NullSink;
 
-use crate::convert::{ConvertError, Marshal, from_struct, to_struct};
+use cairn_engine::limits::{MAX_MESSAGE_BYTES, cap_message, cap_text};
+use cairn_engine::text::visible_text;
+use cairn_engine::urn::{TypeToken, Urn};
+
+use crate::convert::{ConvertError, Marshal, from_struct, from_struct_lossy, shown, to_struct};
 use crate::monitor::{Failures, serve_monitor};
 use crate::plugin::{OutputSink, PluginCommand, PluginError, PluginProcess, connect, launch};
 use crate::proto::pulumirpc as rpc;
 use crate::proto::pulumirpc::resource_provider_client::ResourceProviderClient;
 use crate::serve::{INIT_FAILED_TYPE, RpcStatus};
+use crate::wire;
 
 /// Parallelism a component provider is told for the children it registers.
 const CALLBACK_PARALLELISM: usize = 16;
@@ -36,11 +47,17 @@ const CALLBACK_PARALLELISM: usize = 16;
 /// How long `Cancel` may take on shutdown, and how long the process then has to exit.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
+/// How long `Handshake` and `GetPluginInfo` may take at start-up: a plugin answers them at once,
+/// and a port that leads to something else must not hold the deployment for the call timeout.
+const INTRODUCE_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// A provider plugin reached over gRPC.
 pub struct GrpcProvider {
     package: String,
     version: Option<semver::Version>,
     client: ResourceProviderClient<Channel>,
+    /// The same channel with room for a large schema.
+    schema_client: ResourceProviderClient<Channel>,
     process: Option<Arc<PluginProcess>>,
     /// What the plugin accepts (from its `Configure` response).
     accepts: Mutex<Marshal>,
@@ -58,20 +75,31 @@ impl GrpcProvider {
         output: OutputSink,
     ) -> Result<GrpcProvider, PluginError> {
         let process = launch(command, engine_address, start_timeout, output).await?;
-        let channel = connect(&command.name, process.port, Duration::from_secs(10)).await?;
+        let port = process.port;
+        let channel = connect(&command.name, port, Duration::from_secs(10)).await?;
         let mut provider = GrpcProvider::over(package, channel, Some(Arc::new(process)));
-        provider.introduce(engine_address).await;
+        provider
+            .introduce(engine_address)
+            .await
+            .map_err(|message| PluginError::NotAPlugin {
+                plugin: command.name.clone(),
+                port,
+                message,
+            })?;
         Ok(provider)
     }
 
     /// A provider over an established channel (a plugin someone else started).
     pub fn over(package: &str, channel: Channel, process: Option<Arc<PluginProcess>>) -> Self {
+        let limit = wire::max_message_bytes();
         GrpcProvider {
             package: package.to_owned(),
             version: None,
-            client: ResourceProviderClient::new(channel)
-                .max_decoding_message_size(256 * 1024 * 1024)
-                .max_encoding_message_size(256 * 1024 * 1024),
+            client: ResourceProviderClient::new(channel.clone())
+                .max_decoding_message_size(limit)
+                .max_encoding_message_size(usize::MAX),
+            schema_client: ResourceProviderClient::new(channel)
+                .max_decoding_message_size(limit.max(wire::SCHEMA_MESSAGE_BYTES)),
             process,
             accepts: Mutex::new(Marshal::PLAIN),
             origin: ProviderOrigin::DiscoveredPlugin,
@@ -84,16 +112,16 @@ impl GrpcProvider {
         self
     }
 
-    /// `Handshake` (when implemented) and `GetPluginInfo`.
-    pub async fn introduce(&mut self, engine_address: &str) {
+    /// `Handshake` (when implemented) and `GetPluginInfo`. What answers on the plugin's port
+    /// must speak the plugin protocol: `GetPluginInfo` must succeed or be unimplemented within
+    /// [`INTRODUCE_TIMEOUT`]; otherwise the reason is returned.
+    pub async fn introduce(&mut self, engine_address: &str) -> Result<(), String> {
         let mut client = self.client.clone();
-        if let Ok(response) = client
-            .handshake(rpc::ProviderHandshakeRequest {
-                engine_address: engine_address.to_owned(),
-                ..Default::default()
-            })
-            .await
-        {
+        let handshake = client.handshake(rpc::ProviderHandshakeRequest {
+            engine_address: engine_address.to_owned(),
+            ..Default::default()
+        });
+        if let Ok(Ok(response)) = tokio::time::timeout(INTRODUCE_TIMEOUT, handshake).await {
             let r = response.into_inner();
             *lock(&self.accepts) = Marshal {
                 secrets: r.accept_secrets,
@@ -101,9 +129,21 @@ impl GrpcProvider {
                 outputs: false,
             };
         }
-        if let Ok(info) = client.get_plugin_info(()).await {
-            let version = info.into_inner().version;
-            self.version = semver::Version::parse(version.trim_start_matches('v')).ok();
+        match tokio::time::timeout(INTRODUCE_TIMEOUT, client.get_plugin_info(())).await {
+            Ok(Ok(info)) => {
+                let version = info.into_inner().version;
+                self.version = semver::Version::parse(version.trim_start_matches('v')).ok();
+                Ok(())
+            }
+            Ok(Err(status)) if status.code() == tonic::Code::Unimplemented => Ok(()),
+            Ok(Err(status)) => Err(format!(
+                "GetPluginInfo failed: {}",
+                cap_text(&visible_text(status.message()), 2000)
+            )),
+            Err(_) => Err(format!(
+                "GetPluginInfo had no answer within {} s",
+                INTRODUCE_TIMEOUT.as_secs()
+            )),
         }
     }
 
@@ -139,7 +179,7 @@ impl GrpcProvider {
                 if tail.trim().is_empty() {
                     String::new()
                 } else {
-                    format!("; its stderr ends with: {}", tail.trim())
+                    format!("; its stderr ends with: {}", visible_text(tail.trim()))
                 }
             ));
         }
@@ -150,27 +190,113 @@ impl GrpcProvider {
                 crate::plugin::call_timeout().as_secs_f64()
             ));
         }
+        if let Some(sizes) = wire::oversized(&status) {
+            return ProviderError::failed(format!(
+                "{} {method}: the plugin's reply was refused: {sizes}",
+                self.name()
+            ));
+        }
         match status.code() {
             tonic::Code::Unimplemented => return ProviderError::Unimplemented { method },
             tonic::Code::Cancelled => return ProviderError::Cancelled,
             _ => {}
         }
+        let text = cap_message(status.message());
+        if status.code() == tonic::Code::Internal
+            && text.starts_with("failed to decode Protobuf message")
+        {
+            return ProviderError::failed(format!(
+                "{} {method}: the plugin's reply is not a valid {method} response: {text}",
+                self.name()
+            ));
+        }
         if let Some(partial) = init_failed(status.details()) {
-            return ProviderError::Failed {
-                message: status.message().to_owned(),
-                partial: Some(Box::new(partial)),
-            };
+            return self.partial_failure(method, text.into_owned(), partial);
         }
         let message = match status.code() {
-            tonic::Code::Unknown | tonic::Code::Internal => status.message().to_owned(),
+            tonic::Code::Unknown | tonic::Code::Internal => text.into_owned(),
             tonic::Code::Unavailable => format!(
-                "{} {method}: the plugin is unreachable: {}",
+                "{} {method}: the plugin is unreachable: {text}",
                 self.name(),
-                status.message()
             ),
-            code => format!("{} {method}: {code:?}: {}", self.name(), status.message()),
+            code => format!("{} {method}: {code:?}: {text}", self.name()),
         };
         ProviderError::failed(message)
+    }
+
+    /// A failure that left a resource behind (`ErrorResourceInitFailed`), its state checked like
+    /// any reply: what cannot be kept is dropped and named in the message.
+    fn partial_failure(
+        &self,
+        method: &'static str,
+        message: String,
+        partial: InitFailed,
+    ) -> ProviderError {
+        let problems = partial.problems;
+        if let Err(e) = wire::id("id", &partial.state.id) {
+            // Without a storable ID the resource cannot be tracked: say so loudly.
+            return ProviderError::failed(format!(
+                "{message}; {} {method}: the plugin reported a partly created resource with an ID that cannot be recorded ({e}); the resource may exist and is not tracked",
+                self.name()
+            ));
+        }
+        let message = if problems.is_empty() {
+            message
+        } else {
+            format!(
+                "{message}; {} {method}: properties of the partly created resource were dropped: {}{}",
+                self.name(),
+                problems[..problems.len().min(10)].join("; "),
+                if problems.len() > 10 {
+                    format!("; and {} more", problems.len() - 10)
+                } else {
+                    String::new()
+                }
+            )
+        };
+        ProviderError::Failed {
+            message,
+            partial: Some(Box::new(partial.state)),
+        }
+    }
+
+    /// The outputs of a `Create` or `Update` that succeeded: the resource exists, so outputs
+    /// that cannot be accepted make the step fail with a partial state holding the ID and the
+    /// outputs that can be kept, for the engine to record.
+    fn outputs_of_a_real_resource(
+        &self,
+        method: &'static str,
+        id: &str,
+        inputs: &PropertyMap,
+        outputs: Option<&prost_types::Struct>,
+    ) -> Result<PropertyMap, ProviderError> {
+        let (kept, errors) = from_struct_lossy(outputs);
+        if errors.is_empty() {
+            return Ok(kept);
+        }
+        let listed: Vec<String> = errors.iter().take(10).map(ToString::to_string).collect();
+        Err(ProviderError::Failed {
+            message: format!(
+                "{} {method}: the resource {id:?} was {} but the plugin's outputs cannot be accepted ({}{}); it is recorded without them",
+                self.name(),
+                if method == "Create" {
+                    "created"
+                } else {
+                    "updated"
+                },
+                listed.join("; "),
+                if errors.len() > listed.len() {
+                    format!("; and {} more", errors.len() - listed.len())
+                } else {
+                    String::new()
+                }
+            ),
+            partial: Some(Box::new(PartialState {
+                id: id.to_owned(),
+                inputs: inputs.clone(),
+                outputs: kept,
+            })),
+        })
     }
 
     fn check_request(&self, request: &p::CheckRequest) -> rpc::CheckRequest {
@@ -203,9 +329,40 @@ impl GrpcProvider {
 
     fn bad_reply(&self, method: &str, e: ConvertError) -> ProviderError {
         ProviderError::failed(format!(
-            "{} {method}: the plugin sent a malformed value: {e}",
+            "{} {method}: the plugin's reply was refused: {e}",
             self.name()
         ))
+    }
+
+    fn bad_field(&self, method: &str, e: wire::FieldError) -> ProviderError {
+        ProviderError::failed(format!(
+            "{} {method}: the plugin's reply was refused: {e}",
+            self.name()
+        ))
+    }
+
+    /// A diff as the engine takes it, its keys and paths checked.
+    fn diff_result(
+        &self,
+        method: &'static str,
+        r: rpc::DiffResponse,
+    ) -> Result<p::DiffResult, ProviderError> {
+        for (field, keys) in [
+            ("replaces", &r.replaces),
+            ("stables", &r.stables),
+            ("diffs", &r.diffs),
+        ] {
+            for key in keys {
+                wire::key(field, key).map_err(|e| self.bad_field(method, e))?;
+            }
+        }
+        for path in r.detailed_diff.keys() {
+            // Detailed-diff keys are property paths; ones that do not parse are shown as keys.
+            wire::key("detailedDiff", path)
+                .or_else(|_| wire::path("detailedDiff", path))
+                .map_err(|e| self.bad_field(method, e))?;
+        }
+        Ok(diff_result(r))
     }
 }
 
@@ -256,8 +413,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The partial state in an `ErrorResourceInitFailed` status detail.
-fn init_failed(details: &[u8]) -> Option<PartialState> {
+/// The partial state in an `ErrorResourceInitFailed` status detail, with the properties that
+/// could not be accepted (dropped from it) described.
+struct InitFailed {
+    state: PartialState,
+    problems: Vec<String>,
+}
+
+fn init_failed(details: &[u8]) -> Option<InitFailed> {
     if details.is_empty() {
         return None;
     }
@@ -267,10 +430,20 @@ fn init_failed(details: &[u8]) -> Option<PartialState> {
         .iter()
         .find(|a| a.type_url == INIT_FAILED_TYPE)?;
     let failed = rpc::ErrorResourceInitFailed::decode(any.value.as_slice()).ok()?;
-    Some(PartialState {
-        id: failed.id,
-        inputs: from_struct(failed.inputs.as_ref()).ok()?,
-        outputs: from_struct(failed.properties.as_ref()).ok()?,
+    let (inputs, input_errors) = from_struct_lossy(failed.inputs.as_ref());
+    let (outputs, output_errors) = from_struct_lossy(failed.properties.as_ref());
+    let problems = input_errors
+        .iter()
+        .map(|e| format!("input {e}"))
+        .chain(output_errors.iter().map(|e| format!("output {e}")))
+        .collect();
+    Some(InitFailed {
+        state: PartialState {
+            id: failed.id,
+            inputs,
+            outputs,
+        },
+        problems,
     })
 }
 
@@ -278,32 +451,41 @@ fn init_failed(details: &[u8]) -> Option<PartialState> {
 fn dependencies(
     plugin: &str,
     method: &str,
+    field: &str,
     deps: impl Iterator<Item = (String, Vec<String>)>,
-) -> Result<IndexMap<String, Vec<cairn_engine::urn::Urn>>, ProviderError> {
+) -> Result<IndexMap<String, Vec<Urn>>, ProviderError> {
+    let refused = |e: wire::FieldError| {
+        ProviderError::failed(format!(
+            "{plugin} {method}: the plugin's reply was refused: {e}"
+        ))
+    };
     deps.map(|(k, urns)| {
-        let urns = urns
-            .iter()
-            .map(|u| {
-                cairn_engine::urn::Urn::parse(u).map_err(|e| {
-                    ProviderError::failed(format!(
-                        "{plugin} {method}: invalid URN {u:?} in the dependencies of {k}: {e}"
-                    ))
-                })
-            })
-            .collect::<Result<_, _>>()?;
+        wire::key(field, &k).map_err(refused)?;
+        let urns = wire::urns(&format!("{field}[{:?}]", shown(&k, 64)), &urns).map_err(refused)?;
         Ok((k, urns))
     })
     .collect()
 }
 
-fn failures(failures: Vec<rpc::CheckFailure>) -> Vec<p::CheckFailure> {
-    failures
+/// Check failures as the engine takes them: at most [`wire::MAX_CHECK_FAILURES`] (the rest
+/// counted in one more), each property path and reason capped.
+fn check_failures(failures: Vec<rpc::CheckFailure>) -> Vec<p::CheckFailure> {
+    let total = failures.len();
+    let mut kept: Vec<p::CheckFailure> = failures
         .into_iter()
+        .take(wire::MAX_CHECK_FAILURES)
         .map(|f| p::CheckFailure {
-            property: f.property,
-            reason: f.reason,
+            property: cap_text(&f.property, 1024).into_owned(),
+            reason: cap_text(&f.reason, MAX_MESSAGE_BYTES / 16).into_owned(),
         })
-        .collect()
+        .collect();
+    if total > kept.len() {
+        kept.push(p::CheckFailure {
+            property: String::new(),
+            reason: format!("and {} more failures (not shown)", total - kept.len()),
+        });
+    }
+    kept
 }
 
 fn diff_result(r: rpc::DiffResponse) -> p::DiffResult {
@@ -377,7 +559,7 @@ impl Provider for GrpcProvider {
 
     async fn get_schema(&self) -> Result<String, ProviderError> {
         let r = self
-            .client
+            .schema_client
             .clone()
             .get_schema(rpc::GetSchemaRequest { version: 0 })
             .await
@@ -406,7 +588,7 @@ impl Provider for GrpcProvider {
                 Ok(p::CheckResult {
                     inputs: from_struct(r.inputs.as_ref())
                         .map_err(|e| self.bad_reply("CheckConfig", e))?,
-                    failures: failures(r.failures),
+                    failures: check_failures(r.failures),
                 })
             }
         }
@@ -424,7 +606,7 @@ impl Provider for GrpcProvider {
         match r {
             Err(s) if s.code() == tonic::Code::Unimplemented => Ok(p::DiffResult::default()),
             Err(s) => Err(self.error("DiffConfig", s)),
-            Ok(r) => Ok(diff_result(r.into_inner())),
+            Ok(r) => self.diff_result("DiffConfig", r.into_inner()),
         }
     }
 
@@ -462,7 +644,7 @@ impl Provider for GrpcProvider {
             .into_inner();
         Ok(p::CheckResult {
             inputs: from_struct(r.inputs.as_ref()).map_err(|e| self.bad_reply("Check", e))?,
-            failures: failures(r.failures),
+            failures: check_failures(r.failures),
         })
     }
 
@@ -473,7 +655,7 @@ impl Provider for GrpcProvider {
             .diff(self.diff_request(request))
             .await
             .map_err(|s| self.error("Diff", s))?;
-        Ok(diff_result(r.into_inner()))
+        self.diff_result("Diff", r.into_inner())
     }
 
     async fn create(&self, request: p::CreateRequest) -> Result<p::CreateResult, ProviderError> {
@@ -491,10 +673,34 @@ impl Provider for GrpcProvider {
             .await
             .map_err(|s| self.error("Create", s))?
             .into_inner();
-        Ok(p::CreateResult {
-            id: r.id,
-            outputs: from_struct(r.properties.as_ref()).map_err(|e| self.bad_reply("Create", e))?,
-        })
+        if request.preview {
+            wire::id("id", &r.id).map_err(|e| self.bad_field("Create", e))?;
+        } else {
+            // Without a storable ID the engine cannot track what was created.
+            let problem = if r.id.is_empty() {
+                Some("the plugin returned no ID".to_owned())
+            } else {
+                wire::id("id", &r.id).err().map(|e| e.to_string())
+            };
+            if let Some(problem) = problem {
+                return Err(ProviderError::failed(format!(
+                    "{} Create: {problem}; the resource {} may have been created and is not recorded",
+                    self.name(),
+                    request.urn
+                )));
+            }
+        }
+        let outputs = if request.preview {
+            from_struct(r.properties.as_ref()).map_err(|e| self.bad_reply("Create", e))?
+        } else {
+            self.outputs_of_a_real_resource(
+                "Create",
+                &r.id,
+                &request.properties,
+                r.properties.as_ref(),
+            )?
+        };
+        Ok(p::CreateResult { id: r.id, outputs })
     }
 
     async fn read(&self, request: p::ReadRequest) -> Result<p::ReadResult, ProviderError> {
@@ -512,6 +718,7 @@ impl Provider for GrpcProvider {
             .await
             .map_err(|s| self.error("Read", s))?
             .into_inner();
+        wire::id("id", &r.id).map_err(|e| self.bad_field("Read", e))?;
         Ok(p::ReadResult {
             id: r.id,
             inputs: from_struct(r.inputs.as_ref()).map_err(|e| self.bad_reply("Read", e))?,
@@ -520,6 +727,7 @@ impl Provider for GrpcProvider {
     }
 
     async fn update(&self, request: p::UpdateRequest) -> Result<p::UpdateResult, ProviderError> {
+        let id = request.id.clone();
         let r = self
             .client
             .clone()
@@ -542,9 +750,12 @@ impl Provider for GrpcProvider {
             .await
             .map_err(|s| self.error("Update", s))?
             .into_inner();
-        Ok(p::UpdateResult {
-            outputs: from_struct(r.properties.as_ref()).map_err(|e| self.bad_reply("Update", e))?,
-        })
+        let outputs = if request.preview {
+            from_struct(r.properties.as_ref()).map_err(|e| self.bad_reply("Update", e))?
+        } else {
+            self.outputs_of_a_real_resource("Update", &id, &request.news, r.properties.as_ref())?
+        };
+        Ok(p::UpdateResult { outputs })
     }
 
     async fn delete(&self, request: p::DeleteRequest) -> Result<(), ProviderError> {
@@ -578,7 +789,7 @@ impl Provider for GrpcProvider {
             .into_inner();
         Ok(p::InvokeResult {
             outputs: from_struct(r.r#return.as_ref()).map_err(|e| self.bad_reply("Invoke", e))?,
-            failures: failures(r.failures),
+            failures: check_failures(r.failures),
         })
     }
 
@@ -587,6 +798,21 @@ impl Provider for GrpcProvider {
         request: p::ConstructRequest,
         monitor: Monitor,
     ) -> Result<p::ConstructResult, ProviderError> {
+        // The URN the component must have: the plugin registers it (through the monitor) and
+        // answers with it; any other URN is refused.
+        let expected = TypeToken::parse(&request.resource_type)
+            .map_err(|e| e.to_string())
+            .and_then(|t| {
+                Urn::new(
+                    &request.stack,
+                    &request.project,
+                    request.parent.as_ref().map(Urn::qualified_type),
+                    &t,
+                    &request.name,
+                )
+                .map_err(|e| e.to_string())
+            })
+            .map_err(|e| ProviderError::failed(format!("{} Construct: {e}", self.name())))?;
         // The plugin registers the component's children with a monitor served for this call.
         let served = serve_monitor(
             monitor,
@@ -645,22 +871,23 @@ impl Provider for GrpcProvider {
             .map_err(|s| self.error("Construct", s))?
             .into_inner();
         drop(served);
+        let urn = wire::optional_urn("urn", &r.urn).map_err(|e| self.bad_field("Construct", e))?;
+        if let Some(urn) = &urn
+            && urn != &expected
+        {
+            return Err(ProviderError::failed(format!(
+                "{} Construct: the plugin answered with the URN {:?}, not the component's {expected}",
+                self.name(),
+                shown(urn.as_str(), 1024)
+            )));
+        }
         Ok(p::ConstructResult {
-            urn: if r.urn.is_empty() {
-                None
-            } else {
-                Some(cairn_engine::urn::Urn::parse(&r.urn).map_err(|e| {
-                    ProviderError::failed(format!(
-                        "{} Construct: the plugin returned an invalid URN {:?}: {e}",
-                        self.name(),
-                        r.urn
-                    ))
-                })?)
-            },
+            urn,
             state: from_struct(r.state.as_ref()).map_err(|e| self.bad_reply("Construct", e))?,
             state_dependencies: dependencies(
                 &self.name(),
                 "Construct",
+                "stateDependencies",
                 r.state_dependencies.into_iter().map(|(k, v)| (k, v.urns)),
             )?,
         })
@@ -714,9 +941,10 @@ impl Provider for GrpcProvider {
             output_dependencies: dependencies(
                 &self.name(),
                 "Call",
+                "returnDependencies",
                 r.return_dependencies.into_iter().map(|(k, v)| (k, v.urns)),
             )?,
-            failures: failures(r.failures),
+            failures: check_failures(r.failures),
         })
     }
 

@@ -17,10 +17,12 @@
 //! its value (secret-wrapped if secret and secrets are accepted) or the unknown sentinel.
 
 use cairn_engine::asset::{Archive, ArchiveMember, ArchiveSource, Asset, AssetSource};
+use cairn_engine::limits::{MAX_ID_BYTES, MAX_KEY_BYTES, MAX_VALUE_DEPTH, ValueProblem, check_len};
 use cairn_engine::state::codec::{
     ARCHIVE_SIG, ASSET_SIG, OUTPUT_VALUE_SIG, RESOURCE_REFERENCE_SIG, SECRET_SIG, SIG_KEY,
     UNKNOWN_SENTINEL,
 };
+use cairn_engine::text::{has_unsafe, visible_line};
 use cairn_engine::urn::Urn;
 use cairn_engine::value::{OutputValue, PropertyMap, PropertyValue, ResourceReference};
 use prost_types::value::Kind;
@@ -28,9 +30,10 @@ use prost_types::{ListValue, Struct, Value};
 
 /// A protobuf value that is not a valid property value; the message says where.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path}: {reason}")]
+#[error("property {path}: {reason}")]
 pub struct ConvertError {
-    /// A property path (`tags.env`, `ports[0]`), empty for the whole value.
+    /// A property path as the engine prints it (`tags.env`, `ports[0]`, `tags["a b"]`), or
+    /// `(root)` for the whole value.
     pub path: String,
     pub reason: String,
 }
@@ -265,20 +268,85 @@ pub fn plain_json(value: &PropertyValue) -> serde_json::Value {
 
 // ---------------------------------------------------------------------------------------------
 // Decoding.
+//
+// Everything decoded here came from a plugin or an SDK program, so it is checked as it is read:
+// numbers must be finite (protobuf doubles carry NaN and infinities, which the state cannot
+// store), keys and IDs within their limits, nesting within [`MAX_VALUE_DEPTH`], URNs valid.
+// The path of the property being read is kept as borrowed steps and formatted only on error.
 
-fn error(path: &str, reason: impl Into<String>) -> ConvertError {
-    ConvertError {
-        path: path.to_owned(),
-        reason: reason.into(),
+/// Longest version string (a resource reference's `packageVersion`).
+const MAX_VERSION_BYTES: usize = 256;
+
+/// One step of the path being decoded.
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The path being decoded, as the engine's value checks print it (`tags["a b"][0]`).
+struct Path<'a>(Vec<Step<'a>>);
+
+impl<'a> Path<'a> {
+    fn error(&self, reason: impl Into<String>) -> ConvertError {
+        ConvertError {
+            path: format_path(&self.0),
+            reason: reason.into(),
+        }
+    }
+
+    fn problem(&self, problem: ValueProblem) -> ConvertError {
+        self.error(problem.to_string())
+    }
+
+    /// Runs `f` with `step` pushed.
+    fn with<T>(&mut self, step: Step<'a>, f: impl FnOnce(&mut Self) -> T) -> T {
+        self.0.push(step);
+        let out = f(self);
+        self.0.pop();
+        out
     }
 }
 
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{path}.{key}")
+fn format_path(steps: &[Step<'_>]) -> String {
+    if steps.is_empty() {
+        return "(root)".to_owned();
     }
+    let mut out = String::new();
+    for step in steps {
+        match step {
+            Step::Key(key) if is_identifier(key) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Step::Key(key) => out.push_str(&format!("[{:?}]", shown(key, 64))),
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+fn is_identifier(key: &str) -> bool {
+    !key.is_empty()
+        && key.len() <= 64
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+        && !key.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// Untrusted text quoted in an error: control characters made visible, at most `max`
+/// characters.
+pub fn shown(text: &str, max: usize) -> String {
+    let visible = visible_line(text);
+    if visible.chars().count() <= max {
+        return visible.into_owned();
+    }
+    let mut out: String = visible.chars().take(max).collect();
+    out.push('…');
+    out
 }
 
 /// Decodes a `Struct` (a missing one is an empty map).
@@ -286,40 +354,88 @@ pub fn from_struct(s: Option<&Struct>) -> Result<PropertyMap, ConvertError> {
     let Some(s) = s else {
         return Ok(PropertyMap::new());
     };
-    decode_fields(s, "")
+    decode_fields(s, &mut Path(Vec::new()), 1)
 }
 
-fn decode_fields(s: &Struct, path: &str) -> Result<PropertyMap, ConvertError> {
-    // Struct fields are a map: sort keys for a stable order.
-    let mut keys: Vec<&String> = s.fields.keys().collect();
-    keys.sort();
-    keys.into_iter()
-        .map(|k| Ok((k.clone(), decode(&s.fields[k], &join(path, k))?)))
-        .collect()
+/// Decodes what can be decoded of a `Struct`: the top-level properties that are valid, and an
+/// error for each one that is not (dropped from the map). For a reply that must be recorded
+/// even when part of it is unusable (the outputs of a resource that was created).
+pub fn from_struct_lossy(s: Option<&Struct>) -> (PropertyMap, Vec<ConvertError>) {
+    let mut map = PropertyMap::new();
+    let mut errors = Vec::new();
+    let Some(s) = s else {
+        return (map, errors);
+    };
+    let mut path = Path(Vec::new());
+    for (key, value) in &s.fields {
+        match path.with(Step::Key(key), |path| decode_field(key, value, path, 1)) {
+            Ok(value) => {
+                map.insert(key.clone(), value);
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    (map, errors)
+}
+
+fn decode_fields<'a>(
+    s: &'a Struct,
+    path: &mut Path<'a>,
+    depth: usize,
+) -> Result<PropertyMap, ConvertError> {
+    // `fields` is a BTreeMap: the keys come in a stable (sorted) order.
+    let mut map = PropertyMap::with_capacity(s.fields.len());
+    for (key, value) in &s.fields {
+        let value = path.with(Step::Key(key), |path| decode_field(key, value, path, depth))?;
+        map.insert(key.clone(), value);
+    }
+    Ok(map)
+}
+
+fn decode_field<'a>(
+    key: &str,
+    value: &'a Value,
+    path: &mut Path<'a>,
+    depth: usize,
+) -> Result<PropertyValue, ConvertError> {
+    if key.len() > MAX_KEY_BYTES {
+        return Err(path.problem(ValueProblem::KeyTooLong(key.len())));
+    }
+    decode(value, path, depth)
 }
 
 /// Decodes one value.
 pub fn from_value(value: &Value) -> Result<PropertyValue, ConvertError> {
-    decode(value, "")
+    decode(value, &mut Path(Vec::new()), 0)
 }
 
-fn decode(value: &Value, path: &str) -> Result<PropertyValue, ConvertError> {
+fn decode<'a>(
+    value: &'a Value,
+    path: &mut Path<'a>,
+    depth: usize,
+) -> Result<PropertyValue, ConvertError> {
+    if depth > MAX_VALUE_DEPTH {
+        return Err(path.problem(ValueProblem::TooDeep));
+    }
     Ok(match &value.kind {
         None | Some(Kind::NullValue(_)) => PropertyValue::Null,
         Some(Kind::BoolValue(b)) => PropertyValue::Bool(*b),
+        Some(Kind::NumberValue(n)) if !n.is_finite() => {
+            return Err(path.problem(ValueProblem::NotFinite(n.to_string())));
+        }
         Some(Kind::NumberValue(n)) => PropertyValue::Number(*n),
         Some(Kind::StringValue(s)) if is_unknown_sentinel(s) => PropertyValue::Computed,
         Some(Kind::StringValue(s)) => PropertyValue::String(s.clone()),
-        Some(Kind::ListValue(list)) => PropertyValue::Array(
-            list.values
-                .iter()
-                .enumerate()
-                .map(|(i, v)| decode(v, &format!("{path}[{i}]")))
-                .collect::<Result<_, _>>()?,
-        ),
+        Some(Kind::ListValue(list)) => {
+            let mut items = Vec::with_capacity(list.values.len());
+            for (i, item) in list.values.iter().enumerate() {
+                items.push(path.with(Step::Index(i), |path| decode(item, path, depth + 1))?);
+            }
+            PropertyValue::Array(items)
+        }
         Some(Kind::StructValue(s)) => match s.fields.get(SIG_KEY).and_then(as_str) {
-            None => PropertyValue::Object(decode_fields(s, path)?),
-            Some(sig) => decode_special(sig, s, path)?,
+            None => PropertyValue::Object(decode_fields(s, path, depth + 1)?),
+            Some(sig) => decode_special(sig, s, path, depth)?,
         },
     })
 }
@@ -347,23 +463,33 @@ fn as_str(v: &Value) -> Option<&str> {
     }
 }
 
-fn str_field<'a>(s: &'a Struct, key: &str, path: &str) -> Result<Option<&'a str>, ConvertError> {
+/// A string field of a special object; `what` names it in errors.
+fn str_field<'a>(
+    s: &'a Struct,
+    key: &str,
+    path: &Path<'_>,
+) -> Result<Option<&'a str>, ConvertError> {
     match s.fields.get(key).map(|v| &v.kind) {
         None | Some(None) | Some(Some(Kind::NullValue(_))) => Ok(None),
         Some(Some(Kind::StringValue(v))) => Ok(Some(v)),
-        Some(_) => Err(error(&join(path, key), "expected a string")),
+        Some(_) => Err(path.error(format!("the {key:?} field must be a string"))),
     }
 }
 
-fn urn_of(text: &str, path: &str) -> Result<Urn, ConvertError> {
-    Urn::parse(text).map_err(|e| error(path, format!("invalid URN {text:?}: {e}")))
+fn urn_of(text: &str, what: &str, path: &Path<'_>) -> Result<Urn, ConvertError> {
+    Urn::parse(text).map_err(|e| path.error(format!("{what}: {e}")))
 }
 
-fn decode_special(sig: &str, s: &Struct, path: &str) -> Result<PropertyValue, ConvertError> {
+fn decode_special<'a>(
+    sig: &str,
+    s: &'a Struct,
+    path: &mut Path<'a>,
+    depth: usize,
+) -> Result<PropertyValue, ConvertError> {
     match sig {
         SECRET_SIG => {
             let inner = match s.fields.get("value") {
-                Some(v) => decode(v, path)?,
+                Some(v) => decode(v, path, depth + 1)?,
                 None => PropertyValue::Null,
             };
             Ok(match inner {
@@ -372,10 +498,10 @@ fn decode_special(sig: &str, s: &Struct, path: &str) -> Result<PropertyValue, Co
             })
         }
         ASSET_SIG => Ok(PropertyValue::Asset(decode_asset(s, path)?)),
-        ARCHIVE_SIG => Ok(PropertyValue::Archive(decode_archive(s, path)?)),
+        ARCHIVE_SIG => Ok(PropertyValue::Archive(decode_archive(s, path, depth)?)),
         RESOURCE_REFERENCE_SIG => {
             let urn = str_field(s, "urn", path)?
-                .ok_or_else(|| error(path, "a resource reference needs a urn"))?;
+                .ok_or_else(|| path.error("a resource reference needs a urn"))?;
             let id = match s.fields.get("id") {
                 None => None,
                 Some(v) => match &v.kind {
@@ -384,24 +510,36 @@ fn decode_special(sig: &str, s: &Struct, path: &str) -> Result<PropertyValue, Co
                         Some(Box::new(PropertyValue::Computed))
                     }
                     Some(Kind::StringValue(id)) => {
+                        check_len("resource reference's ID", id, MAX_ID_BYTES)
+                            .map_err(|e| path.error(e.to_string()))?;
                         Some(Box::new(PropertyValue::String(id.clone())))
                     }
                     None | Some(Kind::NullValue(_)) => None,
-                    Some(_) => return Err(error(&join(path, "id"), "expected a string")),
+                    Some(_) => return Err(path.error("a resource reference's id must be a string")),
                 },
             };
+            let package_version = str_field(s, "packageVersion", path)?
+                .filter(|v| !v.is_empty())
+                .map(|v| {
+                    if v.len() > MAX_VERSION_BYTES || has_unsafe(v) {
+                        return Err(path.error(format!(
+                            "a resource reference's packageVersion {:?} is not a version",
+                            shown(v, 64)
+                        )));
+                    }
+                    Ok(v.to_owned())
+                })
+                .transpose()?;
             Ok(PropertyValue::ResourceReference(ResourceReference {
-                urn: urn_of(urn, &join(path, "urn"))?,
+                urn: urn_of(urn, "a resource reference's urn", path)?,
                 id,
-                package_version: str_field(s, "packageVersion", path)?
-                    .filter(|v| !v.is_empty())
-                    .map(str::to_owned),
+                package_version,
             }))
         }
         OUTPUT_VALUE_SIG => {
             let value = match s.fields.get("value") {
                 None => None,
-                Some(v) => match decode(v, &join(path, "value"))? {
+                Some(v) => match decode(v, path, depth + 1)? {
                     PropertyValue::Computed => None,
                     other => Some(Box::new(other)),
                 },
@@ -417,11 +555,11 @@ fn decode_special(sig: &str, s: &Struct, path: &str) -> Result<PropertyValue, Co
                     .iter()
                     .map(|v| {
                         as_str(v)
-                            .ok_or_else(|| error(path, "output dependencies must be URNs"))
-                            .and_then(|u| urn_of(u, &join(path, "dependencies")))
+                            .ok_or_else(|| path.error("an output's dependencies must be URNs"))
+                            .and_then(|u| urn_of(u, "an output's dependency", path))
                     })
                     .collect::<Result<_, _>>()?,
-                Some(_) => return Err(error(path, "output dependencies must be a list")),
+                Some(_) => return Err(path.error("an output's dependencies must be a list")),
             };
             Ok(PropertyValue::Output(OutputValue {
                 value,
@@ -429,11 +567,11 @@ fn decode_special(sig: &str, s: &Struct, path: &str) -> Result<PropertyValue, Co
                 dependencies,
             }))
         }
-        other => Err(error(path, format!("unknown signature {other:?}"))),
+        other => Err(path.error(format!("unknown signature {:?}", shown(other, 64)))),
     }
 }
 
-fn decode_asset(s: &Struct, path: &str) -> Result<Asset, ConvertError> {
+fn decode_asset(s: &Struct, path: &Path<'_>) -> Result<Asset, ConvertError> {
     let hash = str_field(s, "hash", path)?
         .filter(|h| !h.is_empty())
         .map(str::to_owned);
@@ -449,45 +587,50 @@ fn decode_asset(s: &Struct, path: &str) -> Result<Asset, ConvertError> {
     Ok(Asset { hash, source })
 }
 
-fn decode_archive(s: &Struct, path: &str) -> Result<Archive, ConvertError> {
+fn decode_archive<'a>(
+    s: &'a Struct,
+    path: &mut Path<'a>,
+    depth: usize,
+) -> Result<Archive, ConvertError> {
+    if depth > MAX_VALUE_DEPTH {
+        return Err(path.problem(ValueProblem::TooDeep));
+    }
     let hash = str_field(s, "hash", path)?
         .filter(|h| !h.is_empty())
         .map(str::to_owned);
-    let source =
-        if let Some(Some(Kind::StructValue(members))) = s.fields.get("assets").map(|v| &v.kind) {
-            let mut names: Vec<&String> = members.fields.keys().collect();
-            names.sort();
-            let mut out = indexmap::IndexMap::new();
-            for name in names {
-                let at = join(&join(path, "assets"), name);
-                let member = match &members.fields[name].kind {
-                    Some(Kind::StructValue(m)) => match m.fields.get(SIG_KEY).and_then(as_str) {
-                        Some(ASSET_SIG) => ArchiveMember::Asset(decode_asset(m, &at)?),
-                        Some(ARCHIVE_SIG) => ArchiveMember::Archive(decode_archive(m, &at)?),
-                        _ => {
-                            return Err(error(
-                                &at,
-                                "an archive member must be an asset or an archive",
-                            ));
-                        }
-                    },
-                    _ => {
-                        return Err(error(
-                            &at,
-                            "an archive member must be an asset or an archive",
-                        ));
-                    }
+    let source = if let Some(Some(Kind::StructValue(members))) =
+        s.fields.get("assets").map(|v| &v.kind)
+    {
+        let mut out = indexmap::IndexMap::with_capacity(members.fields.len());
+        for (name, member) in &members.fields {
+            let member = path.with(Step::Key(name), |path| {
+                if name.len() > MAX_KEY_BYTES {
+                    return Err(path.problem(ValueProblem::KeyTooLong(name.len())));
+                }
+                let not_a_member = |path: &Path<'_>| {
+                    path.error("an archive member must be an asset or an archive")
                 };
-                out.insert(name.clone(), member);
-            }
-            ArchiveSource::Assets(out)
-        } else if let Some(p) = str_field(s, "path", path)?.filter(|p| !p.is_empty()) {
-            ArchiveSource::Path(p.to_owned())
-        } else if let Some(u) = str_field(s, "uri", path)?.filter(|u| !u.is_empty()) {
-            ArchiveSource::Uri(u.to_owned())
-        } else {
-            ArchiveSource::HashOnly
-        };
+                match &member.kind {
+                    Some(Kind::StructValue(m)) => match m.fields.get(SIG_KEY).and_then(as_str) {
+                        Some(ASSET_SIG) => Ok(ArchiveMember::Asset(decode_asset(m, path)?)),
+                        Some(ARCHIVE_SIG) => {
+                            Ok(ArchiveMember::Archive(decode_archive(m, path, depth + 1)?))
+                        }
+                        _ => Err(not_a_member(path)),
+                    },
+                    _ => Err(not_a_member(path)),
+                }
+            })?;
+            out.insert(name.clone(), member);
+        }
+        ArchiveSource::Assets(out)
+    } else if let Some(p) = str_field(s, "path", path)?.filter(|p| !p.is_empty()) {
+        ArchiveSource::Path(p.to_owned())
+    } else if let Some(u) = str_field(s, "uri", path)?.filter(|u| !u.is_empty()) {
+        ArchiveSource::Uri(u.to_owned())
+    } else {
+        ArchiveSource::HashOnly
+    };
     Ok(Archive { hash, source })
 }
 
@@ -694,6 +837,131 @@ mod tests {
                 .unwrap_err()
                 .reason
                 .contains("invalid URN")
+        );
+    }
+
+    fn number(n: f64) -> Value {
+        Value {
+            kind: Some(Kind::NumberValue(n)),
+        }
+    }
+
+    fn list(values: Vec<Value>) -> Value {
+        Value {
+            kind: Some(Kind::ListValue(ListValue { values })),
+        }
+    }
+
+    fn fields(entries: Vec<(&str, Value)>) -> Struct {
+        Struct {
+            fields: entries
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn values_that_cannot_be_stored_are_refused_with_their_path() {
+        let long = "k".repeat(MAX_KEY_BYTES + 1);
+        let nested = |levels: usize| {
+            let mut v = number(1.0);
+            for _ in 0..levels {
+                v = list(vec![v]);
+            }
+            v
+        };
+        let secret = |v: Value| object(vec![(SIG_KEY, string(SECRET_SIG)), ("value", v)]);
+        let cases: Vec<(Struct, &str)> = vec![
+            (
+                fields(vec![("n", number(f64::NAN))]),
+                "property n: NaN is not a number JSON can store",
+            ),
+            (
+                fields(vec![(
+                    "tags",
+                    object(vec![(
+                        "a b",
+                        list(vec![number(0.0), number(f64::INFINITY)]),
+                    )]),
+                )]),
+                "property tags[\"a b\"][1]: inf is not a number",
+            ),
+            (
+                fields(vec![("pw", secret(number(f64::NEG_INFINITY)))]),
+                "property pw: -inf is not a number",
+            ),
+            (
+                fields(vec![(
+                    "o",
+                    object(vec![
+                        (SIG_KEY, string(OUTPUT_VALUE_SIG)),
+                        ("value", number(f64::NAN)),
+                    ]),
+                )]),
+                "property o: NaN is not a number",
+            ),
+            (
+                fields(vec![("m", object(vec![(long.as_str(), number(1.0))]))]),
+                "the key is 1025 bytes long; keys may be at most 1024 bytes",
+            ),
+            (
+                fields(vec![("deep", nested(MAX_VALUE_DEPTH))]),
+                "is nested more than 64 levels deep",
+            ),
+            (
+                fields(vec![("esc\x1b[2J", number(f64::NAN))]),
+                "property [\"esc\\\\x1b[2J\"]: NaN",
+            ),
+            (
+                fields(vec![(
+                    "ref",
+                    object(vec![
+                        (SIG_KEY, string(RESOURCE_REFERENCE_SIG)),
+                        ("urn", string(urn("b").as_str())),
+                        ("id", string("i".repeat(MAX_ID_BYTES + 1))),
+                    ]),
+                )]),
+                "property ref: the resource reference's ID is 8193 bytes long",
+            ),
+            (
+                fields(vec![(
+                    "ref",
+                    object(vec![
+                        (SIG_KEY, string(RESOURCE_REFERENCE_SIG)),
+                        ("urn", string(urn("b").as_str())),
+                        ("packageVersion", string("1.0\x1b[2J")),
+                    ]),
+                )]),
+                "property ref: a resource reference's packageVersion \"1.0\\\\x1b[2J\" is not a version",
+            ),
+        ];
+        for (value, expected) in cases {
+            let error = from_struct(Some(&value)).unwrap_err().to_string();
+            assert!(error.contains(expected), "{error}\nexpected: {expected}");
+        }
+        // Just within the limit.
+        from_struct(Some(&fields(vec![("deep", nested(MAX_VALUE_DEPTH - 1))]))).unwrap();
+        from_struct(Some(&fields(vec![(&long[1..], number(1e308))]))).unwrap();
+    }
+
+    #[test]
+    fn lossy_decoding_keeps_the_valid_properties() {
+        let value = fields(vec![
+            ("a", number(1.0)),
+            ("b", number(f64::NAN)),
+            ("c", string("kept")),
+            ("d", list(vec![number(f64::INFINITY)])),
+        ]);
+        let (kept, errors) = from_struct_lossy(Some(&value));
+        assert_eq!(kept.keys().collect::<Vec<_>>(), ["a", "c"]);
+        let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            errors,
+            [
+                "property b: NaN is not a number JSON can store (NaN and infinities are refused)",
+                "property d[0]: inf is not a number JSON can store (NaN and infinities are refused)",
+            ]
         );
     }
 }

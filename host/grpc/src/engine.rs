@@ -1,11 +1,16 @@
 //! The engine address plugins and programs are given: serves `pulumirpc.Engine` (log messages
 //! become engine diagnostics; the root resource URN) and `grpc.health.v1.Health` (plugins poll
 //! it and exit when the engine is gone) on a loopback port.
+//!
+//! `Log` is bounded: each message is capped at `MAX_MESSAGE_BYTES`, and the messages of one
+//! served engine (one deployment's plugins, or one program) are shown up to the log limit
+//! (`CAIRN_GRPC_LOG_MB`), then dropped with one note.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use cairn_engine::deploy::events::{EngineEvent, EventSink, Severity};
+use cairn_engine::limits::cap_message;
 use cairn_engine::urn::Urn;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -20,6 +25,7 @@ use crate::proto::pulumirpc::{
     GetRootResourceRequest, GetRootResourceResponse, LogRequest, LogSeverity,
     SetRootResourceRequest, SetRootResourceResponse,
 };
+use crate::wire::{self, Admit, LogBudget};
 
 /// Why a server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -83,13 +89,24 @@ pub(crate) async fn serve(
 pub struct EngineService {
     events: Arc<dyn EventSink>,
     root: Mutex<Option<String>>,
+    budget: LogBudget,
 }
 
 impl EngineService {
     pub fn new(events: Arc<dyn EventSink>, root: Option<&Urn>) -> EngineService {
+        EngineService::with_budget(events, root, LogBudget::from_settings())
+    }
+
+    /// A service whose log messages are shown within `budget`.
+    pub fn with_budget(
+        events: Arc<dyn EventSink>,
+        root: Option<&Urn>,
+        budget: LogBudget,
+    ) -> EngineService {
         EngineService {
             events,
             root: Mutex::new(root.map(ToString::to_string)),
+            budget,
         }
     }
 }
@@ -111,16 +128,28 @@ impl Engine for EngineService {
             LogSeverity::Warning => Severity::Warning,
             LogSeverity::Error => Severity::Error,
         };
+        let message = cap_message(r.message.trim_end());
         let (urn, message) = match Urn::parse(&r.urn) {
-            Ok(urn) => (Some(urn), r.message),
-            Err(_) if r.urn.is_empty() => (None, r.message),
-            Err(_) => (None, format!("[{}] {}", r.urn, r.message)),
+            Ok(urn) => (Some(urn), message.into_owned()),
+            Err(_) if r.urn.is_empty() => (None, message.into_owned()),
+            Err(_) => (
+                None,
+                format!("[{}] {message}", crate::convert::shown(&r.urn, 200)),
+            ),
         };
-        self.events.emit(EngineEvent::Diagnostic {
-            severity,
-            urn,
-            message: message.trim_end().to_owned(),
-        });
+        match self.budget.admit(message.len()) {
+            Admit::Show => self.events.emit(EngineEvent::Diagnostic {
+                severity,
+                urn,
+                message,
+            }),
+            Admit::FirstDropped => self.events.emit(EngineEvent::Diagnostic {
+                severity: Severity::Warning,
+                urn: None,
+                message: self.budget.note("log messages sent to the engine"),
+            }),
+            Admit::Dropped => {}
+        }
         Ok(Response::new(()))
     }
 
@@ -137,7 +166,9 @@ impl Engine for EngineService {
         &self,
         request: Request<SetRootResourceRequest>,
     ) -> Result<Response<SetRootResourceResponse>, Status> {
-        *lock(&self.root) = Some(request.into_inner().urn);
+        let urn = wire::urn("urn", &request.into_inner().urn)
+            .map_err(|e| Status::invalid_argument(e.to_string()))?;
+        *lock(&self.root) = Some(urn.to_string());
         Ok(Response::new(SetRootResourceResponse {}))
     }
 }
@@ -203,7 +234,10 @@ pub async fn serve_engine(
     root: Option<&Urn>,
 ) -> Result<Served, ServeError> {
     let router = tonic::transport::Server::builder()
-        .add_service(EngineServer::new(EngineService::new(events, root)))
+        .add_service(
+            EngineServer::new(EngineService::new(events, root))
+                .max_decoding_message_size(wire::max_message_bytes()),
+        )
         .add_service(HealthServer::new(HealthService));
     serve("engine", router).await
 }

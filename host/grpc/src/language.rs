@@ -9,8 +9,9 @@
 //! * Node.js: `@pulumi/pulumi/cmd/run` with its flags; config through `PULUMI_CONFIG` and
 //!   `PULUMI_CONFIG_SECRET_KEYS`.
 //!
-//! The process's stdout and stderr are shown as the program's messages; a non-zero exit fails
-//! the program with the end of its stderr.
+//! The process's stdout and stderr are shown as the program's messages, lines cut at
+//! `MAX_MESSAGE_BYTES` and up to the log limit (`CAIRN_GRPC_LOG_MB`), then dropped with a note;
+//! a non-zero exit fails the program with the end of its stderr.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -20,16 +21,22 @@ use async_trait::async_trait;
 use cairn_engine::deploy::events::{EngineEvent, EventSink, Severity};
 use cairn_engine::deploy::monitor::Monitor;
 use cairn_engine::deploy::program::{Program, ProgramError};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use cairn_engine::limits::cap_message;
+use cairn_engine::text::visible_text;
+use tokio::io::BufReader;
 use tokio::process::Command;
 
 use crate::monitor::{Failures, program_config, serve_monitor};
+use crate::wire::{self, Admit, LogBudget};
 
 /// How long a program may keep running after one of its requests failed.
 const FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The end of the program's stderr quoted in errors.
 const STDERR_TAIL: usize = 4000;
+
+/// Error messages the program logged that are kept for its failure message.
+const KEPT_ERRORS: usize = 20;
 
 /// How a language program is started.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,7 +111,10 @@ impl EventSink for ErrorLog {
             ..
         } = &event
         {
-            lock(&self.errors).push(message.clone());
+            let mut errors = lock(&self.errors);
+            if errors.len() < KEPT_ERRORS {
+                errors.push(message.clone());
+            }
         }
         self.inner.emit(event);
     }
@@ -210,6 +220,7 @@ impl Program for LanguageProgram {
                 ))
             })?;
         let tail = Arc::new(Mutex::new(String::new()));
+        let budget = Arc::new(LogBudget::from_settings());
         let mut readers = Vec::new();
         for (stream, stderr) in [
             (
@@ -230,9 +241,11 @@ impl Program for LanguageProgram {
             let Some(stream) = stream else { continue };
             let events = self.events.clone();
             let tail = tail.clone();
+            let budget = budget.clone();
+            let name = self.name();
             readers.push(tokio::spawn(async move {
-                let mut lines = BufReader::new(stream).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
+                let mut stream = BufReader::new(stream);
+                while let Ok(Some(line)) = wire::read_line(&mut stream).await {
                     if stderr {
                         let mut t = lock(&tail);
                         t.push_str(&line);
@@ -243,14 +256,19 @@ impl Program for LanguageProgram {
                             t.drain(..cut);
                         }
                     }
+                    let (severity, message) = match budget.admit(line.len()) {
+                        Admit::Show if stderr => (Severity::Warning, line),
+                        Admit::Show => (Severity::Info, line),
+                        Admit::FirstDropped => (
+                            Severity::Warning,
+                            budget.note(&format!("the {name} program's output")),
+                        ),
+                        Admit::Dropped => continue,
+                    };
                     events.emit(EngineEvent::Diagnostic {
-                        severity: if stderr {
-                            Severity::Warning
-                        } else {
-                            Severity::Info
-                        },
+                        severity,
                         urn: None,
-                        message: line,
+                        message,
                     });
                 }
             }));
@@ -289,10 +307,10 @@ impl Program for LanguageProgram {
             return Err(ProgramError::new(format!(
                 "the {} program failed: {}",
                 self.name(),
-                errors.join("\n")
+                cap_message(&errors.join("\n"))
             )));
         }
-        let tail = lock(&tail).trim().to_owned();
+        let tail = visible_text(lock(&tail).trim()).into_owned();
         Err(ProgramError::new(format!(
             "the {} program exited with {status}{}",
             self.name(),

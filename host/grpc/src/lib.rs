@@ -3,7 +3,8 @@
 //! The only crate that knows protobuf. Generated code lives in [`proto`]; [`convert`] maps
 //! `google.protobuf.Struct` values to and from the engine's `PropertyValue`; [`engine`] serves
 //! the engine address (`Engine`, `Health`) plugins are given; [`serve`] serves any engine
-//! provider as a `ResourceProvider` plugin.
+//! provider as a `ResourceProvider` plugin; [`wire`] holds the limits and checks applied to
+//! everything a plugin or SDK program sends (message sizes, log volume, names, IDs, URNs, paths).
 
 pub mod client;
 pub mod convert;
@@ -12,6 +13,7 @@ pub mod language;
 pub mod monitor;
 pub mod plugin;
 pub mod serve;
+pub mod wire;
 
 pub use client::GrpcProvider;
 pub use engine::{ServeError, Served, serve_engine};

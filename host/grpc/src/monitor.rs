@@ -6,24 +6,30 @@
 //! Features offered through `SupportsFeature`: secrets, resource references, alias specs and
 //! `deletedWith`. Output values are not offered, so SDKs send plain values with property
 //! dependencies alongside.
+//!
+//! Every request is checked before the engine sees it, and refused naming the method, the
+//! resource and the field: property values in [`crate::convert`] (finite numbers, keys, depth),
+//! and every string that becomes a type, name, URN, ID, key, property path, provider reference
+//! or version with [`crate::wire`]. Requests are at most [`wire::max_message_bytes`] long.
 
 use cairn_engine::deploy::monitor::Monitor;
 use cairn_engine::deploy::program::{
     Alias, ProgramCallRequest, ProgramInvokeRequest, ReadResourceRequest, RegisterResourceRequest,
     ResourceOptions,
 };
+use cairn_engine::limits::cap_message;
 use cairn_engine::state::CustomTimeouts;
-use cairn_engine::urn::{TypeToken, Urn};
-use cairn_engine::value::PropertyValue;
+use cairn_engine::value::{PropertyMap, PropertyValue};
 use indexmap::IndexMap;
 use tonic::{Request, Response, Status};
 
-use crate::convert::{Marshal, from_struct, to_struct};
+use crate::convert::{ConvertError, Marshal, from_struct, shown, to_struct};
 use crate::engine::{EngineService, HealthService, ServeError, Served, serve};
 use crate::proto::health::health_server::HealthServer;
 use crate::proto::pulumirpc as rpc;
 use crate::proto::pulumirpc::engine_server::EngineServer;
 use crate::proto::pulumirpc::resource_monitor_server::{ResourceMonitor, ResourceMonitorServer};
+use crate::wire::{self, FieldError};
 
 /// The features `SupportsFeature` answers yes to.
 pub const FEATURES: [&str; 4] = ["secrets", "resourceReferences", "aliasSpecs", "deletedWith"];
@@ -82,9 +88,16 @@ impl MonitorService {
     }
 
     fn failed(&self, e: impl std::fmt::Display) -> Status {
-        let message = e.to_string();
+        let message = cap_message(&e.to_string()).into_owned();
         self.failures.record(&message);
         Status::unknown(message)
+    }
+
+    /// A request refused before the engine saw it.
+    fn refused(&self, request: &str, e: impl std::fmt::Display) -> Status {
+        let message = format!("{request}: {e}");
+        self.failures.record(&message);
+        Status::invalid_argument(message)
     }
 }
 
@@ -97,39 +110,76 @@ pub async fn serve_monitor(
     failures: std::sync::Arc<Failures>,
 ) -> Result<Served, ServeError> {
     let root = monitor.root_urn().clone();
+    let limit = wire::max_message_bytes();
     let router = tonic::transport::Server::builder()
         .add_service(
             ResourceMonitorServer::new(MonitorService::new(monitor, parallel, failures))
-                .max_decoding_message_size(256 * 1024 * 1024)
-                .max_encoding_message_size(256 * 1024 * 1024),
+                .max_decoding_message_size(limit)
+                .max_encoding_message_size(usize::MAX),
         )
-        .add_service(EngineServer::new(EngineService::new(events, Some(&root))))
+        .add_service(
+            EngineServer::new(EngineService::new(events, Some(&root)))
+                .max_decoding_message_size(limit),
+        )
         .add_service(HealthServer::new(HealthService));
     serve("resource monitor", router).await
 }
 
-fn invalid(what: &str, e: impl std::fmt::Display) -> Status {
-    Status::invalid_argument(format!("{what}: {e}"))
-}
-
-fn urn(field: &str, text: &str) -> Result<Urn, Status> {
-    Urn::parse(text).map_err(|e| invalid(field, format!("invalid URN {text:?}: {e}")))
-}
-
-fn optional_urn(field: &str, text: &str) -> Result<Option<Urn>, Status> {
-    if text.is_empty() {
-        Ok(None)
-    } else {
-        urn(field, text).map(Some)
-    }
-}
-
-fn urns(field: &str, texts: &[String]) -> Result<Vec<Urn>, Status> {
-    texts.iter().map(|u| urn(field, u)).collect()
-}
-
 fn optional(text: String) -> Option<String> {
     (!text.is_empty()).then_some(text)
+}
+
+/// Property values from a request, refused naming the field (`object`, `args`).
+fn properties(field: &str, value: Option<&prost_types::Struct>) -> Result<PropertyMap, FieldError> {
+    from_struct(value).map_err(|e: ConvertError| FieldError {
+        field: field.to_owned(),
+        problem: e.to_string(),
+    })
+}
+
+/// A map of property keys to URNs (`propertyDependencies`, `argDependencies`).
+fn dependency_map(
+    field: &str,
+    map: impl IntoIterator<Item = (String, Vec<String>)>,
+) -> Result<IndexMap<String, Vec<cairn_engine::urn::Urn>>, FieldError> {
+    let mut out: IndexMap<_, _> = map
+        .into_iter()
+        .map(|(k, urns)| {
+            wire::key(field, &k)?;
+            let urns = wire::urns(&format!("{field}[{:?}]", shown(&k, 64)), &urns)?;
+            Ok((k, urns))
+        })
+        .collect::<Result<_, FieldError>>()?;
+    // Protobuf maps arrive in any order.
+    out.sort_keys();
+    Ok(out)
+}
+
+fn optional_version(field: &str, text: String) -> Result<Option<String>, FieldError> {
+    let version = optional(text);
+    if let Some(v) = &version {
+        wire::version(field, v)?;
+    }
+    Ok(version)
+}
+
+fn optional_provider(field: &str, text: String) -> Result<Option<String>, FieldError> {
+    let provider = optional(text);
+    if let Some(p) = &provider {
+        wire::provider_reference(field, p)?;
+    }
+    Ok(provider)
+}
+
+fn each<'a>(
+    field: &str,
+    texts: impl IntoIterator<Item = &'a String>,
+    check: impl Fn(&str, &str) -> Result<(), FieldError>,
+) -> Result<(), FieldError> {
+    texts
+        .into_iter()
+        .enumerate()
+        .try_for_each(|(i, t)| check(&format!("{field}[{i}]"), t))
 }
 
 /// A Go-style duration (`1h30m`, `5m`, `90s`, `1.5h`, `300ms`) in seconds; empty is 0.
@@ -163,76 +213,136 @@ pub fn duration_seconds(text: &str) -> Result<f64, String> {
         total += number * scale;
         rest = &rest[unit_end..];
     }
+    if !total.is_finite() {
+        return Err(format!("{:?} is too long a duration", shown(text, 64)));
+    }
     Ok(total)
 }
 
-fn alias(a: rpc::Alias) -> Result<Alias, Status> {
+fn alias(field: &str, a: rpc::Alias) -> Result<Alias, FieldError> {
     use rpc::alias::spec::Parent;
     match a.alias {
-        Some(rpc::alias::Alias::Urn(u)) => Ok(Alias::Urn(urn("aliases.urn", &u)?)),
-        Some(rpc::alias::Alias::Spec(spec)) => Ok(Alias::Spec {
-            name: optional(spec.name),
-            resource_type: optional(spec.r#type)
-                .map(|t| TypeToken::parse(&t).map_err(|e| invalid("aliases.type", e)))
-                .transpose()?,
-            parent: match spec.parent {
-                None => None,
-                Some(Parent::NoParent(true)) => Some(None),
-                Some(Parent::NoParent(false)) => None,
-                Some(Parent::ParentUrn(p)) if p.is_empty() => None,
-                Some(Parent::ParentUrn(p)) => Some(Some(urn("aliases.parentUrn", &p)?)),
-            },
-            stack: optional(spec.stack),
-            project: optional(spec.project),
+        Some(rpc::alias::Alias::Urn(u)) => Ok(Alias::Urn(wire::urn(&format!("{field}.urn"), &u)?)),
+        Some(rpc::alias::Alias::Spec(spec)) => {
+            let name = optional(spec.name);
+            if let Some(name) = &name {
+                wire::name(&format!("{field}.name"), name)?;
+            }
+            let stack = optional(spec.stack);
+            if let Some(stack) = &stack {
+                wire::stack_or_project(&format!("{field}.stack"), stack)?;
+            }
+            let project = optional(spec.project);
+            if let Some(project) = &project {
+                wire::stack_or_project(&format!("{field}.project"), project)?;
+            }
+            Ok(Alias::Spec {
+                name,
+                resource_type: optional(spec.r#type)
+                    .map(|t| wire::type_token(&format!("{field}.type"), &t))
+                    .transpose()?,
+                parent: match spec.parent {
+                    None => None,
+                    Some(Parent::NoParent(true)) => Some(None),
+                    Some(Parent::NoParent(false)) => None,
+                    Some(Parent::ParentUrn(p)) if p.is_empty() => None,
+                    Some(Parent::ParentUrn(p)) => {
+                        Some(Some(wire::urn(&format!("{field}.parentUrn"), &p)?))
+                    }
+                },
+                stack,
+                project,
+            })
+        }
+        None => Err(FieldError {
+            field: field.to_owned(),
+            problem: "an alias has neither a URN nor a spec".to_owned(),
         }),
-        None => Err(Status::invalid_argument(
-            "an alias has neither a URN nor a spec",
-        )),
     }
 }
 
-fn register_request(r: rpc::RegisterResourceRequest) -> Result<RegisterResourceRequest, Status> {
-    let resource_type =
-        TypeToken::parse(&r.r#type).map_err(|e| invalid("type", format!("{:?}: {e}", r.r#type)))?;
-    let mut aliases: Vec<Alias> = r.aliases.into_iter().map(alias).collect::<Result<_, _>>()?;
+/// Custom timeouts: Go durations, finite.
+fn custom_timeouts(
+    t: rpc::register_resource_request::CustomTimeouts,
+) -> Result<CustomTimeouts, FieldError> {
+    let parse = |field: &str, text: &str| {
+        duration_seconds(text).map_err(|problem| FieldError {
+            field: format!("customTimeouts.{field}"),
+            problem,
+        })
+    };
+    Ok(CustomTimeouts {
+        create: parse("create", &t.create)?,
+        update: parse("update", &t.update)?,
+        delete: parse("delete", &t.delete)?,
+    })
+}
+
+/// How a request names its resource in errors: `RegisterResource aws:s3:Bucket "b"`.
+fn describe(method: &str, resource_type: &str, name: &str) -> String {
+    format!(
+        "{method} {} {:?}",
+        shown(resource_type, 200),
+        shown(name, 200)
+    )
+}
+
+fn register_request(
+    r: rpc::RegisterResourceRequest,
+) -> Result<RegisterResourceRequest, FieldError> {
+    let resource_type = wire::type_token("type", &r.r#type)?;
+    wire::name("name", &r.name)?;
+    let mut aliases: Vec<Alias> = r
+        .aliases
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| alias(&format!("aliases[{i}]"), a))
+        .collect::<Result<_, _>>()?;
     aliases.extend(
-        urns("aliasURNs", &r.alias_ur_ns)?
+        wire::urns("aliasURNs", &r.alias_ur_ns)?
             .into_iter()
             .map(Alias::Urn),
     );
-    let custom_timeouts = match r.custom_timeouts {
-        None => None,
-        Some(t) => Some(CustomTimeouts {
-            create: duration_seconds(&t.create).map_err(|e| invalid("customTimeouts.create", e))?,
-            update: duration_seconds(&t.update).map_err(|e| invalid("customTimeouts.update", e))?,
-            delete: duration_seconds(&t.delete).map_err(|e| invalid("customTimeouts.delete", e))?,
-        }),
-    };
-    let property_dependencies = r
-        .property_dependencies
-        .into_iter()
-        .map(|(k, v)| {
-            Ok((
-                k.clone(),
-                urns(&format!("propertyDependencies.{k}"), &v.urns)?,
-            ))
-        })
-        .collect::<Result<IndexMap<_, _>, Status>>()?;
+    let custom_timeouts = r.custom_timeouts.map(custom_timeouts).transpose()?;
+    let property_dependencies = dependency_map(
+        "propertyDependencies",
+        r.property_dependencies
+            .into_iter()
+            .map(|(k, v)| (k, v.urns)),
+    )?;
+    each("ignoreChanges", &r.ignore_changes, wire::path)?;
+    each("replaceOnChanges", &r.replace_on_changes, wire::path)?;
+    each(
+        "additionalSecretOutputs",
+        &r.additional_secret_outputs,
+        wire::key,
+    )?;
+    let mut providers = IndexMap::new();
+    for (package, reference) in r.providers {
+        wire::package("providers", &package)?;
+        wire::provider_reference(&format!("providers[{package:?}]"), &reference)?;
+        providers.insert(package, reference);
+    }
+    providers.sort_keys();
+    let import_id = optional(r.import_id);
+    if let Some(id) = &import_id {
+        wire::id("importId", id)?;
+    }
     Ok(RegisterResourceRequest {
         resource_type,
         name: r.name,
         custom: r.custom,
         remote: r.remote,
-        parent: optional_urn("parent", &r.parent)?,
-        inputs: from_struct(r.object.as_ref()).map_err(|e| invalid("object", e))?,
+        parent: wire::optional_urn("parent", &r.parent)?,
+        inputs: properties("object", r.object.as_ref())?,
         property_dependencies,
         options: ResourceOptions {
             protect: r.protect.unwrap_or(false),
             retain_on_delete: r.retain_on_delete.unwrap_or(false),
-            deleted_with: optional_urn("deletedWith", &r.deleted_with)?,
-            depends_on: urns("dependencies", &r.dependencies)?,
-            provider: optional(r.provider),
-            providers: r.providers.into_iter().collect(),
+            deleted_with: wire::optional_urn("deletedWith", &r.deleted_with)?,
+            depends_on: wire::urns("dependencies", &r.dependencies)?,
+            provider: optional_provider("provider", r.provider)?,
+            providers,
             aliases,
             ignore_changes: r.ignore_changes,
             replace_on_changes: r.replace_on_changes,
@@ -240,9 +350,55 @@ fn register_request(r: rpc::RegisterResourceRequest) -> Result<RegisterResourceR
                 .then_some(r.delete_before_replace),
             additional_secret_outputs: r.additional_secret_outputs,
             custom_timeouts,
-            import_id: optional(r.import_id),
-            version: optional(r.version),
+            import_id,
+            version: optional_version("version", r.version)?,
         },
+    })
+}
+
+fn read_request(r: rpc::ReadResourceRequest) -> Result<ReadResourceRequest, FieldError> {
+    let resource_type = wire::type_token("type", &r.r#type)?;
+    wire::name("name", &r.name)?;
+    wire::id("id", &r.id)?;
+    each(
+        "additionalSecretOutputs",
+        &r.additional_secret_outputs,
+        wire::key,
+    )?;
+    Ok(ReadResourceRequest {
+        resource_type,
+        name: r.name,
+        id: r.id,
+        parent: wire::optional_urn("parent", &r.parent)?,
+        properties: properties("properties", r.properties.as_ref())?,
+        dependencies: wire::urns("dependencies", &r.dependencies)?,
+        provider: optional_provider("provider", r.provider)?,
+        version: optional_version("version", r.version)?,
+        additional_secret_outputs: r.additional_secret_outputs,
+    })
+}
+
+fn invoke_request(r: rpc::ResourceInvokeRequest) -> Result<ProgramInvokeRequest, FieldError> {
+    wire::type_token("tok", &r.tok)?;
+    Ok(ProgramInvokeRequest {
+        token: r.tok,
+        args: properties("args", r.args.as_ref())?,
+        provider: optional_provider("provider", r.provider)?,
+        version: optional_version("version", r.version)?,
+    })
+}
+
+fn call_request(r: rpc::ResourceCallRequest) -> Result<ProgramCallRequest, FieldError> {
+    wire::type_token("tok", &r.tok)?;
+    Ok(ProgramCallRequest {
+        token: r.tok,
+        args: properties("args", r.args.as_ref())?,
+        arg_dependencies: dependency_map(
+            "argDependencies",
+            r.arg_dependencies.into_iter().map(|(k, v)| (k, v.urns)),
+        )?,
+        provider: optional_provider("provider", r.provider)?,
+        version: optional_version("version", r.version)?,
     })
 }
 
@@ -272,14 +428,11 @@ impl ResourceMonitor for MonitorService {
     ) -> Result<Response<rpc::InvokeResponse>, Status> {
         let r = request.into_inner();
         let out = marshal(true, r.accept_resources);
+        let what = format!("Invoke {}", shown(&r.tok, 200));
+        let invoke = invoke_request(r).map_err(|e| self.refused(&what, e))?;
         let result = self
             .monitor
-            .invoke(ProgramInvokeRequest {
-                token: r.tok,
-                args: from_struct(r.args.as_ref()).map_err(|e| invalid("args", e))?,
-                provider: optional(r.provider),
-                version: optional(r.version),
-            })
+            .invoke(invoke)
             .await
             .map_err(|e| self.failed(e))?;
         Ok(Response::new(rpc::InvokeResponse {
@@ -300,22 +453,9 @@ impl ResourceMonitor for MonitorService {
         request: Request<rpc::ResourceCallRequest>,
     ) -> Result<Response<rpc::CallResponse>, Status> {
         let r = request.into_inner();
-        let arg_dependencies = r
-            .arg_dependencies
-            .into_iter()
-            .map(|(k, v)| Ok((k.clone(), urns(&format!("argDependencies.{k}"), &v.urns)?)))
-            .collect::<Result<IndexMap<_, _>, Status>>()?;
-        let result = self
-            .monitor
-            .call(ProgramCallRequest {
-                token: r.tok,
-                args: from_struct(r.args.as_ref()).map_err(|e| invalid("args", e))?,
-                arg_dependencies,
-                provider: optional(r.provider),
-                version: optional(r.version),
-            })
-            .await
-            .map_err(|e| self.failed(e))?;
+        let what = format!("Call {}", shown(&r.tok, 200));
+        let call = call_request(r).map_err(|e| self.refused(&what, e))?;
+        let result = self.monitor.call(call).await.map_err(|e| self.failed(e))?;
         Ok(Response::new(rpc::CallResponse {
             r#return: Some(to_struct(&result.outputs, Marshal::ALL)),
             return_dependencies: result
@@ -347,21 +487,11 @@ impl ResourceMonitor for MonitorService {
     ) -> Result<Response<rpc::ReadResourceResponse>, Status> {
         let r = request.into_inner();
         let out = marshal(r.accept_secrets, r.accept_resources);
+        let what = describe("ReadResource", &r.r#type, &r.name);
+        let read = read_request(r).map_err(|e| self.refused(&what, e))?;
         let response = self
             .monitor
-            .read_resource(ReadResourceRequest {
-                resource_type: TypeToken::parse(&r.r#type)
-                    .map_err(|e| invalid("type", format!("{:?}: {e}", r.r#type)))?,
-                name: r.name,
-                id: r.id,
-                parent: optional_urn("parent", &r.parent)?,
-                properties: from_struct(r.properties.as_ref())
-                    .map_err(|e| invalid("properties", e))?,
-                dependencies: urns("dependencies", &r.dependencies)?,
-                provider: optional(r.provider),
-                version: optional(r.version),
-                additional_secret_outputs: r.additional_secret_outputs,
-            })
+            .read_resource(read)
             .await
             .map_err(|e| self.failed(e))?;
         Ok(Response::new(rpc::ReadResourceResponse {
@@ -376,9 +506,11 @@ impl ResourceMonitor for MonitorService {
     ) -> Result<Response<rpc::RegisterResourceResponse>, Status> {
         let r = request.into_inner();
         let out = marshal(r.accept_secrets, r.accept_resources);
+        let what = describe("RegisterResource", &r.r#type, &r.name);
+        let register = register_request(r).map_err(|e| self.refused(&what, e))?;
         let response = self
             .monitor
-            .register_resource(register_request(r)?)
+            .register_resource(register)
             .await
             .map_err(|e| self.failed(e))?;
         Ok(Response::new(rpc::RegisterResourceResponse {
@@ -407,9 +539,12 @@ impl ResourceMonitor for MonitorService {
         request: Request<rpc::RegisterResourceOutputsRequest>,
     ) -> Result<Response<()>, Status> {
         let r = request.into_inner();
-        let outputs = from_struct(r.outputs.as_ref()).map_err(|e| invalid("outputs", e))?;
+        let what = format!("RegisterResourceOutputs {}", shown(&r.urn, 1024));
+        let urn = wire::urn("urn", &r.urn).map_err(|e| self.refused(&what, e))?;
+        let outputs =
+            properties("outputs", r.outputs.as_ref()).map_err(|e| self.refused(&what, e))?;
         self.monitor
-            .register_resource_outputs(&urn("urn", &r.urn)?, outputs)
+            .register_resource_outputs(&urn, outputs)
             .map_err(|e| self.failed(e))?;
         Ok(Response::new(()))
     }

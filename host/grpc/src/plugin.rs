@@ -1,14 +1,22 @@
 //! Starting a plugin process the way the plugin protocol says: the engine address as the last
 //! argument, the plugin's port on the first line of its stdout. Later stdout and stderr lines
 //! are forwarded as log messages; the process is killed when the handle is dropped.
+//!
+//! What a plugin writes is bounded: the port line is read up to [`MAX_PORT_LINE`] bytes, later
+//! lines are cut at `MAX_MESSAGE_BYTES`, and each plugin's output is shown up to the log limit
+//! (`CAIRN_GRPC_LOG_MB`), then dropped with a note (the pipes are still drained, so the plugin
+//! never blocks on them). On Linux, the port must be one the plugin's own processes listen on.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
+use cairn_engine::text::visible_text;
+use tokio::io::{AsyncBufRead, BufReader};
 use tokio::process::{Child, Command};
+
+use crate::wire::{self, Admit, LogBudget};
 
 /// A line a plugin wrote after its port: `(stderr?, line)`.
 pub type OutputSink = Arc<dyn Fn(bool, &str) + Send + Sync>;
@@ -18,6 +26,9 @@ pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The last stderr bytes kept for error messages.
 const STDERR_TAIL: usize = 2000;
+
+/// The longest first line (the port) read from a plugin.
+pub const MAX_PORT_LINE: usize = 1024;
 
 /// Why a plugin could not be started.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -34,6 +45,18 @@ pub enum PluginError {
     Garbage { plugin: String, line: String },
     #[error("plugin {plugin} did not print its port within {seconds} s")]
     NoPort { plugin: String, seconds: u64 },
+    #[error(
+        "plugin {plugin} printed port {port}, but no process of the plugin listens there (another program does); refusing to talk to it"
+    )]
+    ForeignPort { plugin: String, port: u16 },
+    #[error(
+        "plugin {plugin} printed port {port}, but what answers there does not speak the plugin protocol: {message}"
+    )]
+    NotAPlugin {
+        plugin: String,
+        port: u16,
+        message: String,
+    },
     #[error("connecting to plugin {plugin} at port {port}: {message}")]
     Connect {
         plugin: String,
@@ -46,7 +69,7 @@ fn describe_tail(stderr: &str) -> String {
     if stderr.trim().is_empty() {
         String::new()
     } else {
-        format!("; its stderr ends with: {}", stderr.trim())
+        format!("; its stderr ends with: {}", visible_text(stderr.trim()))
     }
 }
 
@@ -131,20 +154,28 @@ fn keep_tail(tail: &Mutex<String>, line: &str) {
     }
 }
 
-/// Forwards the lines of `stream` to `sink` (and to the stderr tail).
+/// Forwards the lines of `stream` to `sink` (and to the stderr tail), within `budget` (shared
+/// by the plugin's stdout and stderr); what is over the budget is read and dropped.
 fn forward<R: AsyncBufRead + Unpin + Send + 'static>(
-    stream: R,
+    mut stream: R,
     stderr: bool,
     sink: OutputSink,
     tail: Arc<Mutex<String>>,
+    budget: Arc<LogBudget>,
+    plugin: String,
 ) {
     tokio::spawn(async move {
-        let mut lines = stream.lines();
-        while let Ok(Some(line)) = lines.next_line().await {
+        while let Ok(Some(line)) = wire::read_line(&mut stream).await {
             if stderr {
                 keep_tail(&tail, &line);
             }
-            sink(stderr, &line);
+            match budget.admit(line.len()) {
+                Admit::Show => sink(stderr, &line),
+                Admit::FirstDropped => {
+                    sink(true, &budget.note(&format!("plugin {plugin}'s output")));
+                }
+                Admit::Dropped => {}
+            }
         }
     });
 }
@@ -176,8 +207,16 @@ pub async fn launch(
         message: e.to_string(),
     })?;
     let tail = Arc::new(Mutex::new(String::new()));
+    let budget = Arc::new(LogBudget::from_settings());
     if let Some(stderr) = child.stderr.take() {
-        forward(BufReader::new(stderr), true, sink.clone(), tail.clone());
+        forward(
+            BufReader::new(stderr),
+            true,
+            sink.clone(),
+            tail.clone(),
+            budget.clone(),
+            command.name.clone(),
+        );
     }
     let Some(stdout) = child.stdout.take() else {
         return Err(PluginError::ExitedEarly {
@@ -186,8 +225,8 @@ pub async fn launch(
         });
     };
     let mut reader = BufReader::new(stdout);
-    let mut first = String::new();
-    let read = tokio::time::timeout(timeout, reader.read_line(&mut first)).await;
+    let read =
+        tokio::time::timeout(timeout, wire::read_line_within(&mut reader, MAX_PORT_LINE)).await;
     let port = match read {
         Err(_) => {
             let _ = child.start_kill();
@@ -196,7 +235,7 @@ pub async fn launch(
                 seconds: timeout.as_secs(),
             });
         }
-        Ok(Ok(0)) | Ok(Err(_)) => {
+        Ok(Ok(None)) | Ok(Err(_)) => {
             // Give stderr a moment to drain so the message can quote it.
             let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -205,16 +244,35 @@ pub async fn launch(
                 stderr: lock(&tail).clone(),
             });
         }
-        Ok(Ok(_)) => first.trim().parse::<u16>().map_err(|_| {
-            let _ = child.start_kill();
-            PluginError::Garbage {
-                plugin: command.name.clone(),
-                line: first.trim().chars().take(200).collect(),
+        Ok(Ok(Some(first))) => match first.trim().parse::<u16>() {
+            Ok(port) if port != 0 => port,
+            _ => {
+                let _ = child.start_kill();
+                return Err(PluginError::Garbage {
+                    plugin: command.name.clone(),
+                    line: first.trim().chars().take(200).collect(),
+                });
             }
-        })?,
+        },
     };
+    if let Some(pid) = child.id()
+        && owner::listens(pid, port) == Some(false)
+    {
+        let _ = child.start_kill();
+        return Err(PluginError::ForeignPort {
+            plugin: command.name.clone(),
+            port,
+        });
+    }
     // The reader, not its inner stream: lines already buffered after the port must not be lost.
-    forward(reader, false, sink, tail.clone());
+    forward(
+        reader,
+        false,
+        sink,
+        tail.clone(),
+        budget,
+        command.name.clone(),
+    );
     Ok(PluginProcess {
         name: command.name.clone(),
         port,
@@ -247,6 +305,7 @@ pub async fn connect(
         })?
         .connect_timeout(Duration::from_secs(5))
         .timeout(call_timeout())
+        .http2_max_header_list_size(wire::MAX_HEADER_LIST_BYTES)
         .tcp_nodelay(true);
     let deadline = tokio::time::Instant::now() + timeout;
     let mut delay = Duration::from_millis(10);
@@ -265,5 +324,116 @@ pub async fn connect(
                 delay = (delay * 2).min(Duration::from_millis(500));
             }
         }
+    }
+}
+
+/// Who listens on a loopback port, from `/proc` (Linux): whether it is the plugin process or
+/// one of its descendants. `None` when it cannot be told (no `/proc`, the listener not found),
+/// so elsewhere the check is skipped rather than refusing working plugins.
+mod owner {
+    use std::collections::{HashMap, HashSet};
+
+    /// Whether a process in the tree rooted at `pid` holds the socket listening on `port`.
+    pub fn listens(pid: u32, port: u16) -> Option<bool> {
+        let inodes = listening_inodes(port)?;
+        if inodes.is_empty() {
+            return None;
+        }
+        let tree = tree(pid);
+        let mut readable = false;
+        for process in &tree {
+            let Ok(fds) = std::fs::read_dir(format!("/proc/{process}/fd")) else {
+                continue;
+            };
+            readable = true;
+            for fd in fds.flatten() {
+                if let Ok(target) = std::fs::read_link(fd.path())
+                    && let Some(inode) = target
+                        .to_str()
+                        .and_then(|t| t.strip_prefix("socket:["))
+                        .and_then(|t| t.strip_suffix(']'))
+                        .and_then(|t| t.parse::<u64>().ok())
+                    && inodes.contains(&inode)
+                {
+                    return Some(true);
+                }
+            }
+        }
+        readable.then_some(false)
+    }
+
+    /// The inodes of sockets in the LISTEN state on `port` (IPv4 and IPv6).
+    fn listening_inodes(port: u16) -> Option<HashSet<u64>> {
+        let mut inodes = HashSet::new();
+        let mut any = false;
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            let Ok(text) = std::fs::read_to_string(table) else {
+                continue;
+            };
+            any = true;
+            for line in text.lines().skip(1) {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+                let (Some(local), Some(state), Some(inode)) =
+                    (fields.get(1), fields.get(3), fields.get(9))
+                else {
+                    continue;
+                };
+                let listening = *state == "0A";
+                let on_port = local
+                    .rsplit_once(':')
+                    .and_then(|(_, p)| u16::from_str_radix(p, 16).ok())
+                    == Some(port);
+                if listening
+                    && on_port
+                    && let Ok(inode) = inode.parse::<u64>()
+                    && inode != 0
+                {
+                    inodes.insert(inode);
+                }
+            }
+        }
+        any.then_some(inodes)
+    }
+
+    /// `pid` and its descendants.
+    fn tree(pid: u32) -> Vec<u32> {
+        let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+        if let Ok(entries) = std::fs::read_dir("/proc") {
+            for entry in entries.flatten() {
+                let Some(child) = entry
+                    .file_name()
+                    .to_str()
+                    .and_then(|n| n.parse::<u32>().ok())
+                else {
+                    continue;
+                };
+                let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+                    continue;
+                };
+                // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
+                let parent = stat
+                    .rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                    .and_then(|p| p.parse::<u32>().ok());
+                if let Some(parent) = parent {
+                    children.entry(parent).or_default().push(child);
+                }
+            }
+        }
+        let mut out = vec![pid];
+        let mut i = 0;
+        while i < out.len() {
+            if let Some(kids) = children.get(&out[i]) {
+                out.extend(
+                    kids.iter()
+                        .copied()
+                        .filter(|k| !out.contains(k))
+                        .collect::<Vec<_>>(),
+                );
+            }
+            i += 1;
+        }
+        out
     }
 }

@@ -1,5 +1,12 @@
 //! cairn-grpc's integration tests: the provider protocol driven from both ends (our client
-//! against our server), and plugins that misbehave at start-up.
+//! against our server), plugins that misbehave at start-up, hostile replies (scripted and raw),
+//! `Engine.Log` floods, and the real engine deploying through a hostile plugin and a hostile
+//! SDK client.
 
+mod deploy;
+mod engine_log;
 mod hostile;
+mod raw;
+mod replies;
 mod roundtrip;
+mod support;

@@ -156,7 +156,7 @@ async fn connected() -> (Arc<Echo>, GrpcProvider, cairn_grpc::Served) {
     .await
     .unwrap();
     let mut client = GrpcProvider::over("echo", channel, None);
-    client.introduce("127.0.0.1:1").await;
+    client.introduce("127.0.0.1:1").await.unwrap();
     (echo, client, served)
 }
 
