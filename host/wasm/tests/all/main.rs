@@ -4,8 +4,10 @@
 
 mod cache;
 mod deploy;
+mod hostile;
 mod lifecycle;
 mod pool;
+mod programs;
 mod sandbox;
 mod store;
 mod support;
