@@ -39,6 +39,9 @@ use crate::state::{CallShared, GuestBudget};
 /// HTTP requests one provider (across its instances) or program may have open at once.
 pub const MAX_CONNECTIONS: usize = 64;
 
+/// The longest host name a request may name (DNS allows 253 bytes).
+const MAX_HOST_BYTES: usize = 255;
+
 /// How long resolving, connecting and the TLS handshake may take unless the guest's request
 /// options say otherwise (the call's own deadline bounds it anyway).
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -67,9 +70,11 @@ impl WasiHttpHooks for HttpGuard {
             .uri()
             .host()
             .map(|h| h.trim_start_matches('[').trim_end_matches(']').to_owned())
+            .filter(|h| h.len() <= MAX_HOST_BYTES)
         else {
-            self.shared
-                .violation("HTTP request without a host is not granted".to_string());
+            self.shared.violation(format!(
+                "HTTP request without a host (or with one longer than {MAX_HOST_BYTES} bytes) is not granted"
+            ));
             return Box::new(async { Err(Error::HttpRequestUriInvalid) });
         };
         let tls = match request.uri().scheme() {

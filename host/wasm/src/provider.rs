@@ -22,8 +22,11 @@
 //! capability or limit, e.g.
 //! `random@1.0.0 create urn:…: exceeded its 256 MiB memory limit (raise it under cairn:grants.random.memoryMiB)`.
 //! A violation (an ungranted HTTP host, a socket) fails the call even when the guest handled
-//! the refusal and returned normally. Errors the provider itself returns pass through as they
-//! are.
+//! the refusal and returned normally — with partial state when the call was a `create` or
+//! `update` that says it succeeded, so the resource is recorded. Errors the provider itself
+//! returns pass through (cut to `limits::MAX_MESSAGE_BYTES`); a timeout it reports that is not
+//! a duration (NaN, negative, absurd) becomes a failure saying so. What it returns is checked
+//! by [`crate::convert`].
 //!
 //! [`EPOCH_TICK`]: crate::runtime::EPOCH_TICK
 

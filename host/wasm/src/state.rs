@@ -63,6 +63,9 @@ pub const TABLE_ELEMENTS_LIMIT: usize = 1_000_000;
 /// How much of the end of stderr a trap error quotes.
 const STDERR_TAIL: usize = 2048;
 
+/// Violations recorded (and reported) per call; more are only counted.
+pub const MAX_VIOLATIONS: usize = 16;
+
 /// A line longer than this is logged in pieces.
 const MAX_LINE: usize = 16 * 1024;
 
@@ -147,6 +150,8 @@ pub(crate) struct CallShared {
 pub(crate) struct CallInfo {
     pub urn: Option<Urn>,
     pub violations: Vec<String>,
+    /// Violations beyond [`MAX_VIOLATIONS`], counted only.
+    more_violations: usize,
     pub stdout: Capture,
     pub stderr: Capture,
     /// Bytes of `host.log` messages logged in this call (with their overhead).
@@ -188,9 +193,16 @@ pub(crate) struct Capture {
 }
 
 impl CallShared {
+    /// Records a violation. A guest that repeats one in a loop (a socket per iteration, say)
+    /// gets the first [`MAX_VIOLATIONS`] recorded and the rest counted.
     pub fn violation(&self, message: String) {
-        tracing::warn!(provider = %self.provider, "{message}");
-        crate::runtime::lock(&self.call).violations.push(message);
+        let mut call = crate::runtime::lock(&self.call);
+        if call.violations.len() < MAX_VIOLATIONS {
+            tracing::warn!(provider = %self.provider, "{message}");
+            call.violations.push(message);
+        } else {
+            call.more_violations += 1;
+        }
     }
 
     /// Whether a record of `len` bytes fits the call's and the deployment's log limits;
@@ -282,7 +294,7 @@ impl CallShared {
         if over {
             let name = if stderr { "stderr" } else { "stdout" };
             let message = format!(
-                "wrote more than {} MiB to {name} in one call (the output limit)",
+                "wrote more than {} MiB to {name} in one call (a fixed limit on output per call)",
                 OUTPUT_LIMIT / (1024 * 1024)
             );
             self.violation(message.clone());
@@ -340,7 +352,13 @@ impl CallShared {
         }
         let tail: Vec<u8> = info.stderr.tail.iter().copied().collect();
         CallReport {
-            violations: info.violations,
+            violations: {
+                let mut violations = info.violations;
+                if info.more_violations > 0 {
+                    violations.push(format!("… and {} more violations", info.more_violations));
+                }
+                violations
+            },
             stderr_tail: String::from_utf8_lossy(&tail).trim().to_owned(),
         }
     }
@@ -899,7 +917,10 @@ impl ip_name_lookup::Host for Denied<'_> {
         _network: Resource<Network>,
         name: String,
     ) -> Result<Resource<ip_name_lookup::ResolveAddressStream>, SocketError> {
-        Err(self.deny(&format!("resolving {name:?} (wasi:sockets/ip-name-lookup)")))
+        Err(self.deny(&format!(
+            "resolving {} (wasi:sockets/ip-name-lookup)",
+            crate::convert::quoted(&name)
+        )))
     }
 }
 

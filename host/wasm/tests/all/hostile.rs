@@ -373,6 +373,31 @@ async fn engine_callbacks_outside_construct_are_refused() {
     next_call_works(&p).await;
 }
 
+/// A guest that repeats a violation in a loop gets the first few reported and the rest
+/// counted (not millions of messages).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_violations_are_counted_not_hoarded() {
+    let (p, _) = provider("hostile-wire");
+    p.configure(PropertyMap::new(), false).await.unwrap();
+    let (message, partial) = parts(
+        create_mode(&p, "socket-flood", serde_json::json!({"count": 100_000}))
+            .await
+            .unwrap_err(),
+    );
+    let one = "opening a TCP socket is not granted (components get no sockets; outbound HTTP goes through wasi:http and cairn:grants.hostile-wire.http)";
+    let shown = cairn_wasm::state::MAX_VIOLATIONS;
+    assert_eq!(
+        message,
+        format!(
+            "hostile-wire@0.1.0 create urn:pulumi:test::proj::hostile-wire:index:Probe::h: {}; … and {} more violations (the resource exists: it is recorded with ID \"w-h\" and the outputs that could be kept)",
+            vec![one; shown].join("; "),
+            100_000 - shown
+        )
+    );
+    assert_eq!(partial.map(|p| p.id), Some("w-h".to_owned()));
+    next_call_works(&p).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guest_logs_are_capped_per_message_call_and_deployment() {
     // One message is cut to MAX_MESSAGE_BYTES, with a note of what was dropped.
@@ -601,4 +626,24 @@ async fn a_guest_cannot_open_unbounded_connections() {
     assert_eq!(answered + refused, sent, "{:?}", created.outputs);
     assert!(answered >= max && refused >= 1, "{:?}", created.outputs);
     next_call_works(&p).await;
+}
+
+/// `https` goes through TLS on the checked connection: a server that answers in plain text
+/// fails the handshake (rather than being spoken to in plain text).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_speaks_tls_over_the_checked_connection() {
+    let port = serve_after(1);
+    let (p, _) = provider_with("hostile-wire", serde_json::json!({"http": ["127.0.0.1"]}));
+    p.configure(PropertyMap::new(), false).await.unwrap();
+    let created = create_mode(
+        &p,
+        "http-many",
+        serde_json::json!({"url": format!("https://127.0.0.1:{port}/"), "count": 1}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        created.outputs,
+        map(serde_json::json!({"ErrorCode::TlsProtocolError": 1}))
+    );
 }

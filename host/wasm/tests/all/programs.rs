@@ -264,3 +264,84 @@ async fn a_created_resource_whose_outputs_cannot_be_stored_is_still_recorded() {
         .unwrap();
     assert_eq!(h.id.as_deref(), Some("w-h"));
 }
+
+/// Registers the remote component `hostile-wire:index:Group` named `g` with the given `mode`,
+/// and checks the errors its `construct` got from the engine callbacks.
+struct OneGroup(&'static str);
+
+#[async_trait]
+impl Program for OneGroup {
+    async fn run(&self, monitor: Monitor) -> Result<(), ProgramError> {
+        let group = monitor
+            .register_resource(RegisterResourceRequest {
+                remote: true,
+                inputs: map(serde_json::json!({"mode": self.0})),
+                ..RegisterResourceRequest::component(
+                    TypeToken::parse("hostile-wire:index:Group").unwrap(),
+                    "g",
+                )
+            })
+            .await?;
+        let refused = "invalid register-resource request: ";
+        let expected = PropertyValue::Array(
+            [
+                format!("{refused}inputs: property x: NaN is not a number JSON can store (NaN and infinities are refused)"),
+                format!("{refused}the resource name \"\\u{{1b}}[2J\" contains control characters; it must be printable"),
+                format!("{refused}the resource name is 2000 bytes long; at most 1024 bytes are allowed"),
+                format!("{refused}the provider reference \"urn:x\\n::id\" contains control characters; it must be printable"),
+                "outputs: property y: inf is not a number JSON can store (NaN and infinities are refused)".to_owned(),
+            ]
+            .into_iter()
+            .map(PropertyValue::String)
+            .collect(),
+        );
+        if group.outputs.get("errors") != Some(&expected) {
+            return Err(ProgramError::new(format!(
+                "construct got {:#?}",
+                group.outputs
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_callbacks_in_construct_are_checked_where_they_are_decoded() {
+    let logs = Logs::default();
+    let deployed = deploy_program(
+        Arc::new(OneGroup("callbacks")),
+        Snapshot::empty(None),
+        serde_json::json!({}),
+        serde_json::Value::Null,
+        &logs,
+    )
+    .await;
+    let outcome = deployed.result.unwrap_or_else(|e| panic!("{e}"));
+    verify_integrity(&outcome.snapshot).unwrap();
+    // Only the component itself was registered; none of the refused children.
+    let names: Vec<&str> = outcome
+        .snapshot
+        .resources
+        .iter()
+        .filter(|r| r.resource_type.as_str().starts_with("hostile-wire:"))
+        .map(|r| r.urn.name())
+        .collect();
+    assert_eq!(names, ["g"]);
+
+    // A construct result that cannot be stored fails the registration, naming the component.
+    let deployed = deploy_program(
+        Arc::new(OneGroup("nan-state")),
+        Snapshot::empty(None),
+        serde_json::json!({}),
+        serde_json::Value::Null,
+        &logs,
+    )
+    .await;
+    assert_contains(
+        &deployed.error(),
+        &[
+            "hostile-wire@0.1.0 construct hostile-wire:index:Group \"g\": rejected the provider's result: state: property x: NaN is not a number JSON can store (NaN and infinities are refused)",
+        ],
+    );
+    verify_integrity(&deployed.snapshot).unwrap();
+}

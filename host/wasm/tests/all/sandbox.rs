@@ -395,7 +395,7 @@ async fn huge_results_and_floods_of_output_are_refused() {
     assert_contains(
         &err,
         &[
-            "probe@0.3.0 create urn:pulumi:test::proj::probe:index:Thing::loud: wrote more than 1 MiB to stdout in one call (the output limit)",
+            "probe@0.3.0 create urn:pulumi:test::proj::probe:index:Thing::loud: wrote more than 1 MiB to stdout in one call (a fixed limit on output per call)",
         ],
     );
     let logged: usize = logs

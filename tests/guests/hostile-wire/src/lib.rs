@@ -303,7 +303,8 @@ impl Guest for Wire {
     }
 
     /// Modes: the bad outputs of [`bad_outputs`], the errors of [`bad_error`], `empty-id`,
-    /// `esc-id`, `long-id`, `callback` (engine callbacks outside construct), `log-flood`
+    /// `esc-id`, `long-id`, `callback` (engine callbacks outside construct), `socket-flood`
+    /// (`count` sockets, each refused), `log-flood`
     /// (`count` messages of `size` bytes), `log-huge` (one 1 MiB message), `http-many`
     /// (`count` requests to `url` at once); otherwise a good resource `w-<name>`.
     fn create(r: w::CreateRequest) -> R<w::CreateResult> {
@@ -331,6 +332,15 @@ impl Guest for Wire {
                 ..good(ok())
             },
             "callback" => good(callbacks()),
+            "socket-flood" => {
+                use wasip2::sockets::network::IpAddressFamily;
+                use wasip2::sockets::tcp_create_socket::create_tcp_socket;
+                let count = number(&p, "count", 100_000.0) as usize;
+                let refused = (0..count)
+                    .filter(|_| create_tcp_socket(IpAddressFamily::Ipv4).is_err())
+                    .count();
+                good(map(vec![("refused", Value::Number(refused as f64))]))
+            }
             "log-flood" => {
                 let count = number(&p, "count", 100_000.0) as usize;
                 let message = "L".repeat(number(&p, "size", 100.0) as usize);
@@ -396,8 +406,60 @@ impl Guest for Wire {
         Ok(())
     }
 
-    fn construct(_: w::ConstructRequest) -> R<w::ConstructResult> {
-        Err(w::ProviderError::Unimplemented("construct".into()))
+    /// Registers the component, then: `nan-state` returns a state with NaN; any other mode
+    /// sends the engine hostile callbacks (a child with NaN inputs, with an escape sequence
+    /// or 2,000 bytes as its name, with a provider reference holding a newline; outputs with
+    /// infinity) and returns the errors it got as `errors`.
+    fn construct(r: w::ConstructRequest) -> R<w::ConstructResult> {
+        let (_, mode) = props(r.inputs);
+        let register = |name: &str, custom: bool, parent, inputs, provider| {
+            engine::register_resource(&engine::RegisterResourceRequest {
+                resource_type: if custom {
+                    "hostile-wire:index:Probe".into()
+                } else {
+                    r.resource_type.clone()
+                },
+                name: name.into(),
+                custom,
+                parent,
+                inputs,
+                property_dependencies: vec![],
+                dependencies: vec![],
+                provider,
+                protect: false,
+            })
+        };
+        let me = register(&r.name, false, r.parent.clone(), empty(), None)
+            .map_err(|e| failed(e, None))?;
+        let one = |key: &str, v: f64| wire::encode_map(&map(vec![(key, Value::Number(v))]));
+        if mode == "nan-state" {
+            return Ok(w::ConstructResult {
+                urn: Some(me.urn),
+                state: one("x", f64::NAN),
+                state_dependencies: vec![],
+            });
+        }
+        let parent = || Some(me.urn.clone());
+        let attempts = [
+            register("nan", true, parent(), one("x", f64::NAN), None).err(),
+            register("\u{1b}[2J", true, parent(), empty(), None).err(),
+            register(&"n".repeat(2000), true, parent(), empty(), None).err(),
+            register("ref", true, parent(), empty(), Some("urn:x\n::id".into())).err(),
+            engine::register_resource_outputs(&me.urn, &one("y", f64::INFINITY)).err(),
+        ];
+        let errors = Value::Array(
+            attempts
+                .into_iter()
+                .map(|e| Value::String(e.unwrap_or_else(|| "accepted".into())))
+                .collect(),
+        );
+        let state = wire::encode_map(&map(vec![("errors", errors)]));
+        engine::register_resource_outputs(&me.urn, &state).map_err(|e| failed(e, None))?;
+        Ok(w::ConstructResult {
+            urn: Some(me.urn),
+            state,
+            state_dependencies: vec![],
+        })
     }
 
     /// The token's last part is the mode: bad outputs or errors as in `create`.
