@@ -639,9 +639,11 @@ fn guest_error_text(e: &w::ProviderError) -> String {
     }
 }
 
+/// A request's own deadline: positive and finite seconds, at most [`MAX_TIMEOUT`] (clamped
+/// before converting: `Duration::from_secs_f64` panics on values too large for a `Duration`).
 fn request_timeout(seconds: f64) -> Option<Duration> {
     (seconds > 0.0 && seconds.is_finite())
-        .then(|| Duration::from_secs_f64(seconds).min(MAX_TIMEOUT))
+        .then(|| Duration::from_secs_f64(seconds.min(MAX_TIMEOUT.as_secs_f64())))
 }
 
 /// Counts running calls (and the peak), also when a call's future is dropped.
@@ -1141,5 +1143,25 @@ fn with_subject(e: ProviderError, request: &ConstructRequest) -> ProviderError {
             }
         }
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_timeouts_never_panic() {
+        for (seconds, expected) in [
+            (0.0, None),
+            (-1.0, None),
+            (f64::NAN, None),
+            (f64::INFINITY, None),
+            (0.5, Some(Duration::from_millis(500))),
+            (1e300, Some(MAX_TIMEOUT)),
+            (f64::MAX, Some(MAX_TIMEOUT)),
+        ] {
+            assert_eq!(request_timeout(seconds), expected, "{seconds}");
+        }
     }
 }
