@@ -41,15 +41,17 @@ pub fn guests() -> &'static Path {
                 "wasm32-wasip2",
                 "--manifest-path",
             ])
-            .arg(repo.join(manifest))
-            .env("CARGO_TARGET_DIR", guest_target());
-            // Variables the outer `cargo test` set for this crate must not leak into the build.
+            .arg(repo.join(manifest));
+            // Variables the outer `cargo test` set for this crate must not leak into the build
+            // (the target directory is set after, or an exported CARGO_TARGET_DIR would be
+            // removed with the rest and the guests built elsewhere).
             for (key, _) in std::env::vars_os() {
                 let key = key.to_string_lossy();
                 if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key == "RUSTFLAGS" {
                     cmd.env_remove(key.as_ref());
                 }
             }
+            cmd.env("CARGO_TARGET_DIR", guest_target());
             let out = cmd.output().expect("running cargo to build the guests");
             assert!(
                 out.status.success(),
