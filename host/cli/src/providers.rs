@@ -29,10 +29,14 @@ pub fn store(home: &Path) -> PluginStore {
 
 /// The process's wasm runtime, caching compiled components under the Cairn home.
 pub fn runtime(home: &Path) -> Result<WasmRuntime> {
-    Ok(WasmRuntime::new(RuntimeOptions {
+    let runtime = WasmRuntime::new(RuntimeOptions {
         cache_dir: Some(home.join("cache").join("wasm")),
         pool_size: None,
-    })?)
+    })?;
+    // A guest that could write the Cairn home could plant compiled code or plugins: no grant
+    // may show it.
+    runtime.protect(home);
+    Ok(runtime)
 }
 
 /// A deployment's providers: the built-in `pulumi` package, else wasm components, else gRPC

@@ -110,8 +110,29 @@ fn check<'a>(
             Some(id) => check(id, path, depth + 1),
             None => Ok(()),
         },
+        PropertyValue::Archive(archive) => check_archive(archive, path, depth),
         _ => Ok(()),
     }
+}
+
+/// A literal archive nests in JSON two levels per level of members (the archive object, then
+/// its `assets` map), so each counts twice against the depth.
+fn check_archive(
+    archive: &crate::asset::Archive,
+    path: &mut Vec<Step<'_>>,
+    depth: usize,
+) -> Result<(), ValueError> {
+    if depth + 2 > MAX_VALUE_DEPTH {
+        return Err(fail(path, ValueProblem::TooDeep));
+    }
+    if let crate::asset::ArchiveSource::Assets(members) = &archive.source {
+        for member in members.values() {
+            if let crate::asset::ArchiveMember::Archive(inner) = member {
+                check_archive(inner, path, depth + 2)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn fail(path: &[Step<'_>], problem: ValueProblem) -> ValueError {
@@ -285,6 +306,31 @@ mod tests {
         };
         check_properties(&nest(MAX_VALUE_DEPTH - 1)).unwrap();
         let error = check_properties(&nest(MAX_VALUE_DEPTH + 1)).unwrap_err();
+        assert_eq!(error.problem, ValueProblem::TooDeep);
+    }
+
+    #[test]
+    fn archives_nested_too_deep_are_refused() {
+        use crate::asset::{Archive, ArchiveMember, ArchiveSource};
+        let nest = |levels: usize| {
+            let mut archive = Archive {
+                hash: None,
+                source: ArchiveSource::Assets(Default::default()),
+            };
+            for _ in 0..levels {
+                archive = Archive {
+                    hash: None,
+                    source: ArchiveSource::Assets(
+                        [("inner".to_owned(), ArchiveMember::Archive(archive))]
+                            .into_iter()
+                            .collect(),
+                    ),
+                };
+            }
+            map(vec![("a", PropertyValue::Archive(archive))])
+        };
+        check_properties(&nest(10)).unwrap();
+        let error = check_properties(&nest(MAX_VALUE_DEPTH)).unwrap_err();
         assert_eq!(error.problem, ValueProblem::TooDeep);
     }
 

@@ -44,15 +44,16 @@ fn component() -> Result<&'static Component, String> {
             let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
             cmd.args(["build", "--release", "--target", "wasm32-wasip2"])
                 .args(["-p", "lifecycle-test", "--manifest-path"])
-                .arg(repo().join("tests/guests/Cargo.toml"))
-                .env("CARGO_TARGET_DIR", &target);
-            // Variables the outer `cargo test` set for this crate must not leak into the build.
+                .arg(repo().join("tests/guests/Cargo.toml"));
+            // Variables the outer `cargo test` set for this crate must not leak into the build
+            // (cleared before the target directory is set, so an exported one does not win).
             for (key, _) in std::env::vars_os() {
                 let key = key.to_string_lossy();
                 if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key == "RUSTFLAGS" {
                     cmd.env_remove(key.as_ref());
                 }
             }
+            cmd.env("CARGO_TARGET_DIR", &target);
             let out = cmd
                 .output()
                 .map_err(|e| format!("running cargo to build lifecycle-test: {e}"))?;

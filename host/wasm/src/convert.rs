@@ -22,9 +22,33 @@
 //! deeper than [`MAX_DEPTH`] is a [`ValueError`] naming the node — never a panic. Decoding is
 //! iterative (last node first), so a hostile table cannot overflow the host's stack. Nodes
 //! nothing refers to are ignored.
+//!
+//! # What a decoded value may hold
+//!
+//! A well-formed table must also hold a value the engine can store: the decoder notes NaN and
+//! ±Inf numbers, keys longer than [`MAX_KEY_BYTES`] and nesting deeper than
+//! [`MAX_VALUE_DEPTH`] as it goes, and when it saw one, the value is refused with the property
+//! path the engine's own check ([`limits::check_properties`]) names
+//! (`outputs: property tags.cost: NaN is not a number JSON can store …`). The common case (a
+//! clean value) costs one comparison per node.
+//!
+//! # Results and requests
+//!
+//! Everything else a guest sends is checked where it is converted: IDs (at most
+//! [`MAX_ID_BYTES`], no control characters, not empty where a resource must be named), names,
+//! type tokens and URNs (the engine's parsers and limits), property keys of dependencies,
+//! lists of keys and paths (at most [`MAX_LIST_ENTRIES`] entries of bounded length), custom
+//! timeouts (finite, 0 to [`MAX_TIMEOUT_SECONDS`]). Messages (errors, check failures) are
+//! cut to [`limits::MAX_MESSAGE_BYTES`] and at most [`MAX_FAILURES`] check failures are kept, with a
+//! note of what was dropped. A `create` or `update` whose resource exists but whose result
+//! cannot be accepted becomes an [`Unrecorded`] carrying the partial state the engine can still
+//! record.
 
 use cairn_engine::asset::{Archive, ArchiveMember, ArchiveSource, Asset, AssetSource};
 use cairn_engine::deploy::provider as p;
+use cairn_engine::limits::{
+    self, MAX_ID_BYTES, MAX_KEY_BYTES, MAX_NAME_BYTES, MAX_URN_BYTES, MAX_VALUE_DEPTH,
+};
 use cairn_engine::path::PropertyPath;
 use cairn_engine::urn::{TypeToken, Urn};
 use cairn_engine::value::{OutputValue, PropertyMap, PropertyValue, ResourceReference};
@@ -33,8 +57,23 @@ use indexmap::IndexMap;
 use crate::bindings::cairn::deploy::engine as we;
 use crate::bindings::cairn::deploy::types as w;
 
-/// The deepest nesting a guest may return (as deep as serde_json accepts).
+/// The deepest table the decoder builds at all (as deep as serde_json accepts). Values are
+/// refused well before that, beyond [`MAX_VALUE_DEPTH`] levels (with the property path); this
+/// bound only stops a hostile table before it is built.
 pub const MAX_DEPTH: usize = 128;
+
+/// The most entries a guest may return in one list of keys or paths (a diff's `replace-keys`,
+/// a program's `ignore-changes`, dependencies of one property, ...).
+pub const MAX_LIST_ENTRIES: usize = 10_000;
+
+/// The longest property path a guest may return (a detailed diff's path, `ignore-changes`).
+pub const MAX_PATH_BYTES: usize = 16 * 1024;
+
+/// The most check failures kept from one result; the rest are counted in a last failure.
+pub const MAX_FAILURES: usize = 100;
+
+/// The longest custom timeout a program may ask for (7 days), in seconds.
+pub const MAX_TIMEOUT_SECONDS: f64 = 7.0 * 86400.0;
 
 /// The largest value a guest may return (strings, keys and per-node overhead), so a provider
 /// cannot flood the state, the journal and the display with one result.
@@ -341,36 +380,102 @@ fn encode_asset(asset: &Asset) -> w::Asset {
 // ---------------------------------------------------------------------------------------------
 // Decoding (guest → host): validated, iterative.
 
-/// Decodes a node table into a value.
-pub fn decode_value(mut value: w::Value) -> Result<PropertyValue, ValueError> {
+/// Decodes a node table into a value, refusing what the engine could not store (see the module
+/// documentation).
+pub fn decode_value(value: w::Value) -> Result<PropertyValue, ValueError> {
+    let (root, suspect) = decode_table(value)?;
+    if suspect {
+        limits::check_value(&root).map_err(|e| value_error(e.to_string()))?;
+        if !fits_depth(&root, MAX_VALUE_DEPTH + 1) {
+            return Err(too_deep());
+        }
+    }
+    Ok(root)
+}
+
+/// Decodes a node table whose root must be an object (or null / no nodes: an empty map),
+/// refusing what the engine could not store.
+pub fn decode_map(value: w::Value) -> Result<PropertyMap, ValueError> {
+    let (map, suspect) = decode_map_unchecked(value)?;
+    if suspect {
+        limits::check_properties(&map).map_err(|e| value_error(e.to_string()))?;
+        if !map.values().all(|v| fits_depth(v, MAX_VALUE_DEPTH)) {
+            return Err(too_deep());
+        }
+    }
+    Ok(map)
+}
+
+/// [`decode_map`] without the storability check: the map, and whether it may fail that check.
+fn decode_map_unchecked(value: w::Value) -> Result<(PropertyMap, bool), ValueError> {
+    if value.nodes.is_empty() {
+        return Ok((PropertyMap::new(), false));
+    }
+    match decode_table(value)? {
+        (PropertyValue::Object(map), suspect) => Ok((map, suspect)),
+        (PropertyValue::Null, _) => Ok((PropertyMap::new(), false)),
+        (other, _) => Err(value_error(format!(
+            "node 0: expected an object, found {}",
+            other.kind()
+        ))),
+    }
+}
+
+/// The decoder counts archives within archives as levels too, which the engine's check does
+/// not look into (JSON nests two levels per archive); a value nested too deep that way is
+/// refused here, without a path. `budget` is the levels `value` may take, itself included.
+fn fits_depth(value: &PropertyValue, budget: usize) -> bool {
+    fn members_fit(archive: &Archive, budget: usize) -> bool {
+        match &archive.source {
+            ArchiveSource::Assets(members) => members.values().all(|m| {
+                budget > 0
+                    && match m {
+                        ArchiveMember::Archive(inner) => members_fit(inner, budget - 1),
+                        ArchiveMember::Asset(_) => true,
+                    }
+            }),
+            _ => true,
+        }
+    }
+    if budget == 0 {
+        return false;
+    }
+    let inner = budget - 1;
+    match value {
+        PropertyValue::Array(items) => items.iter().all(|i| fits_depth(i, inner)),
+        PropertyValue::Object(map) => map.values().all(|i| fits_depth(i, inner)),
+        PropertyValue::Secret(v) => fits_depth(v, inner),
+        PropertyValue::Output(o) => o.value.as_deref().is_none_or(|v| fits_depth(v, inner)),
+        PropertyValue::ResourceReference(r) => r.id.as_deref().is_none_or(|v| fits_depth(v, inner)),
+        PropertyValue::Archive(a) => members_fit(a, inner),
+        _ => true,
+    }
+}
+
+fn too_deep() -> ValueError {
+    value_error(format!(
+        "the value (counting archives within archives) is nested more than {MAX_VALUE_DEPTH} levels deep"
+    ))
+}
+
+/// Decodes a table structurally; the flag says whether the value may hold something the
+/// engine cannot store (a non-finite number, a long key, deep nesting).
+fn decode_table(mut value: w::Value) -> Result<(PropertyValue, bool), ValueError> {
     let extras = std::mem::take(&mut value.extras);
     let table = Table::new(&value, &extras)?;
     let mut decoder = Decoder {
         built: (0..table.len).map(|_| None).collect(),
         depth: vec![0; table.len],
         extras: extras.into_iter().map(Some).collect(),
+        suspect: false,
     };
     for i in (0..table.len).rev() {
         decoder.decode(&table, i)?;
     }
-    decoder.built[0]
+    let root = decoder.built[0]
         .take()
-        .ok_or_else(|| value_error("node 0: missing"))
-}
-
-/// Decodes a node table whose root must be an object (or null / no nodes: an empty map).
-pub fn decode_map(value: w::Value) -> Result<PropertyMap, ValueError> {
-    if value.nodes.is_empty() {
-        return Ok(PropertyMap::new());
-    }
-    match decode_value(value)? {
-        PropertyValue::Object(map) => Ok(map),
-        PropertyValue::Null => Ok(PropertyMap::new()),
-        other => Err(value_error(format!(
-            "node 0: expected an object, found {}",
-            other.kind()
-        ))),
-    }
+        .ok_or_else(|| value_error("node 0: missing"))?;
+    Ok((root, decoder.suspect))
 }
 
 /// The columns of a value, checked for consistent lengths and size.
@@ -453,6 +558,9 @@ struct Decoder {
     built: Vec<Option<PropertyValue>>,
     depth: Vec<u16>,
     extras: Vec<Option<w::Extra>>,
+    /// Set on a non-finite number, a key longer than [`MAX_KEY_BYTES`] or nesting deeper than
+    /// [`MAX_VALUE_DEPTH`]: the value is then checked whole, to name the property.
+    suspect: bool,
 }
 
 impl Decoder {
@@ -517,7 +625,9 @@ impl Decoder {
             kind::NULL => PropertyValue::Null,
             kind::BOOL => PropertyValue::Bool(a != 0),
             kind::NUMBER => {
-                PropertyValue::Number(f64::from_bits(u64::from(a) | (u64::from(b) << 32)))
+                let n = f64::from_bits(u64::from(a) | (u64::from(b) << 32));
+                self.suspect |= !n.is_finite();
+                PropertyValue::Number(n)
             }
             kind::TEXT => PropertyValue::String(table.text(i, "text", a, b)?.to_owned()),
             kind::UNKNOWN => PropertyValue::Computed,
@@ -535,6 +645,7 @@ impl Decoder {
                 for c in first..first + b as usize {
                     let (_, _, _, key_offset, key_len) = table.node(c);
                     let key = table.text(c, "key", key_offset, key_len)?;
+                    self.suspect |= key.len() > MAX_KEY_BYTES;
                     let v = self.take(i, index(c), &mut depth)?;
                     if map.insert(key.to_owned(), v).is_some() {
                         return Err(value_error(format!("node {i}: key {key:?} appears twice")));
@@ -579,9 +690,11 @@ impl Decoder {
         let depth = depth + 1;
         if usize::from(depth) > MAX_DEPTH {
             return Err(value_error(format!(
-                "node {i}: the value is nested deeper than {MAX_DEPTH} levels"
+                "node {i}: the value is nested more than {MAX_VALUE_DEPTH} levels deep"
             )));
         }
+        // A node's depth counts itself: a map's root object is one level above its values.
+        self.suspect |= usize::from(depth) > MAX_VALUE_DEPTH + 1;
         self.depth[i] = depth;
         self.built[i] = Some(value);
         Ok(())
@@ -704,16 +817,91 @@ fn decode_asset(asset: w::Asset) -> Asset {
 }
 
 fn parse_urn(node: usize, urn: &str) -> Result<Urn, ValueError> {
-    Urn::parse(urn).map_err(|e| value_error(format!("node {node}: invalid URN {urn:?}: {e}")))
+    Urn::parse(urn).map_err(|e| value_error(format!("node {node}: {e}")))
 }
 
-/// Parses a URN the guest sent in a result field.
+/// Parses a URN the guest sent in a result field (the engine's parser bounds its length and
+/// refuses control characters).
 pub(crate) fn result_urn(field: &str, urn: &str) -> Result<Urn, ValueError> {
-    Urn::parse(urn).map_err(|e| value_error(format!("{field}: invalid URN {urn:?}: {e}")))
+    Urn::parse(urn).map_err(|e| value_error(format!("{field}: {e}")))
+}
+
+/// Parses a type token the guest sent.
+pub(crate) fn type_token(field: &str, token: &str) -> Result<TypeToken, ValueError> {
+    TypeToken::parse(token).map_err(|e| value_error(format!("{field}: invalid type token: {e}")))
 }
 
 pub(crate) fn field<T>(name: &str, r: Result<T, ValueError>) -> Result<T, ValueError> {
     r.map_err(|e| value_error(format!("{name}: {}", e.message)))
+}
+
+/// Untrusted text quoted in a message: cut to 128 bytes, control characters escaped.
+pub(crate) fn quoted(text: &str) -> String {
+    format!("{:?}", limits::cap_text(text, 128))
+}
+
+/// A message from a guest (an error, a check failure's reason), cut to
+/// [`limits::MAX_MESSAGE_BYTES`]
+/// with a note of what was dropped.
+pub(crate) fn message(text: String) -> String {
+    match limits::cap_message(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(cut) => cut,
+    }
+}
+
+/// A name-like string the guest sent (a resource name, stack, project, package, version,
+/// provider reference): at most `max` bytes, no control characters.
+pub(crate) fn check_text(field: &str, text: &str, max: usize) -> Result<(), ValueError> {
+    limits::check_len(field, text, max).map_err(|e| value_error(e.to_string()))?;
+    if cairn_engine::text::has_unsafe(text) {
+        return Err(value_error(format!(
+            "the {field} {} contains control characters; it must be printable",
+            quoted(text)
+        )));
+    }
+    Ok(())
+}
+
+/// A resource ID the guest sent: at most [`MAX_ID_BYTES`], printable, and not empty when
+/// `required` (a resource that exists must be named).
+pub(crate) fn check_id(field: &str, id: &str, required: bool) -> Result<(), ValueError> {
+    if required && id.is_empty() {
+        return Err(value_error(format!("the {field} is empty")));
+    }
+    check_text(field, id, MAX_ID_BYTES)
+}
+
+/// A provider reference (`<provider URN>::<ID>`) the guest sent.
+pub(crate) fn check_provider_ref(field: &str, reference: &str) -> Result<(), ValueError> {
+    check_text(field, reference, MAX_URN_BYTES + 2 + MAX_ID_BYTES)
+}
+
+/// A list of keys or paths the guest sent: at most [`MAX_LIST_ENTRIES`] entries of at most
+/// `max` bytes each.
+pub(crate) fn check_keys(field: &str, keys: &[String], max: usize) -> Result<(), ValueError> {
+    if keys.len() > MAX_LIST_ENTRIES {
+        return Err(value_error(format!(
+            "{field}: {} entries; at most {MAX_LIST_ENTRIES} are accepted",
+            keys.len()
+        )));
+    }
+    for (i, key) in keys.iter().enumerate() {
+        limits::check_len("entry", key, max)
+            .map_err(|e| value_error(format!("{field}[{i}]: {e}")))?;
+    }
+    Ok(())
+}
+
+/// A timeout in seconds the guest sent: finite, 0 (the default) to [`MAX_TIMEOUT_SECONDS`].
+pub(crate) fn check_timeout(field: &str, seconds: f64) -> Result<(), ValueError> {
+    if seconds.is_finite() && (0.0..=MAX_TIMEOUT_SECONDS).contains(&seconds) {
+        Ok(())
+    } else {
+        Err(value_error(format!(
+            "{field}: {seconds:?} is not a usable timeout (expected a number of seconds from 0, the default, to {MAX_TIMEOUT_SECONDS})"
+        )))
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -734,12 +922,27 @@ pub(crate) fn dependencies_from_wit(
     name: &str,
     deps: Vec<w::PropertyDependencies>,
 ) -> Result<IndexMap<String, Vec<Urn>>, ValueError> {
+    if deps.len() > MAX_LIST_ENTRIES {
+        return Err(value_error(format!(
+            "{name}: {} properties; at most {MAX_LIST_ENTRIES} are accepted",
+            deps.len()
+        )));
+    }
     deps.into_iter()
         .map(|d| {
+            limits::check_len("property key", &d.property, MAX_KEY_BYTES)
+                .map_err(|e| value_error(format!("{name}: {e}")))?;
+            let at = format!("{name}.{}", quoted(&d.property));
+            if d.urns.len() > MAX_LIST_ENTRIES {
+                return Err(value_error(format!(
+                    "{at}: {} URNs; at most {MAX_LIST_ENTRIES} are accepted",
+                    d.urns.len()
+                )));
+            }
             let urns = d
                 .urns
                 .iter()
-                .map(|u| result_urn(&format!("{name}.{}", d.property), u))
+                .map(|u| result_urn(&at, u))
                 .collect::<Result<_, _>>()?;
             Ok((d.property, urns))
         })
@@ -852,13 +1055,28 @@ pub(crate) fn construct_request(r: &p::ConstructRequest) -> w::ConstructRequest 
 // ---------------------------------------------------------------------------------------------
 // Results (guest → host).
 
-fn failures(f: Vec<w::CheckFailure>) -> Vec<p::CheckFailure> {
-    f.into_iter()
+/// Check failures: each reason cut to [`limits::MAX_MESSAGE_BYTES`], each property path to
+/// [`MAX_PATH_BYTES`]; at most [`MAX_FAILURES`] kept, then one failure counting the rest.
+pub(crate) fn failures(f: Vec<w::CheckFailure>) -> Vec<p::CheckFailure> {
+    let total = f.len();
+    let mut kept: Vec<p::CheckFailure> = f
+        .into_iter()
+        .take(MAX_FAILURES)
         .map(|f| p::CheckFailure {
-            property: f.property,
-            reason: f.reason,
+            property: limits::cap_text(&f.property, MAX_PATH_BYTES).into_owned(),
+            reason: message(f.reason),
         })
-        .collect()
+        .collect();
+    if total > MAX_FAILURES {
+        kept.push(p::CheckFailure {
+            property: String::new(),
+            reason: format!(
+                "… and {} more failures (at most {MAX_FAILURES} are kept)",
+                total - MAX_FAILURES
+            ),
+        });
+    }
+    kept
 }
 
 /// `check`'s result. Providers mostly return the news they were sent: when the guest sends back
@@ -897,6 +1115,21 @@ fn same_table(a: &w::Value, b: &w::Value) -> bool {
 }
 
 pub(crate) fn diff_result(r: w::DiffResult) -> Result<p::DiffResult, ValueError> {
+    check_keys("replace-keys", &r.replace_keys, MAX_KEY_BYTES)?;
+    check_keys("changed-keys", &r.changed_keys, MAX_KEY_BYTES)?;
+    check_keys("stable-keys", &r.stable_keys, MAX_PATH_BYTES)?;
+    if let Some(entries) = &r.detailed_diff {
+        if entries.len() > MAX_LIST_ENTRIES {
+            return Err(value_error(format!(
+                "detailed-diff: {} entries; at most {MAX_LIST_ENTRIES} are accepted",
+                entries.len()
+            )));
+        }
+        for (i, d) in entries.iter().enumerate() {
+            limits::check_len("path", &d.path, MAX_PATH_BYTES)
+                .map_err(|e| value_error(format!("detailed-diff[{i}]: {e}")))?;
+        }
+    }
     let detailed_diff = r.detailed_diff.map(|entries| {
         entries
             .into_iter()
@@ -933,11 +1166,77 @@ pub(crate) fn diff_result(r: w::DiffResult) -> Result<p::DiffResult, ValueError>
     })
 }
 
-pub(crate) fn create_result(r: w::CreateResult) -> Result<p::CreateResult, ValueError> {
-    Ok(p::CreateResult {
-        id: r.id,
-        outputs: field("outputs", decode_map(r.outputs))?,
-    })
+/// A `create` or `update` whose resource exists (or may exist) but whose result cannot be
+/// accepted whole: why, and what the engine can still record (`None` when the resource cannot
+/// be named, e.g. an empty or unprintable ID).
+#[derive(Debug)]
+pub(crate) struct Unrecorded {
+    pub error: ValueError,
+    pub partial: Option<Box<p::PartialState>>,
+}
+
+/// Properties a guest returned for a resource that exists: all of them, or — when some cannot
+/// be stored — the error and the top-level properties that can.
+fn outputs_of_existing(value: w::Value) -> Result<PropertyMap, (ValueError, PropertyMap)> {
+    let (map, suspect) = match decode_map_unchecked(value) {
+        Ok(decoded) => decoded,
+        // A malformed table: nothing in it can be trusted.
+        Err(e) => return Err((e, PropertyMap::new())),
+    };
+    if !suspect {
+        return Ok(map);
+    }
+    let problem = match limits::check_properties(&map) {
+        Err(e) => value_error(e.to_string()),
+        Ok(()) if map.values().all(|v| fits_depth(v, MAX_VALUE_DEPTH)) => return Ok(map),
+        Ok(()) => too_deep(),
+    };
+    let kept = map
+        .into_iter()
+        .filter(|(key, value)| {
+            key.len() <= MAX_KEY_BYTES
+                && limits::check_value(value).is_ok()
+                && fits_depth(value, MAX_VALUE_DEPTH)
+        })
+        .collect();
+    Err((problem, kept))
+}
+
+fn field_error(name: &str, e: ValueError) -> ValueError {
+    value_error(format!("{name}: {}", e.message))
+}
+
+/// `create`'s result. Outside a preview the ID must name the resource; outputs that cannot be
+/// stored make it [`Unrecorded`] with the ID and the outputs that can be kept.
+pub(crate) fn create_result(
+    r: w::CreateResult,
+    preview: bool,
+) -> Result<p::CreateResult, Unrecorded> {
+    // A preview creates nothing; its ID is ignored, but must still be printable if set.
+    check_id("ID", &r.id, !preview).map_err(|e| Unrecorded {
+        error: value_error(if preview {
+            format!("id: {}", e.message)
+        } else {
+            format!(
+                "id: {} (Cairn cannot track a resource it cannot name: if the provider created it, delete it by hand)",
+                e.message
+            )
+        }),
+        partial: None,
+    })?;
+    match outputs_of_existing(r.outputs) {
+        Ok(outputs) => Ok(p::CreateResult { id: r.id, outputs }),
+        Err((error, kept)) => Err(Unrecorded {
+            error: field_error("outputs", error),
+            partial: (!preview).then(|| {
+                Box::new(p::PartialState {
+                    id: r.id,
+                    inputs: PropertyMap::new(),
+                    outputs: kept,
+                })
+            }),
+        }),
+    }
 }
 
 /// `read`'s result. A provider that finds nothing changed (and the SDK's default `read`)
@@ -947,6 +1246,8 @@ pub(crate) fn read_result(
     sent: &w::ReadRequest,
     request: p::ReadRequest,
 ) -> Result<p::ReadResult, ValueError> {
+    // An empty ID says the resource is gone.
+    field("id", check_id("ID", &r.id, false))?;
     Ok(p::ReadResult {
         id: r.id,
         inputs: unless_sent("inputs", r.inputs, &sent.inputs, request.inputs)?,
@@ -954,10 +1255,26 @@ pub(crate) fn read_result(
     })
 }
 
-pub(crate) fn update_result(r: w::UpdateResult) -> Result<p::UpdateResult, ValueError> {
-    Ok(p::UpdateResult {
-        outputs: field("outputs", decode_map(r.outputs))?,
-    })
+/// `update`'s result for the resource `id`: outputs that cannot be stored make it
+/// [`Unrecorded`] with the outputs that can be kept (outside a preview).
+pub(crate) fn update_result(
+    r: w::UpdateResult,
+    id: &str,
+    preview: bool,
+) -> Result<p::UpdateResult, Unrecorded> {
+    match outputs_of_existing(r.outputs) {
+        Ok(outputs) => Ok(p::UpdateResult { outputs }),
+        Err((error, kept)) => Err(Unrecorded {
+            error: field_error("outputs", error),
+            partial: (!preview).then(|| {
+                Box::new(p::PartialState {
+                    id: id.to_owned(),
+                    inputs: PropertyMap::new(),
+                    outputs: kept,
+                })
+            }),
+        }),
+    }
 }
 
 pub(crate) fn invoke_result(r: w::InvokeResult) -> Result<p::InvokeResult, ValueError> {
@@ -983,12 +1300,44 @@ pub(crate) fn construct_result(r: w::ConstructResult) -> Result<p::ConstructResu
     })
 }
 
-pub(crate) fn partial_state(s: w::PartialState) -> Result<p::PartialState, ValueError> {
-    Ok(p::PartialState {
-        id: s.id,
-        inputs: field("partial inputs", decode_map(s.inputs))?,
-        outputs: field("partial outputs", decode_map(s.outputs))?,
-    })
+/// What a failed operation left behind, as the guest describes it: the partial state the
+/// engine can record (the ID when usable, with the inputs and outputs that can be stored), and
+/// what could not be taken, if anything.
+pub(crate) fn partial_state(s: w::PartialState) -> (Option<p::PartialState>, Option<String>) {
+    if let Err(e) = check_id("ID", &s.id, true) {
+        return (
+            None,
+            Some(format!(
+                "{}; the resource it left behind cannot be recorded",
+                e.message
+            )),
+        );
+    }
+    let mut problems = Vec::new();
+    let mut keep = |name: &str, value: w::Value| match outputs_of_existing(value) {
+        Ok(map) => map,
+        Err((e, kept)) => {
+            problems.push(format!("partial {name}: {}", e.message));
+            kept
+        }
+    };
+    let inputs = keep("inputs", s.inputs);
+    let outputs = keep("outputs", s.outputs);
+    let problem = (!problems.is_empty()).then(|| {
+        format!(
+            "{}; the resource is recorded with ID {} and the properties that could be kept",
+            problems.join("; "),
+            quoted(&s.id)
+        )
+    });
+    (
+        Some(p::PartialState {
+            id: s.id,
+            inputs,
+            outputs,
+        }),
+        problem,
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -999,12 +1348,17 @@ pub(crate) fn register_resource_request(
     r: we::RegisterResourceRequest,
 ) -> Result<cairn_engine::deploy::program::RegisterResourceRequest, ValueError> {
     use cairn_engine::deploy::program::{RegisterResourceRequest, ResourceOptions};
-    let resource_type = TypeToken::parse(&r.resource_type).map_err(|e| {
-        value_error(format!(
-            "resource-type: invalid type token {:?}: {e}",
-            r.resource_type
-        ))
-    })?;
+    let resource_type = type_token("resource-type", &r.resource_type)?;
+    check_text("resource name", &r.name, MAX_NAME_BYTES)?;
+    if let Some(provider) = &r.provider {
+        check_provider_ref("provider reference", provider)?;
+    }
+    if r.dependencies.len() > MAX_LIST_ENTRIES {
+        return Err(value_error(format!(
+            "dependencies: {} URNs; at most {MAX_LIST_ENTRIES} are accepted",
+            r.dependencies.len()
+        )));
+    }
     Ok(RegisterResourceRequest {
         resource_type,
         name: r.name,
@@ -1465,9 +1819,256 @@ mod tests {
             pooled(&nodes)
         };
         let err = decode_err(chain(100_000));
-        assert!(err.contains("nested deeper than 128 levels"), "{err}");
-        // Exactly the limit is fine.
-        decode_value(chain(MAX_DEPTH as u32)).unwrap();
+        assert!(err.contains("nested more than 64 levels deep"), "{err}");
+        // Within MAX_DEPTH the value is built and refused with its path; exactly the engine's
+        // limit is fine (64 arrays around a null: the null is 64 levels deep).
+        let err = decode_err(chain(MAX_VALUE_DEPTH as u32 + 2));
+        assert_eq!(
+            err,
+            format!(
+                "property {}: the value is nested more than 64 levels deep",
+                "[0]".repeat(MAX_VALUE_DEPTH + 1)
+            )
+        );
+        decode_value(chain(MAX_VALUE_DEPTH as u32 + 1)).unwrap();
+        // In a map the root object is the first level.
+        let object_chain = |n: u32| {
+            let mut nodes = vec![node(kind::OBJECT, 1, 1)];
+            nodes.extend((1..n).map(|i| node(kind::ARRAY, i + 1, 1)));
+            nodes[1] = nodes[1].key("k");
+            nodes.push(null());
+            pooled(&nodes)
+        };
+        decode_map(object_chain(MAX_VALUE_DEPTH as u32)).unwrap();
+        let err = decode_map(object_chain(MAX_VALUE_DEPTH as u32 + 1))
+            .unwrap_err()
+            .message;
+        assert_eq!(
+            err,
+            format!(
+                "property k{}: the value is nested more than 64 levels deep",
+                "[0]".repeat(MAX_VALUE_DEPTH)
+            )
+        );
+    }
+
+    #[test]
+    fn values_the_engine_cannot_store_are_refused_with_their_path() {
+        let number = |n: f64| {
+            let bits = n.to_bits();
+            node(kind::NUMBER, bits as u32, (bits >> 32) as u32)
+        };
+        let cases = [
+            (
+                vec![node(kind::OBJECT, 1, 1), number(f64::NAN).key("n")],
+                "property n: NaN is not a number JSON can store (NaN and infinities are refused)",
+            ),
+            (
+                vec![
+                    node(kind::OBJECT, 1, 1),
+                    node(kind::SECRET, 2, 0).key("s"),
+                    node(kind::ARRAY, 3, 2),
+                    null(),
+                    number(f64::NEG_INFINITY),
+                ],
+                "property s[1]: -inf is not a number JSON can store (NaN and infinities are refused)",
+            ),
+        ];
+        for (nodes, expected) in cases {
+            assert_eq!(decode_map(pooled(&nodes)).unwrap_err().message, expected);
+        }
+        // A long key.
+        let key = "k".repeat(MAX_KEY_BYTES + 1);
+        let value = table(
+            &[
+                node(kind::OBJECT, 1, 1),
+                null().raw_key(0, key.len() as u32),
+            ],
+            key.as_bytes(),
+            vec![],
+        );
+        assert_eq!(
+            decode_map(value).unwrap_err().message,
+            format!(
+                "property [\"{}\"]: the key is 1025 bytes long; keys may be at most 1024 bytes",
+                "k".repeat(64)
+            )
+        );
+        // Finite numbers and keys at the limit are fine.
+        let key = "k".repeat(MAX_KEY_BYTES);
+        let value = table(
+            &[
+                node(kind::OBJECT, 1, 1),
+                number(f64::MAX).raw_key(0, key.len() as u32),
+            ],
+            key.as_bytes(),
+            vec![],
+        );
+        assert_eq!(decode_map(value).unwrap().len(), 1);
+        // Archives within archives count as levels too.
+        let mut archive = Archive {
+            hash: None,
+            source: ArchiveSource::HashOnly,
+        };
+        for _ in 0..MAX_VALUE_DEPTH + 1 {
+            let mut members = IndexMap::new();
+            members.insert("a".to_owned(), ArchiveMember::Archive(archive));
+            archive = Archive {
+                hash: None,
+                source: ArchiveSource::Assets(members),
+            };
+        }
+        let err = decode_value(encode_value(&PropertyValue::Archive(archive)))
+            .unwrap_err()
+            .message;
+        assert_eq!(
+            err,
+            "the value (counting archives within archives) is nested more than 64 levels deep"
+        );
+    }
+
+    #[test]
+    fn results_are_checked_and_created_resources_salvaged() {
+        let nan = encode_map(&props! {"ok" => 1i64, "bad" => f64::NAN});
+        // create: a usable ID with bad outputs keeps the ID and the good outputs.
+        let err = create_result(
+            w::CreateResult {
+                id: "i-1".into(),
+                outputs: nan.clone(),
+            },
+            false,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.error.message,
+            "outputs: property bad: NaN is not a number JSON can store (NaN and infinities are refused)"
+        );
+        let partial = err.partial.unwrap();
+        assert_eq!(
+            (partial.id.as_str(), partial.outputs),
+            ("i-1", props! {"ok" => 1i64})
+        );
+        // In a preview, nothing was created.
+        let err = create_result(
+            w::CreateResult {
+                id: String::new(),
+                outputs: nan.clone(),
+            },
+            true,
+        )
+        .unwrap_err();
+        assert!(err.partial.is_none());
+        // An unusable ID: nothing can be recorded.
+        for (id, expected) in [
+            ("", "id: the ID is empty"),
+            (
+                "a\u{7}",
+                "id: the ID \"a\\u{7}\" contains control characters",
+            ),
+        ] {
+            let err = create_result(
+                w::CreateResult {
+                    id: id.into(),
+                    outputs: empty(),
+                },
+                false,
+            )
+            .unwrap_err();
+            assert!(
+                err.error.message.starts_with(expected),
+                "{}",
+                err.error.message
+            );
+            assert!(err.partial.is_none());
+        }
+        // update: the request's ID.
+        let err = update_result(w::UpdateResult { outputs: nan }, "i-2", false).unwrap_err();
+        assert_eq!(err.partial.unwrap().id, "i-2");
+
+        // Check failures are cut.
+        let many: Vec<w::CheckFailure> = (0..MAX_FAILURES + 5)
+            .map(|i| w::CheckFailure {
+                property: "p".repeat(MAX_PATH_BYTES + 1),
+                reason: format!("r{i}"),
+            })
+            .collect();
+        let kept = failures(many);
+        assert_eq!(kept.len(), MAX_FAILURES + 1);
+        assert!(kept[0].property.ends_with("… [1 more bytes dropped]"));
+        assert_eq!(
+            kept[MAX_FAILURES].reason,
+            "… and 5 more failures (at most 100 are kept)"
+        );
+    }
+
+    #[test]
+    fn engine_callback_requests_are_checked() {
+        let good = we::RegisterResourceRequest {
+            resource_type: "random:index:Thing".into(),
+            name: "child".into(),
+            custom: true,
+            parent: None,
+            inputs: empty(),
+            property_dependencies: vec![],
+            dependencies: vec![],
+            provider: None,
+            protect: false,
+        };
+        let cases = [
+            (
+                we::RegisterResourceRequest {
+                    name: "\u{1b}[2J".into(),
+                    ..good.clone()
+                },
+                "the resource name \"\\u{1b}[2J\" contains control characters; it must be printable",
+            ),
+            (
+                we::RegisterResourceRequest {
+                    name: "n".repeat(MAX_NAME_BYTES + 1),
+                    ..good.clone()
+                },
+                "the resource name is 1025 bytes long; at most 1024 bytes are allowed",
+            ),
+            (
+                we::RegisterResourceRequest {
+                    provider: Some("p\n".into()),
+                    ..good.clone()
+                },
+                "the provider reference \"p\\n\" contains control characters; it must be printable",
+            ),
+            (
+                we::RegisterResourceRequest {
+                    inputs: encode_map(&props! {"x" => f64::INFINITY}),
+                    ..good.clone()
+                },
+                "inputs: property x: inf is not a number JSON can store (NaN and infinities are refused)",
+            ),
+            (
+                we::RegisterResourceRequest {
+                    property_dependencies: vec![w::PropertyDependencies {
+                        property: "k".repeat(MAX_KEY_BYTES + 1),
+                        urns: vec![],
+                    }],
+                    ..good.clone()
+                },
+                "property-dependencies: the property key is 1025 bytes long; at most 1024 bytes are allowed",
+            ),
+            (
+                we::RegisterResourceRequest {
+                    dependencies: vec!["urn:pulumi:s::p::t:m:T::\u{1b}x".into()],
+                    ..good.clone()
+                },
+                "dependencies: invalid URN",
+            ),
+        ];
+        for (request, expected) in cases {
+            let err = register_resource_request(request).unwrap_err().message;
+            assert!(
+                err.starts_with(expected),
+                "{err:?} does not start with {expected:?}"
+            );
+        }
+        register_resource_request(good).unwrap();
     }
 
     #[test]
@@ -1562,15 +2163,20 @@ mod tests {
             err.message
         );
 
-        let err = create_result(w::CreateResult {
-            id: "i".into(),
-            outputs: pooled(&[node(kind::SECRET, 0, 0)]),
-        })
+        let err = create_result(
+            w::CreateResult {
+                id: "i".into(),
+                outputs: pooled(&[node(kind::SECRET, 0, 0)]),
+            },
+            false,
+        )
         .unwrap_err();
         assert!(
-            err.message.starts_with("outputs: node 0: refers to node 0"),
+            err.error
+                .message
+                .starts_with("outputs: node 0: refers to node 0"),
             "{}",
-            err.message
+            err.error.message
         );
     }
 

@@ -24,6 +24,12 @@ pub const DEFAULT_MEMORY_MIB: u64 = 256;
 /// Per-call deadline when neither the request nor the grant sets one.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// The largest `memoryMiB` a grant may give (64 GiB).
+pub const MAX_MEMORY_MIB: u64 = 65536;
+
+/// The longest `timeoutSeconds` a grant may give (7 days).
+pub const MAX_TIMEOUT_SECONDS: f64 = 7.0 * 86400.0;
+
 /// Grants for every package, parsed from `cairn:grants`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Grants {
@@ -201,15 +207,15 @@ fn parse_package(at: &str, value: &Value, base_dir: &Path) -> Result<PackageGran
             "memoryMiB" => {
                 let mib = value
                     .as_u64()
-                    .filter(|m| (1..=65536).contains(m))
-                    .ok_or_else(|| error(&at, "expected a whole number of MiB from 1 to 65536"))?;
+                    .filter(|m| valid_memory(*m))
+                    .ok_or_else(|| error(&at, memory_expected(value)))?;
                 grant.memory_mib = Some(mib);
             }
             "timeoutSeconds" => {
                 let secs = value
                     .as_f64()
-                    .filter(|s| *s > 0.0 && s.is_finite() && *s <= 7.0 * 86400.0)
-                    .ok_or_else(|| error(&at, "expected a positive number of seconds"))?;
+                    .filter(|s| valid_timeout(*s))
+                    .ok_or_else(|| error(&at, timeout_expected(value)))?;
                 grant.timeout_seconds = Some(secs);
             }
             other => {
@@ -223,6 +229,24 @@ fn parse_package(at: &str, value: &Value, base_dir: &Path) -> Result<PackageGran
         }
     }
     Ok(grant)
+}
+
+fn valid_memory(mib: u64) -> bool {
+    (1..=MAX_MEMORY_MIB).contains(&mib)
+}
+
+fn valid_timeout(seconds: f64) -> bool {
+    seconds.is_finite() && seconds > 0.0 && seconds <= MAX_TIMEOUT_SECONDS
+}
+
+fn memory_expected(found: impl std::fmt::Display) -> String {
+    format!("expected a whole number of MiB from 1 to {MAX_MEMORY_MIB}, found {found}")
+}
+
+fn timeout_expected(found: impl std::fmt::Display) -> String {
+    format!(
+        "expected a number of seconds greater than 0 and at most {MAX_TIMEOUT_SECONDS} (7 days), found {found}"
+    )
 }
 
 fn strings(at: &str, value: &Value) -> Result<Vec<String>, GrantsError> {
@@ -527,7 +551,23 @@ impl Sandbox {
             }
         }
 
+        // Grants built in code (not parsed) get the same checks: a NaN, negative or huge
+        // timeout would otherwise panic in `Duration::from_secs_f64` or print as "NaN s".
         let memory_mib = grant.memory_mib.unwrap_or(DEFAULT_MEMORY_MIB);
+        if !valid_memory(memory_mib) {
+            return Err(error(
+                format!(".{package}.memoryMiB"),
+                memory_expected(memory_mib),
+            ));
+        }
+        if let Some(seconds) = grant.timeout_seconds
+            && !valid_timeout(seconds)
+        {
+            return Err(error(
+                format!(".{package}.timeoutSeconds"),
+                timeout_expected(seconds),
+            ));
+        }
         Ok(Sandbox {
             provider: manifest.id(),
             package: package.clone(),
@@ -554,6 +594,20 @@ impl Sandbox {
     /// The memory limit in MiB, for messages.
     pub fn memory_mib(&self) -> u64 {
         self.memory_bytes / (1024 * 1024)
+    }
+
+    /// Whether this is a program's sandbox (granted under `cairn:program`).
+    pub fn is_program(&self) -> bool {
+        self.grant_key == PROGRAM_KEY
+    }
+
+    /// What the guest is, for messages: `"program"` or `"provider"`.
+    pub fn kind(&self) -> &'static str {
+        if self.is_program() {
+            "program"
+        } else {
+            "provider"
+        }
     }
 }
 
@@ -646,11 +700,23 @@ mod tests {
             ),
             (
                 json!({"a": {"memoryMiB": 0}}),
-                "cairn:grants.a.memoryMiB: expected a whole number",
+                "cairn:grants.a.memoryMiB: expected a whole number of MiB from 1 to 65536, found 0",
+            ),
+            (
+                json!({"a": {"memoryMiB": 1.5}}),
+                "cairn:grants.a.memoryMiB: expected a whole number of MiB from 1 to 65536, found 1.5",
             ),
             (
                 json!({"a": {"timeoutSeconds": -1}}),
-                "cairn:grants.a.timeoutSeconds: expected a positive number",
+                "cairn:grants.a.timeoutSeconds: expected a number of seconds greater than 0 and at most 604800 (7 days), found -1",
+            ),
+            (
+                json!({"a": {"timeoutSeconds": 1e300}}),
+                "cairn:grants.a.timeoutSeconds: expected a number of seconds greater than 0 and at most 604800 (7 days), found 1e+300",
+            ),
+            (
+                json!({"a": {"timeoutSeconds": "NaN"}}),
+                "cairn:grants.a.timeoutSeconds: expected a number of seconds greater than 0 and at most 604800 (7 days), found \"NaN\"",
             ),
             (
                 json!({"a": {"sockets": true}}),
@@ -843,6 +909,49 @@ mod tests {
         assert_eq!(
             err,
             "cairn:grants.site.directories[0].host: /definitely/not/here is not a directory"
+        );
+    }
+
+    #[test]
+    fn grants_built_in_code_are_checked_too() {
+        let m = manifest(Capabilities::default());
+        for (grant, expected) in [
+            (
+                PackageGrant {
+                    timeout_seconds: Some(f64::NAN),
+                    ..PackageGrant::default()
+                },
+                "cairn:grants.site.timeoutSeconds: expected a number of seconds greater than 0 and at most 604800 (7 days), found NaN",
+            ),
+            (
+                PackageGrant {
+                    timeout_seconds: Some(-3.0),
+                    ..PackageGrant::default()
+                },
+                "cairn:grants.site.timeoutSeconds: expected a number of seconds greater than 0 and at most 604800 (7 days), found -3",
+            ),
+            (
+                PackageGrant {
+                    memory_mib: Some(u64::MAX),
+                    ..PackageGrant::default()
+                },
+                "cairn:grants.site.memoryMiB: expected a whole number of MiB from 1 to 65536, found 18446744073709551615",
+            ),
+        ] {
+            assert_eq!(Sandbox::new(&m, &grant).unwrap_err().to_string(), expected);
+        }
+        let err = Sandbox::for_program(
+            "proj",
+            &PackageGrant {
+                timeout_seconds: Some(f64::INFINITY),
+                ..PackageGrant::default()
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            "cairn:program.timeoutSeconds: expected a number of seconds greater than 0 and at most 604800 (7 days), found inf"
         );
     }
 

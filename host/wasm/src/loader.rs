@@ -41,8 +41,9 @@ impl WasmLoader {
         }
     }
 
-    /// Looks up installed providers in `store`.
+    /// Looks up installed providers in `store` (whose directory no guest may then be granted).
     pub fn with_store(mut self, store: PluginStore) -> WasmLoader {
+        self.runtime.protect(store.dir());
         self.store = Some(store);
         self
     }

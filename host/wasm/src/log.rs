@@ -48,14 +48,18 @@ pub fn events_log_sink(events: Arc<dyn EventSink>) -> LogSink {
     })
 }
 
-/// A sink that writes records as `tracing` events (target `cairn_wasm::guest`).
+/// A sink that writes records as `tracing` events (target `cairn_wasm::guest`), with control
+/// characters made visible (a subscriber may print them to a terminal).
 pub fn tracing_log_sink() -> LogSink {
-    Arc::new(|record: LogRecord| {
+    Arc::new(|mut record: LogRecord| {
         let urn = record
             .urn
             .as_ref()
             .map(ToString::to_string)
             .unwrap_or_default();
+        if let std::borrow::Cow::Owned(shown) = cairn_engine::text::visible_text(&record.message) {
+            record.message = shown;
+        }
         match record.severity {
             Severity::Debug => {
                 tracing::debug!(target: "cairn_wasm::guest", provider = %record.provider, urn, "{}", record.message)

@@ -22,8 +22,11 @@
 //! capability or limit, e.g.
 //! `random@1.0.0 create urn:…: exceeded its 256 MiB memory limit (raise it under cairn:grants.random.memoryMiB)`.
 //! A violation (an ungranted HTTP host, a socket) fails the call even when the guest handled
-//! the refusal and returned normally. Errors the provider itself returns pass through as they
-//! are.
+//! the refusal and returned normally — with partial state when the call was a `create` or
+//! `update` that says it succeeded, so the resource is recorded. Errors the provider itself
+//! returns pass through (cut to `limits::MAX_MESSAGE_BYTES`); a timeout it reports that is not
+//! a duration (NaN, negative, absurd) becomes a failure saying so. What it returns is checked
+//! by [`crate::convert`].
 //!
 //! [`EPOCH_TICK`]: crate::runtime::EPOCH_TICK
 
@@ -37,9 +40,10 @@ use cairn_engine::deploy::monitor::Monitor;
 use cairn_engine::deploy::provider::{
     CallRequest, CallResult, CheckRequest, CheckResult, ConstructRequest, ConstructResult,
     CreateRequest, CreateResult, DeleteRequest, DiffRequest, DiffResult, InvokeRequest,
-    InvokeResult, Provider, ProviderError, ProviderOrigin, ReadRequest, ReadResult, UpdateRequest,
-    UpdateResult,
+    InvokeResult, PartialState, Provider, ProviderError, ProviderOrigin, ReadRequest, ReadResult,
+    UpdateRequest, UpdateResult,
 };
+use cairn_engine::limits;
 use cairn_engine::urn::Urn;
 use cairn_engine::value::PropertyMap;
 use futures::future::BoxFuture;
@@ -53,7 +57,10 @@ use crate::grants::Sandbox;
 use crate::log::{LogRecord, LogSink, LogSource};
 use crate::manifest::Manifest;
 use crate::runtime::lock;
-use crate::state::{CallReport, Deadline, DeadlineExceeded, InstanceState, LimitExceeded};
+use crate::state::{
+    CallLimit, CallReport, Deadline, DeadlineExceeded, GuestBudget, InstanceState, LimitExceeded,
+    LimitSource,
+};
 
 /// How long after its deadline a call blocked in a host call is abandoned.
 const WATCHDOG_GRACE: Duration = Duration::from_millis(250);
@@ -154,6 +161,8 @@ struct Shared {
     manifest: Arc<Manifest>,
     sandbox: Arc<Sandbox>,
     log: LogSink,
+    /// The log budget and HTTP connections all instances share.
+    budget: Arc<GuestBudget>,
     pool_size: usize,
     pool: Mutex<Pool>,
     created: AtomicU64,
@@ -187,7 +196,13 @@ pub(crate) struct Failure(pub(crate) String);
 
 /// A store for one instance, with its memory limiter and epoch-deadline handling.
 pub(crate) fn new_store(engine: &Engine, state: InstanceState) -> Store<InstanceState> {
+    // What one call may pass to the host (strings and lists wasmtime copies out of the guest)
+    // is bounded by the instance's memory limit: a guest cannot hold more than that, so more
+    // would be the same bytes counted many times over (many list entries pointing at one
+    // string), which would make the host allocate without bound.
+    let fuel = state.limits.memory_limit();
     let mut store = Store::new(engine, state);
+    store.set_hostcall_fuel(fuel);
     store.limiter(|s| &mut s.limits);
     store.epoch_deadline_callback(|ctx| {
         if ctx.data().deadline.check_expired() {
@@ -227,6 +242,7 @@ impl WasmProvider {
                 manifest,
                 sandbox,
                 log,
+                budget: GuestBudget::new(),
                 pool_size,
                 pool: Mutex::new(Pool {
                     idle: Vec::new(),
@@ -332,14 +348,14 @@ impl WasmProvider {
         config: Option<Arc<Configuration>>,
     ) -> Result<Instance, ProviderError> {
         let shared = &self.inner;
-        let state = InstanceState::new(&shared.sandbox, &shared.log)
+        let state = InstanceState::new(&shared.sandbox, &shared.log, &shared.budget)
             .map_err(|e| self.failed(method, urn, &format!("setting up the sandbox: {e:#}")))?;
         let mut store = new_store(&shared.engine, state);
         let pre = shared.pre.clone();
         let world = guarded(
             &mut store,
             None,
-            shared.sandbox.timeout,
+            CallLimit::grant(shared.sandbox.timeout),
             None,
             &shared.sandbox,
             move |s| Box::pin(async move { pre.instantiate_async(s).await }),
@@ -361,7 +377,7 @@ impl WasmProvider {
             let (result, report) = guarded(
                 &mut instance.store,
                 None,
-                shared.sandbox.timeout,
+                CallLimit::grant(shared.sandbox.timeout),
                 None,
                 &shared.sandbox,
                 move |s| {
@@ -435,7 +451,13 @@ impl WasmProvider {
     {
         let mut instance = self.acquire(method, urn).await?;
         let _busy = BusyGuard::new(&self.inner);
-        let limit = timeout.unwrap_or(self.inner.sandbox.timeout);
+        let limit = match timeout {
+            Some(limit) => CallLimit {
+                limit,
+                source: LimitSource::Request,
+            },
+            None => CallLimit::grant(self.inner.sandbox.timeout),
+        };
         let guest = instance.guest.clone();
         let outcome = guarded(
             &mut instance.store,
@@ -467,22 +489,69 @@ impl WasmProvider {
         (result, violations): (Result<T, w::ProviderError>, Vec<String>),
         convert: impl FnOnce(T) -> Result<U, ValueError>,
     ) -> Result<U, ProviderError> {
-        if !violations.is_empty() {
-            let mut what = violations.join("; ");
-            if let Err(e) = &result {
-                what.push_str(&format!(
-                    " (the provider reported: {})",
-                    guest_error_text(e)
-                ));
+        self.finish_write(
+            method,
+            urn,
+            (result, violations),
+            |value| {
+                convert(value).map_err(|error| convert::Unrecorded {
+                    error,
+                    partial: None,
+                })
+            },
+            |_| None,
+        )
+    }
+
+    /// [`Self::finish`] for operations that leave a resource behind (`create`, `update`): when
+    /// the guest succeeded but the call fails anyway (a violation, a result that cannot be
+    /// stored), the error carries the partial state the engine records, so the resource is
+    /// tracked rather than lost.
+    fn finish_write<T, U>(
+        &self,
+        method: Method,
+        urn: Option<&Urn>,
+        (result, violations): (Result<T, w::ProviderError>, Vec<String>),
+        convert: impl FnOnce(T) -> Result<U, convert::Unrecorded>,
+        partial_of: impl FnOnce(&U) -> Option<PartialState>,
+    ) -> Result<U, ProviderError> {
+        let mut what = violations.join("; ");
+        let value = match result {
+            Err(e) => {
+                let error = self.guest_error(method, urn, e);
+                if violations.is_empty() {
+                    return Err(error);
+                }
+                what.push_str(&format!(" (the provider reported: {error})"));
+                let partial = error.partial().cloned().map(Box::new);
+                return Err(ProviderError::Failed {
+                    message: format!("{}: {what}", self.context(method, urn)),
+                    partial,
+                });
             }
-            return Err(self.failed(method, urn, &what));
+            Ok(value) => value,
+        };
+        let partial = match convert(value) {
+            Ok(converted) if violations.is_empty() => return Ok(converted),
+            Ok(converted) => partial_of(&converted).map(Box::new),
+            Err(convert::Unrecorded { error, partial }) => {
+                if !what.is_empty() {
+                    what.push_str("; ");
+                }
+                what.push_str(&format!("rejected the provider's result: {error}"));
+                partial
+            }
+        };
+        if let Some(p) = &partial {
+            what.push_str(&format!(
+                " (the resource exists: it is recorded with ID {} and the outputs that could be kept)",
+                convert::quoted(&p.id)
+            ));
         }
-        match result {
-            Ok(value) => convert(value).map_err(|e| {
-                self.failed(method, urn, &format!("rejected the provider's result: {e}"))
-            }),
-            Err(e) => Err(self.guest_error(method, urn, e)),
-        }
+        Err(ProviderError::Failed {
+            message: format!("{}: {what}", self.context(method, urn)),
+            partial,
+        })
     }
 
     /// `check` or `check-config`.
@@ -519,17 +588,18 @@ impl WasmProvider {
     ) -> ProviderError {
         match error {
             w::ProviderError::Failed(f) => {
-                let (message, partial) = match f.partial.map(convert::partial_state) {
-                    None => (f.message, None),
-                    Some(Ok(partial)) => (f.message, Some(Box::new(partial))),
-                    Some(Err(e)) => (
-                        format!(
-                            "{} ({}: its partial state was invalid: {e})",
-                            f.message,
-                            self.context(method, urn)
-                        ),
-                        None,
-                    ),
+                let mut message = convert::message(f.message);
+                let partial = match f.partial.map(convert::partial_state) {
+                    None => None,
+                    Some((partial, problem)) => {
+                        if let Some(problem) = problem {
+                            message.push_str(&format!(
+                                " ({}: its partial state: {problem})",
+                                self.context(method, urn)
+                            ));
+                        }
+                        partial.map(Box::new)
+                    }
                 };
                 ProviderError::Failed { message, partial }
             }
@@ -537,23 +607,43 @@ impl WasmProvider {
                 method: method.engine_name(),
             },
             w::ProviderError::Cancelled => ProviderError::Cancelled,
-            w::ProviderError::Timeout(seconds) => ProviderError::Timeout { seconds },
+            w::ProviderError::Timeout(seconds) if valid_seconds(seconds) => {
+                ProviderError::Timeout { seconds }
+            }
+            w::ProviderError::Timeout(seconds) => self.failed(
+                method,
+                urn,
+                &format!(
+                    "the provider reported a timeout of {seconds:?} s, which is not a duration (it timed out, or failed)"
+                ),
+            ),
         }
     }
 }
 
+/// Whether a duration a guest reports is one worth printing: positive, finite, at most
+/// [`MAX_TIMEOUT`].
+fn valid_seconds(seconds: f64) -> bool {
+    seconds.is_finite() && seconds > 0.0 && seconds <= MAX_TIMEOUT.as_secs_f64()
+}
+
 fn guest_error_text(e: &w::ProviderError) -> String {
     match e {
-        w::ProviderError::Failed(f) => f.message.clone(),
-        w::ProviderError::Unimplemented(m) => format!("{m} is not implemented"),
+        w::ProviderError::Failed(f) => limits::cap_message(&f.message).into_owned(),
+        w::ProviderError::Unimplemented(m) => {
+            format!("{} is not implemented", convert::quoted(m))
+        }
         w::ProviderError::Cancelled => "cancelled".into(),
-        w::ProviderError::Timeout(s) => format!("timed out after {s} s"),
+        w::ProviderError::Timeout(s) if valid_seconds(*s) => format!("timed out after {s} s"),
+        w::ProviderError::Timeout(s) => format!("timed out (reporting {s:?} s)"),
     }
 }
 
+/// A request's own deadline: positive and finite seconds, at most [`MAX_TIMEOUT`] (clamped
+/// before converting: `Duration::from_secs_f64` panics on values too large for a `Duration`).
 fn request_timeout(seconds: f64) -> Option<Duration> {
     (seconds > 0.0 && seconds.is_finite())
-        .then(|| Duration::from_secs_f64(seconds).min(MAX_TIMEOUT))
+        .then(|| Duration::from_secs_f64(seconds.min(MAX_TIMEOUT.as_secs_f64())))
 }
 
 /// Counts running calls (and the peak), also when a call's future is dropped.
@@ -578,7 +668,7 @@ impl Drop for BusyGuard<'_> {
 pub(crate) async fn guarded<R, F>(
     store: &mut Store<InstanceState>,
     urn: Option<&Urn>,
-    limit: Duration,
+    limit: CallLimit,
     monitor: Option<Monitor>,
     sandbox: &Sandbox,
     f: F,
@@ -609,9 +699,10 @@ where
         ))),
         None => {
             let mut parts = report.violations.clone();
-            parts.push(format!(
-                "deadline of {} exceeded while waiting in a host call",
-                seconds(deadline.limit())
+            parts.push(deadline_text(
+                deadline.limit(),
+                " while waiting in a host call",
+                sandbox,
             ));
             Err(Failure(parts.join("; ")))
         }
@@ -629,7 +720,12 @@ async fn watchdog(deadline: &Deadline) {
     }
 }
 
-/// Describes why a call trapped, naming the limit or capability when the host knows it.
+/// What wasmtime says when a guest passes more data to the host in one call than the store's
+/// hostcall fuel allows (its error type is private, so it is recognised by its text).
+const HOSTCALL_FUEL_EXHAUSTED: &str = "fuel allocated for hostcalls has been exhausted";
+
+/// Describes why a call trapped, naming the limit or capability when the host knows it, and
+/// the guest as what it is ("provider" or "program").
 fn describe_trap(
     error: &wasmtime::Error,
     state: &InstanceState,
@@ -638,6 +734,8 @@ fn describe_trap(
 ) -> String {
     let mut parts = report.violations.clone();
     let limit = state.deadline.limit();
+    let guest = sandbox.kind();
+    let full = format!("{error:#}");
     let cause = if state.limits.memory_exceeded
         || matches!(
             error.downcast_ref::<LimitExceeded>(),
@@ -650,35 +748,50 @@ fn describe_trap(
         ))
     } else if state.limits.table_exceeded {
         Some(format!(
-            "exceeded its table limit of {} elements",
+            "exceeded its table limit of {} elements (a fixed limit)",
             crate::state::TABLE_ELEMENTS_LIMIT
         ))
     } else if state.deadline.expired() || error.is::<DeadlineExceeded>() {
         Some(format!(
-            "wasm trap: interrupted (deadline of {} exceeded)",
-            seconds(limit)
+            "wasm trap: interrupted ({})",
+            deadline_text(limit, "", sandbox)
+        ))
+    } else if full.contains(HOSTCALL_FUEL_EXHAUSTED) {
+        Some(format!(
+            "passed more than {} MiB to the host in one call (a {guest} may pass at most its memory limit in one call; raise it under {}.memoryMiB)",
+            sandbox.memory_mib(),
+            sandbox.grant_key
         ))
     } else if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
-        Some(format!("the provider exited with status {}", exit.0))
+        Some(format!("the {guest} exited with status {}", exit.0))
     } else if let Some(trap) = error.downcast_ref::<wasmtime::Trap>() {
         let text = match trap {
             wasmtime::Trap::StackOverflow => {
                 "wasm trap: call stack exhausted (too deep recursion)".to_string()
             }
             wasmtime::Trap::UnreachableCodeReached => {
-                "wasm trap: unreachable instruction executed (the provider panicked or aborted)"
-                    .to_string()
+                format!(
+                    "wasm trap: unreachable instruction executed (the {guest} panicked or aborted)"
+                )
             }
             // Rust guests keep their stack in linear memory with no guard: overflowing it
             // runs below address 0.
-            wasmtime::Trap::MemoryOutOfBounds => "wasm trap: out of bounds memory access (the provider's stack overflowed — too deep recursion — or it has a memory bug)".to_string(),
+            wasmtime::Trap::MemoryOutOfBounds => format!(
+                "wasm trap: out of bounds memory access (the {guest}'s stack overflowed — too deep recursion — or it has a memory bug)"
+            ),
             other => other.to_string(),
         };
         Some(text)
     } else {
         // Errors raised by host code on the guest's behalf (e.g. the output limit, which is
-        // already a violation) or a lifting failure.
-        let text = format!("{error:#}");
+        // already a violation) or a lifting failure; the wasm backtrace wasmtime adds as
+        // context names only function indices, so the cause is what is shown.
+        let text = if error.downcast_ref::<wasmtime::WasmBacktrace>().is_some() {
+            error.root_cause().to_string()
+        } else {
+            full
+        };
+        let text = limits::cap_message(&text).into_owned();
         (!parts.iter().any(|p| text.contains(p.as_str()))).then_some(text)
     };
     parts.extend(cause);
@@ -688,6 +801,19 @@ fn describe_trap(
         message.push_str(&format!(" (stderr: {tail})"));
     }
     message
+}
+
+/// `deadline of 5 s exceeded{how}`, and the setting that raises it.
+fn deadline_text(limit: CallLimit, how: &str, sandbox: &Sandbox) -> String {
+    let what = format!("deadline of {} exceeded{how}", seconds(limit.limit));
+    match limit.source {
+        LimitSource::Grant => format!(
+            "{what}; raise it under {}.timeoutSeconds",
+            sandbox.grant_key
+        ),
+        LimitSource::Request => format!("{what}; it is set by the resource's customTimeouts"),
+        LimitSource::Fixed => what,
+    }
 }
 
 fn last_chars(s: &str, n: usize) -> String {
@@ -784,7 +910,7 @@ impl Provider for WasmProvider {
         let outcome = guarded(
             &mut instance.store,
             None,
-            self.inner.sandbox.timeout,
+            CallLimit::grant(self.inner.sandbox.timeout),
             None,
             &self.inner.sandbox,
             move |s| {
@@ -852,7 +978,20 @@ impl Provider for WasmProvider {
                 guest_call!(call_create, convert::create_request(&request)),
             )
             .await?;
-        self.finish(m, urn, r, convert::create_result)
+        let preview = request.preview;
+        self.finish_write(
+            m,
+            urn,
+            r,
+            |r| convert::create_result(r, preview),
+            |created| {
+                (!preview).then(|| PartialState {
+                    id: created.id.clone(),
+                    inputs: PropertyMap::new(),
+                    outputs: created.outputs.clone(),
+                })
+            },
+        )
     }
 
     async fn read(&self, request: ReadRequest) -> Result<ReadResult, ProviderError> {
@@ -882,7 +1021,20 @@ impl Provider for WasmProvider {
                 guest_call!(call_update, convert::update_request(&request)),
             )
             .await?;
-        self.finish(m, urn, r, convert::update_result)
+        let (id, preview) = (request.id.as_str(), request.preview);
+        self.finish_write(
+            m,
+            urn,
+            r,
+            |r| convert::update_result(r, id, preview),
+            |updated| {
+                (!preview).then(|| PartialState {
+                    id: id.to_owned(),
+                    inputs: PropertyMap::new(),
+                    outputs: updated.outputs.clone(),
+                })
+            },
+        )
     }
 
     async fn delete(&self, request: DeleteRequest) -> Result<(), ProviderError> {
@@ -961,7 +1113,10 @@ impl Provider for WasmProvider {
             let outcome = guarded(
                 &mut instance.store,
                 None,
-                CANCEL_TIMEOUT,
+                CallLimit {
+                    limit: CANCEL_TIMEOUT,
+                    source: LimitSource::Fixed,
+                },
                 None,
                 &self.inner.sandbox,
                 move |s| Box::pin(async move { guest.call_cancel(s).await }),
@@ -992,5 +1147,25 @@ fn with_subject(e: ProviderError, request: &ConstructRequest) -> ProviderError {
             }
         }
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_timeouts_never_panic() {
+        for (seconds, expected) in [
+            (0.0, None),
+            (-1.0, None),
+            (f64::NAN, None),
+            (f64::INFINITY, None),
+            (0.5, Some(Duration::from_millis(500))),
+            (1e300, Some(MAX_TIMEOUT)),
+            (f64::MAX, Some(MAX_TIMEOUT)),
+        ] {
+            assert_eq!(request_timeout(seconds), expected, "{seconds}");
+        }
     }
 }

@@ -11,6 +11,26 @@
 //! affects code generation), so an artifact is never loaded by an engine that would run it
 //! differently; a new wasmtime or configuration simply misses the cache. Files are written to a
 //! temporary name, fsynced and renamed, so a reader never sees a torn artifact.
+//!
+//! **An artifact is used only for the exact bytes it was compiled from.** Its file starts with
+//! [`ARTIFACT_MAGIC`] and the full SHA-256 of the component it was compiled from; a load reads
+//! the whole file once, compares that digest with the SHA-256 of the bytes being loaded
+//! (computed here, from those bytes), and deserializes the very bytes it checked. A file renamed
+//! or copied to another component's name, an artifact of an older format, or one left behind by
+//! a plugin whose file changed is ignored and the component recompiled (and the artifact
+//! rewritten), so one component's code never runs under another's manifest and grants.
+//!
+//! # Threat model
+//!
+//! Deserializing an artifact runs machine code it contains: wasmtime checks its header and
+//! engine compatibility, not the code. The digest check above stops mix-ups (renames, copies,
+//! changed plugins), not a forger: **whoever can write the cache directory can run native code
+//! as the user**, exactly as whoever can write the Cairn home can replace installed plugins or
+//! the configuration that grants them. So the Cairn home (and this cache in it) must be
+//! writable only by the user who runs Cairn — never shared, never restored from an untrusted
+//! CI cache. The runtime protects it from the guests it runs: a directory grant that would
+//! expose the cache directory (or another directory given to [`WasmRuntime::protect`], such as
+//! the plugin store) to a guest is refused.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -20,6 +40,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
+use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine};
 
@@ -49,6 +70,10 @@ pub struct RuntimeOptions {
 /// Idle instances a provider keeps by default.
 pub const DEFAULT_POOL_SIZE: usize = 16;
 
+/// The first bytes of a cached artifact (format version 1), followed by the 32-byte SHA-256 of
+/// the component it was compiled from and then wasmtime's serialized component.
+pub const ARTIFACT_MAGIC: &[u8; 16] = b"cairn-cwasm-v1\0\0";
+
 /// Counters of how components were obtained, so tests can assert that a load did not compile.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CompileStats {
@@ -72,6 +97,9 @@ struct RuntimeInner {
     /// Built on first use: most processes only run providers.
     program_linker: std::sync::OnceLock<Result<Linker<InstanceState>, String>>,
     cache_dir: Option<PathBuf>,
+    /// Directories no guest may be granted (canonical paths): the cache directory and what
+    /// [`WasmRuntime::protect`] adds.
+    protected: Mutex<Vec<PathBuf>>,
     /// Hex of the engine's precompile compatibility hash.
     compat: String,
     pool_size: usize,
@@ -114,12 +142,14 @@ impl WasmRuntime {
             })
             .map_err(|e| WasmError::Engine(format!("starting the epoch ticker: {e}")))?;
 
+        let mut protected = Vec::new();
         if let Some(dir) = &options.cache_dir {
             std::fs::create_dir_all(dir).map_err(|source| WasmError::Io {
                 what: "creating the compile cache directory",
                 path: dir.clone(),
                 source,
             })?;
+            protected.push(canonical(dir));
         }
         Ok(WasmRuntime {
             inner: Arc::new(RuntimeInner {
@@ -127,6 +157,7 @@ impl WasmRuntime {
                 linker,
                 program_linker: std::sync::OnceLock::new(),
                 cache_dir: options.cache_dir,
+                protected: Mutex::new(protected),
                 compat,
                 pool_size: options.pool_size.unwrap_or(DEFAULT_POOL_SIZE),
                 prepared: Mutex::new(HashMap::new()),
@@ -148,6 +179,47 @@ impl WasmRuntime {
             loaded_from_cache: self.inner.loaded_from_cache.load(Ordering::Relaxed),
             reused: self.inner.reused.load(Ordering::Relaxed),
         }
+    }
+
+    /// Refuses, from now on, directory grants that would show `dir` (or anything in it) to a
+    /// guest: grants of `dir`, of a directory inside it or of one containing it. The cache
+    /// directory is protected from the start; [`crate::WasmLoader::with_store`] protects the
+    /// plugin store; a front end should protect the whole Cairn home.
+    pub fn protect(&self, dir: impl AsRef<Path>) {
+        let dir = canonical(dir.as_ref());
+        let mut protected = lock(&self.inner.protected);
+        if !protected.contains(&dir) {
+            protected.push(dir);
+        }
+    }
+
+    /// Fails when a directory of `grant` (the grant at `key` + `at`) overlaps a protected
+    /// directory.
+    fn check_directories(
+        &self,
+        grant: &PackageGrant,
+        key: &'static str,
+        at: &str,
+    ) -> Result<(), WasmError> {
+        let protected = lock(&self.inner.protected);
+        for (i, dir) in grant.directories.iter().enumerate() {
+            let host = canonical(&dir.host);
+            if let Some(p) = protected
+                .iter()
+                .find(|p| host.starts_with(p) || p.starts_with(&host))
+            {
+                return Err(WasmError::Grants(crate::grants::GrantsError {
+                    key,
+                    path: format!("{at}.directories[{i}].host"),
+                    reason: format!(
+                        "{} would show Cairn's own files ({}) to the guest, which could then change the code other components run; grant a directory outside them",
+                        dir.host.display(),
+                        p.display()
+                    ),
+                }));
+            }
+        }
+        Ok(())
     }
 
     /// The cache file a plugin's compiled artifact is stored in, if caching is on.
@@ -194,6 +266,11 @@ impl WasmRuntime {
         log: LogSink,
     ) -> Result<WasmProvider, WasmError> {
         let pre = self.pre(plugin)?;
+        self.check_directories(
+            grant,
+            crate::grants::GRANTS_KEY,
+            &format!(".{}", plugin.manifest().name),
+        )?;
         let sandbox = Sandbox::new(plugin.manifest(), grant)?;
         Ok(WasmProvider::new(
             self.inner.engine.clone(),
@@ -214,7 +291,6 @@ impl WasmRuntime {
         log: LogSink,
     ) -> Result<WasmProgram, WasmError> {
         let component = self.compile(&Source {
-            sha256: &file.sha256,
             bytes: &file.bytes,
             id: file.name.clone(),
             file: file.path.display().to_string(),
@@ -231,6 +307,7 @@ impl WasmRuntime {
             .map_err(|e| WasmError::Engine(e.clone()))?;
         let instance_pre = linker.instantiate_pre(&component).map_err(not_a_program)?;
         let pre = ProgramWorldPre::new(instance_pre).map_err(not_a_program)?;
+        self.check_directories(grant, crate::grants::PROGRAM_KEY, "")?;
         let sandbox = Sandbox::for_program(&file.name, grant)?;
         Ok(WasmProgram::new(
             self.inner.engine.clone(),
@@ -242,42 +319,32 @@ impl WasmRuntime {
 
     fn component(&self, plugin: &WasmPlugin) -> Result<Component, WasmError> {
         self.compile(&Source {
-            sha256: plugin.sha256(),
             bytes: plugin.bytes(),
             id: plugin.manifest().id(),
             file: plugin.display_name(),
         })
     }
 
-    /// Compiles a component, or loads it from the cache.
+    /// Compiles a component, or loads it from the cache when an artifact compiled from these
+    /// exact bytes is there.
     fn compile(&self, source: &Source<'_>) -> Result<Component, WasmError> {
         let engine = &self.inner.engine;
-        let cache_path = self
-            .inner
-            .cache_dir
-            .as_ref()
-            .map(|dir| dir.join(format!("{}-{}.cwasm", source.sha256, self.inner.compat)));
+        // The digest of the bytes being loaded, computed here rather than taken from the
+        // caller, is what an artifact must have been compiled from.
+        let digest: [u8; 32] = Sha256::digest(source.bytes).into();
+        let cache_path = self.inner.cache_dir.as_ref().map(|dir| {
+            dir.join(format!(
+                "{}-{}.cwasm",
+                hex::encode(digest),
+                self.inner.compat
+            ))
+        });
         if let Some(path) = &cache_path
-            && path.is_file()
+            && let Some(component) = self.load_artifact(path, &digest)
         {
-            // SAFETY: `deserialize_file` trusts the file to be an artifact this wasmtime wrote
-            // (it checks the header and engine compatibility, not the machine code). The file
-            // is ours: it lives in Cairn's own cache directory, is named by the SHA-256 of the
-            // exact wasm it was compiled from plus the engine's compatibility hash, and is only
-            // ever created by `store_artifact` below, which writes a temporary file, fsyncs it
-            // and renames it into place — so it is never partially written and never modified
-            // in place (a replacement is a new inode; existing mappings stay valid). Anyone able
-            // to write there could equally replace the cairn binary itself.
-            match unsafe { Component::deserialize_file(engine, path) } {
-                Ok(component) => {
-                    self.inner.loaded_from_cache.fetch_add(1, Ordering::Relaxed);
-                    tracing::debug!(path = %path.display(), "loaded compiled component from cache");
-                    return Ok(component);
-                }
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), error = %format!("{e:#}"), "ignoring unusable cached artifact");
-                }
-            }
+            self.inner.loaded_from_cache.fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(path = %path.display(), "loaded compiled component from cache");
+            return Ok(component);
         }
         let started = std::time::Instant::now();
         let component = Component::new(engine, source.bytes).map_err(|e| WasmError::Compile {
@@ -289,8 +356,12 @@ impl WasmRuntime {
         tracing::debug!(component = %source.id, elapsed = ?started.elapsed(), "compiled component");
         if let Some(path) = &cache_path {
             match component.serialize() {
-                Ok(bytes) => {
-                    if let Err(e) = store_artifact(path, &bytes) {
+                Ok(code) => {
+                    let mut artifact = Vec::with_capacity(ARTIFACT_MAGIC.len() + 32 + code.len());
+                    artifact.extend_from_slice(ARTIFACT_MAGIC);
+                    artifact.extend_from_slice(&digest);
+                    artifact.extend_from_slice(&code);
+                    if let Err(e) = store_artifact(path, &artifact) {
                         tracing::warn!(path = %path.display(), error = %e, "could not cache compiled component");
                     }
                 }
@@ -301,11 +372,77 @@ impl WasmRuntime {
         }
         Ok(component)
     }
+
+    /// The component cached at `path`, if it is there, is an artifact of this format and was
+    /// compiled from the component whose SHA-256 is `digest`.
+    fn load_artifact(&self, path: &Path, digest: &[u8; 32]) -> Option<Component> {
+        // One read: the bytes checked are the bytes deserialized (no window in which the file
+        // could change between the check and the load).
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "cannot read cached artifact");
+                return None;
+            }
+        };
+        let Some((recorded, code)) = bytes
+            .strip_prefix(ARTIFACT_MAGIC.as_slice())
+            .and_then(|rest| rest.split_at_checked(32))
+        else {
+            tracing::warn!(path = %path.display(), "ignoring cached artifact of an unknown format");
+            return None;
+        };
+        if recorded != digest.as_slice() {
+            tracing::warn!(
+                path = %path.display(),
+                compiled_from = %hex::encode(recorded),
+                "ignoring cached artifact compiled from other bytes than the component being loaded"
+            );
+            return None;
+        }
+        // SAFETY: deserializing runs the artifact's machine code later; wasmtime checks its
+        // header and engine compatibility but not the code. The artifact is trusted because of
+        // where it lives (see the module's threat model): Cairn's own cache directory, which only
+        // the user running Cairn can write and which no guest may be granted
+        // (`check_directories`). It was written by `compile` above (temporary file, fsync,
+        // rename), and it records the SHA-256 of the component it was compiled from, checked
+        // against these exact bytes, so it is this component's code.
+        match unsafe { Component::deserialize(&self.inner.engine, code) } {
+            Ok(component) => Some(component),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %format!("{e:#}"), "ignoring unusable cached artifact");
+                None
+            }
+        }
+    }
+}
+
+/// `path` made absolute and canonical as far as it exists (so `a/../b` and symlinks compare
+/// equal to what they point to).
+fn canonical(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    // Canonicalize the longest existing ancestor, then append the rest.
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut out = real;
+            out.extend(rest.iter().rev());
+            return out;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return absolute,
+        }
+    }
 }
 
 /// A component to compile: its identity for the cache and for messages.
 struct Source<'a> {
-    sha256: &'a str,
     bytes: &'a [u8],
     /// `name@version` of a provider, the program's name.
     id: String,

@@ -11,16 +11,17 @@
 //! * **Stdout / stderr**: captured per call and forwarded line by line to the log sink
 //!   (stdout as info, stderr as warning), at most [`OUTPUT_LIMIT`] bytes per call: writing more
 //!   traps the guest. The last bytes of stderr (a panic message) are quoted in trap errors.
+//! * **Logs** (`host.log`): each message cut to `limits::MAX_MESSAGE_BYTES`; at most
+//!   [`LOG_LIMIT`] per call. Everything a provider (all its instances) or a program logs —
+//!   `host.log`, stdout and stderr lines — counts against [`DEPLOYMENT_LOG_LIMIT`] per
+//!   deployment. Each record costs its length plus [`RECORD_OVERHEAD`], so a flood of empty
+//!   messages is bounded too. What is over a limit is dropped, and a note at the end of the
+//!   call says how many messages and bytes were dropped and which limit applied.
 //! * **Sockets**: none. Creating a TCP or UDP socket or resolving a name fails with
 //!   `access-denied` and is recorded as a violation.
-//! * **HTTP** (`wasi:http/outgoing-handler`): a request's host must match the manifest's
-//!   `capabilities.http` *and* the user's grant (exact host or `*.suffix`). Unless the user
-//!   granted that exact host, the name is resolved first and the request is refused when any
-//!   address is loopback, private, link-local, unique-local, shared (CGNAT), multicast or
-//!   unspecified — so a wildcard grant cannot be used to reach the host's own network. (The
-//!   connection itself resolves the name again, so a DNS answer that changes between the check
-//!   and the connection is not caught; grant exact hosts where that matters.) Refusals are
-//!   recorded as violations.
+//! * **HTTP** (`wasi:http/outgoing-handler`): see [`crate::http`]: allow-listed hosts only,
+//!   resolved once, every address checked (unless the exact host is granted), the connection
+//!   made to exactly a checked address; refusals are recorded as violations.
 //! * **Clocks and randomness**: the host's.
 //! * **Memory**: at most the sandbox's limit across the instance's memories; growing beyond it
 //!   traps. Tables are limited to [`TABLE_ELEMENTS_LIMIT`] elements.
@@ -28,7 +29,7 @@
 //! A recorded violation fails the call even if the guest carried on (see [`crate::provider`]).
 
 use std::collections::VecDeque;
-use std::net::IpAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -43,12 +44,12 @@ use wasmtime_wasi::p2::bindings::sockets::network::{self, ErrorCode, IpAddress, 
 use wasmtime_wasi::p2::bindings::sockets::{ip_name_lookup, tcp_create_socket, udp_create_socket};
 use wasmtime_wasi::p2::{OutputStream, Pollable, SocketError, StreamError, TcpSocket, UdpSocket};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
-use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::bindings::ProviderWorld;
 use crate::bindings::cairn::deploy::{engine as wit_engine, host as wit_host, types as wit_types};
 use crate::convert;
-use crate::grants::{HttpDecision, Sandbox};
+use crate::grants::Sandbox;
 use crate::log::{LogRecord, LogSink, LogSource};
 use crate::program::ProgramSession;
 use crate::program_bindings::ProgramWorld;
@@ -62,8 +63,48 @@ pub const TABLE_ELEMENTS_LIMIT: usize = 1_000_000;
 /// How much of the end of stderr a trap error quotes.
 const STDERR_TAIL: usize = 2048;
 
+/// Violations recorded (and reported) per call; more are only counted.
+pub const MAX_VIOLATIONS: usize = 16;
+
 /// A line longer than this is logged in pieces.
 const MAX_LINE: usize = 16 * 1024;
+
+/// Bytes of `host.log` messages a guest may log in one call (each message counts its length
+/// plus [`RECORD_OVERHEAD`]); more are dropped and counted.
+pub const LOG_LIMIT: usize = 1024 * 1024;
+
+/// Bytes of log records (`host.log`, stdout and stderr lines) one provider — all its
+/// instances — or one program run may produce; more are dropped and counted.
+pub const DEPLOYMENT_LOG_LIMIT: usize = 16 * 1024 * 1024;
+
+/// What a log record costs beyond its text.
+pub const RECORD_OVERHEAD: usize = 64;
+
+/// What one provider (shared by all its instances) or one program run may still use: its log
+/// budget and its open HTTP connections.
+pub(crate) struct GuestBudget {
+    logged: AtomicUsize,
+    pub connections: Arc<tokio::sync::Semaphore>,
+}
+
+impl GuestBudget {
+    pub fn new() -> Arc<GuestBudget> {
+        Arc::new(GuestBudget {
+            logged: AtomicUsize::new(0),
+            connections: Arc::new(tokio::sync::Semaphore::new(crate::http::MAX_CONNECTIONS)),
+        })
+    }
+
+    /// Takes `cost` bytes of the deployment's log budget, if they are left.
+    fn take_log(&self, cost: usize) -> bool {
+        self.logged
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                used.checked_add(cost)
+                    .filter(|total| *total <= DEPLOYMENT_LOG_LIMIT)
+            })
+            .is_ok()
+    }
+}
 
 /// Builds the linker every provider is instantiated with.
 pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<InstanceState>> {
@@ -100,6 +141,7 @@ pub(crate) struct CallShared {
     /// Where the user grants capabilities (`cairn:grants.<package>`, `cairn:program`).
     pub grant_key: Arc<str>,
     pub log: LogSink,
+    pub budget: Arc<GuestBudget>,
     pub call: Mutex<CallInfo>,
 }
 
@@ -108,8 +150,38 @@ pub(crate) struct CallShared {
 pub(crate) struct CallInfo {
     pub urn: Option<Urn>,
     pub violations: Vec<String>,
+    /// Violations beyond [`MAX_VIOLATIONS`], counted only.
+    more_violations: usize,
     pub stdout: Capture,
     pub stderr: Capture,
+    /// Bytes of `host.log` messages logged in this call (with their overhead).
+    logged: usize,
+    /// Records dropped over the per-call `host.log` limit, and over the deployment's.
+    dropped_in_call: Dropped,
+    dropped_in_deployment: Dropped,
+}
+
+/// Log records dropped over a limit.
+#[derive(Default, Clone, Copy)]
+struct Dropped {
+    records: usize,
+    bytes: usize,
+}
+
+impl Dropped {
+    fn add(&mut self, bytes: usize) {
+        self.records += 1;
+        self.bytes = self.bytes.saturating_add(bytes);
+    }
+}
+
+/// Which limits a log record counts against.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Budget {
+    /// `host.log`: the call's and the deployment's.
+    CallAndDeployment,
+    /// Stdout / stderr lines (bounded per call by [`OUTPUT_LIMIT`]): the deployment's.
+    Deployment,
 }
 
 /// Output captured from one stream in the current call.
@@ -121,9 +193,47 @@ pub(crate) struct Capture {
 }
 
 impl CallShared {
+    /// Records a violation. A guest that repeats one in a loop (a socket per iteration, say)
+    /// gets the first [`MAX_VIOLATIONS`] recorded and the rest counted.
     pub fn violation(&self, message: String) {
-        tracing::warn!(provider = %self.provider, "{message}");
-        crate::runtime::lock(&self.call).violations.push(message);
+        let mut call = crate::runtime::lock(&self.call);
+        if call.violations.len() < MAX_VIOLATIONS {
+            tracing::warn!(provider = %self.provider, "{message}");
+            call.violations.push(message);
+        } else {
+            call.more_violations += 1;
+        }
+    }
+
+    /// Whether a record of `len` bytes fits the call's and the deployment's log limits;
+    /// counts it as dropped when not.
+    fn admit(&self, call: &mut CallInfo, len: usize, budget: Budget) -> bool {
+        let cost = len.saturating_add(RECORD_OVERHEAD);
+        if budget == Budget::CallAndDeployment {
+            if call.logged.saturating_add(cost) > LOG_LIMIT {
+                call.dropped_in_call.add(len);
+                return false;
+            }
+            call.logged += cost;
+        }
+        if !self.budget.take_log(cost) {
+            call.dropped_in_deployment.add(len);
+            return false;
+        }
+        true
+    }
+
+    /// A `host.log` message: cut to `MAX_MESSAGE_BYTES`, logged if within the limits.
+    fn log(&self, severity: Severity, urn: Option<Urn>, message: String) {
+        let message = crate::convert::message(message);
+        let urn = {
+            let mut call = crate::runtime::lock(&self.call);
+            if !self.admit(&mut call, message.len(), Budget::CallAndDeployment) {
+                return;
+            }
+            urn.or_else(|| call.urn.clone())
+        };
+        self.emit(severity, LogSource::Host, urn, message);
     }
 
     fn emit(&self, severity: Severity, source: LogSource, urn: Option<Urn>, message: String) {
@@ -167,6 +277,7 @@ impl CallShared {
                     }
                 }
             }
+            lines.retain(|line| self.admit(&mut call, line.len(), Budget::Deployment));
             (urn, over)
         };
         let (severity, source) = stream_kind(stderr);
@@ -183,7 +294,7 @@ impl CallShared {
         if over {
             let name = if stderr { "stderr" } else { "stdout" };
             let message = format!(
-                "wrote more than {} MiB to {name} in one call (the output limit)",
+                "wrote more than {} MiB to {name} in one call (a fixed limit on output per call)",
                 OUTPUT_LIMIT / (1024 * 1024)
             );
             self.violation(message.clone());
@@ -192,23 +303,62 @@ impl CallShared {
         Ok(())
     }
 
-    /// Logs unterminated output and resets the call's record; returns it.
+    /// Logs unterminated output and what was dropped, and resets the call's record; returns it.
     pub fn finish_call(&self) -> CallReport {
-        let info = std::mem::take(&mut *crate::runtime::lock(&self.call));
-        for (stderr, capture) in [(false, &info.stdout), (true, &info.stderr)] {
-            if !capture.line.is_empty() {
+        let mut info = std::mem::take(&mut *crate::runtime::lock(&self.call));
+        for stderr in [false, true] {
+            let line = if stderr {
+                std::mem::take(&mut info.stderr.line)
+            } else {
+                std::mem::take(&mut info.stdout.line)
+            };
+            if !line.is_empty() && self.admit(&mut info, line.len(), Budget::Deployment) {
                 let (severity, source) = stream_kind(stderr);
                 self.emit(
                     severity,
                     source,
                     info.urn.clone(),
-                    String::from_utf8_lossy(&capture.line).into_owned(),
+                    String::from_utf8_lossy(&line).into_owned(),
+                );
+            }
+        }
+        for (dropped, limit) in [
+            (
+                info.dropped_in_call,
+                format!(
+                    "a call may log at most {} MiB through host.log",
+                    LOG_LIMIT >> 20
+                ),
+            ),
+            (
+                info.dropped_in_deployment,
+                format!(
+                    "at most {} MiB of log output is kept per deployment",
+                    DEPLOYMENT_LOG_LIMIT >> 20
+                ),
+            ),
+        ] {
+            if dropped.records > 0 {
+                self.emit(
+                    Severity::Warning,
+                    LogSource::Sandbox,
+                    info.urn.clone(),
+                    format!(
+                        "{} log messages ({} bytes) were dropped: {limit} (a fixed limit)",
+                        dropped.records, dropped.bytes
+                    ),
                 );
             }
         }
         let tail: Vec<u8> = info.stderr.tail.iter().copied().collect();
         CallReport {
-            violations: info.violations,
+            violations: {
+                let mut violations = info.violations;
+                if info.more_violations > 0 {
+                    violations.push(format!("… and {} more violations", info.more_violations));
+                }
+                violations
+            },
             stderr_tail: String::from_utf8_lossy(&tail).trim().to_owned(),
         }
     }
@@ -229,6 +379,33 @@ pub(crate) struct CallReport {
     pub stderr_tail: String,
 }
 
+/// A call's time limit and where it comes from, for the message when it is exceeded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CallLimit {
+    pub limit: Duration,
+    pub source: LimitSource,
+}
+
+/// Which setting a call's time limit comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LimitSource {
+    /// The grant's `timeoutSeconds` (or its default).
+    Grant,
+    /// The request's own timeout (the resource's `customTimeouts`).
+    Request,
+    /// A fixed limit of the host (the advisory `cancel`).
+    Fixed,
+}
+
+impl CallLimit {
+    pub fn grant(limit: Duration) -> CallLimit {
+        CallLimit {
+            limit,
+            source: LimitSource::Grant,
+        }
+    }
+}
+
 /// A call's deadline, shared between the store's epoch callback and the host-side watchdog.
 /// It is paused while the guest waits for the engine (`register-resource` in `construct`).
 pub(crate) struct Deadline {
@@ -236,7 +413,7 @@ pub(crate) struct Deadline {
 }
 
 struct DeadlineState {
-    limit: Duration,
+    limit: CallLimit,
     at: Instant,
     paused: u32,
     expired: bool,
@@ -246,7 +423,10 @@ impl Deadline {
     fn new() -> Deadline {
         Deadline {
             inner: Mutex::new(DeadlineState {
-                limit: Duration::MAX,
+                limit: CallLimit {
+                    limit: Duration::MAX,
+                    source: LimitSource::Fixed,
+                },
                 at: far_future(),
                 paused: 0,
                 expired: false,
@@ -254,15 +434,17 @@ impl Deadline {
         }
     }
 
-    pub fn start(&self, limit: Duration) {
+    pub fn start(&self, limit: CallLimit) {
         let mut d = crate::runtime::lock(&self.inner);
         d.limit = limit;
-        d.at = Instant::now().checked_add(limit).unwrap_or_else(far_future);
+        d.at = Instant::now()
+            .checked_add(limit.limit)
+            .unwrap_or_else(far_future);
         d.paused = 0;
         d.expired = false;
     }
 
-    pub fn limit(&self) -> Duration {
+    pub fn limit(&self) -> CallLimit {
         crate::runtime::lock(&self.inner).limit
     }
 
@@ -344,6 +526,11 @@ impl Limits {
     pub fn memory_used(&self) -> usize {
         self.memory_used
     }
+
+    /// Bytes of linear memory the instance may use.
+    pub fn memory_limit(&self) -> usize {
+        self.memory_limit
+    }
 }
 
 impl ResourceLimiter for Limits {
@@ -384,7 +571,7 @@ pub struct InstanceState {
     wasi: WasiCtx,
     http: WasiHttpCtx,
     table: ResourceTable,
-    hooks: HttpGuard,
+    hooks: crate::http::HttpGuard,
     pub(crate) limits: Limits,
     pub(crate) shared: Arc<CallShared>,
     pub(crate) deadline: Arc<Deadline>,
@@ -395,12 +582,18 @@ pub struct InstanceState {
 }
 
 impl InstanceState {
-    /// The state of a new instance of a provider running in `sandbox`.
-    pub(crate) fn new(sandbox: &Arc<Sandbox>, log: &LogSink) -> wasmtime::Result<InstanceState> {
+    /// The state of a new instance of a provider or program running in `sandbox`, sharing
+    /// `budget` with the other instances of the same provider (or program run).
+    pub(crate) fn new(
+        sandbox: &Arc<Sandbox>,
+        log: &LogSink,
+        budget: &Arc<GuestBudget>,
+    ) -> wasmtime::Result<InstanceState> {
         let shared = Arc::new(CallShared {
             provider: sandbox.provider.as_str().into(),
             grant_key: sandbox.grant_key.as_str().into(),
             log: log.clone(),
+            budget: budget.clone(),
             call: Mutex::new(CallInfo::default()),
         });
         let mut builder = WasiCtxBuilder::new();
@@ -436,9 +629,10 @@ impl InstanceState {
             wasi: builder.build(),
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
-            hooks: HttpGuard {
+            hooks: crate::http::HttpGuard {
                 sandbox: sandbox.clone(),
                 shared: shared.clone(),
+                budget: budget.clone(),
             },
             limits: Limits {
                 memory_limit: usize::try_from(sandbox.memory_bytes).unwrap_or(usize::MAX),
@@ -457,7 +651,7 @@ impl InstanceState {
     pub(crate) fn begin_call(
         &mut self,
         urn: Option<&Urn>,
-        limit: Duration,
+        limit: CallLimit,
         monitor: Option<Monitor>,
     ) {
         crate::runtime::lock(&self.shared.call).urn = urn.cloned();
@@ -513,10 +707,15 @@ impl wit_host::Host for InstanceState {
         let (urn, message) = match urn.as_deref().map(Urn::parse) {
             None => (None, message),
             Some(Ok(urn)) => (Some(urn), message),
-            Some(Err(_)) => (None, format!("[{}] {message}", urn.unwrap_or_default())),
+            Some(Err(_)) => (
+                None,
+                format!(
+                    "[{}] {message}",
+                    crate::convert::quoted(urn.as_deref().unwrap_or_default())
+                ),
+            ),
         };
-        let urn = urn.or_else(|| crate::runtime::lock(&self.shared.call).urn.clone());
-        self.shared.emit(severity, LogSource::Host, urn, message);
+        self.shared.log(severity, urn, message);
         Ok(())
     }
 }
@@ -718,7 +917,10 @@ impl ip_name_lookup::Host for Denied<'_> {
         _network: Resource<Network>,
         name: String,
     ) -> Result<Resource<ip_name_lookup::ResolveAddressStream>, SocketError> {
-        Err(self.deny(&format!("resolving {name:?} (wasi:sockets/ip-name-lookup)")))
+        Err(self.deny(&format!(
+            "resolving {} (wasi:sockets/ip-name-lookup)",
+            crate::convert::quoted(&name)
+        )))
     }
 }
 
@@ -745,157 +947,14 @@ impl ip_name_lookup::HostResolveAddressStream for Denied<'_> {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// wasi:http: the allow-list.
-
-struct HttpGuard {
-    sandbox: Arc<Sandbox>,
-    shared: Arc<CallShared>,
-}
-
-type SendFuture = Box<
-    dyn std::future::Future<
-            Output = wasmtime_wasi_http::Result<(
-                http::Response<wasmtime_wasi_http::WasiBody>,
-                Box<dyn std::future::Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
-            )>,
-        > + Send,
->;
-
-impl WasiHttpHooks for HttpGuard {
-    fn send_request(
-        &mut self,
-        request: http::Request<wasmtime_wasi_http::WasiBody>,
-        options: Option<wasmtime_wasi_http::RequestOptions>,
-        _fut: Box<dyn std::future::Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
-    ) -> SendFuture {
-        use wasmtime_wasi_http::Error;
-
-        let grant_key = self.sandbox.grant_key.clone();
-        let Some(host) = request
-            .uri()
-            .host()
-            .map(|h| h.trim_matches(['[', ']']).to_owned())
-        else {
-            self.shared
-                .violation("HTTP request without a host is not granted".to_string());
-            return Box::new(async { Err(Error::HttpRequestUriInvalid) });
-        };
-        let port = request.uri().port_u16().unwrap_or(
-            if request.uri().scheme() == Some(&http::uri::Scheme::HTTP) {
-                80
-            } else {
-                443
-            },
-        );
-        let explicit = match self.sandbox.http.decide(&host, port) {
-            HttpDecision::Allow { explicit } => explicit,
-            HttpDecision::NotRequested => {
-                self.shared.violation(format!(
-                    "HTTP request to {host} is not granted (the provider's manifest does not request it under capabilities.http)"
-                ));
-                return Box::new(async { Err(Error::HttpRequestDenied) });
-            }
-            HttpDecision::NotGranted => {
-                self.shared.violation(format!(
-                    "HTTP request to {host} is not granted (grant it under {grant_key}.http)"
-                ));
-                return Box::new(async { Err(Error::HttpRequestDenied) });
-            }
-        };
-        let shared = self.shared.clone();
-        Box::new(async move {
-            if !explicit {
-                let addrs = tokio::net::lookup_host((host.as_str(), port))
-                    .await
-                    .map_err(|_| Error::DestinationNotFound)?;
-                for addr in addrs {
-                    if !is_public(addr.ip()) {
-                        shared.violation(format!(
-                            "HTTP request to {host} is not granted: it resolves to {}, a loopback, private or link-local address (grant the exact host under {grant_key}.http to allow it)",
-                            addr.ip()
-                        ));
-                        return Err(Error::DestinationIpProhibited);
-                    }
-                }
-            }
-            use http_body_util::BodyExt;
-            let (response, io) = wasmtime_wasi_http::default_send_request(request, options).await?;
-            Ok((
-                response.map(BodyExt::boxed_unsync),
-                Box::new(io) as Box<dyn std::future::Future<Output = _> + Send>,
-            ))
-        })
-    }
-}
-
-/// Whether an address is on the public internet (not this host or a private network).
-pub(crate) fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            !(v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || a == 0
-                || (a == 100 && (64..128).contains(&b)))
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn private_addresses_are_not_public() {
-        for ip in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "0.0.0.0",
-            "100.64.0.1",
-            "255.255.255.255",
-            "224.0.0.1",
-            "::1",
-            "::",
-            "fd00::1",
-            "fe80::1",
-            "::ffff:127.0.0.1",
-            "ff02::1",
-        ] {
-            assert!(!is_public(ip.parse().unwrap()), "{ip}");
-        }
-        for ip in [
-            "93.184.216.34",
-            "8.8.8.8",
-            "2606:2800:220:1::1",
-            "::ffff:8.8.8.8",
-        ] {
-            assert!(is_public(ip.parse().unwrap()), "{ip}");
-        }
-    }
-
-    #[test]
     fn the_deadline_pauses_while_the_engine_works() {
         let d = Deadline::new();
-        d.start(Duration::from_millis(30));
+        d.start(CallLimit::grant(Duration::from_millis(30)));
         assert!(!d.check_expired());
         let paused = d.pause();
         std::thread::sleep(Duration::from_millis(50));

@@ -3055,10 +3055,12 @@ async fn with_timeout<T>(
     seconds: f64,
     work: impl Future<Output = Result<T, ProviderError>>,
 ) -> Result<T, ProviderError> {
-    if seconds <= 0.0 || !seconds.is_finite() {
-        return work.await;
-    }
-    match tokio::time::timeout(Duration::from_secs_f64(seconds), work).await {
+    // No limit for 0, and none for durations no clock can count (NaN, ±Inf, 1e300 s).
+    let limit = match Duration::try_from_secs_f64(seconds) {
+        Ok(limit) if seconds > 0.0 => limit,
+        _ => return work.await,
+    };
+    match tokio::time::timeout(limit, work).await {
         Ok(result) => result,
         Err(_) => Err(ProviderError::Timeout { seconds }),
     }

@@ -5,8 +5,10 @@
 mod cache;
 mod callbacks;
 mod deploy;
+mod hostile;
 mod lifecycle;
 mod pool;
+mod programs;
 mod sandbox;
 mod store;
 mod support;

@@ -192,7 +192,7 @@ async fn private_addresses_need_an_exact_grant() {
     assert_contains(
         &err,
         &[
-            "HTTP request to 127.0.0.1 is not granted: it resolves to 127.0.0.1, a loopback, private or link-local address",
+            "HTTP request to 127.0.0.1 is not granted: 127.0.0.1 is a loopback address (127.0.0.0/8) (only an exact grant of this host under cairn:grants.probe.http allows such addresses)",
         ],
     );
 
@@ -268,13 +268,16 @@ async fn an_infinite_loop_is_interrupted_at_its_deadline() {
     );
     assert_eq!(
         err,
-        "hostile-loop@0.1.0 create urn:pulumi:test::proj::hostile-loop:index:Probe::spin: wasm trap: interrupted (deadline of 1 s exceeded)"
+        "hostile-loop@0.1.0 create urn:pulumi:test::proj::hostile-loop:index:Probe::spin: wasm trap: interrupted (deadline of 1 s exceeded; raise it under cairn:grants.hostile-loop.timeoutSeconds)"
     );
     // The request's own timeout wins over the grant's.
     let mut request = create("hostile-loop:index:Probe", "spin", serde_json::json!({}));
     request.timeout = 0.3;
     let err = failure(p.create(request).await.unwrap_err());
-    assert_contains(&err, &["deadline of 0.3 s exceeded"]);
+    assert_contains(
+        &err,
+        &["deadline of 0.3 s exceeded; it is set by the resource's customTimeouts"],
+    );
     p.check(check(
         "hostile-loop:index:Probe",
         "x",
@@ -305,7 +308,7 @@ async fn a_guest_blocked_in_a_host_call_is_abandoned_at_its_deadline() {
     assert_contains(
         &err,
         &[
-            "probe@0.3.0 create urn:pulumi:test::proj::probe:index:Thing::sleepy: deadline of 0.5 s exceeded while waiting in a host call",
+            "probe@0.3.0 create urn:pulumi:test::proj::probe:index:Thing::sleepy: deadline of 0.5 s exceeded while waiting in a host call; it is set by the resource's customTimeouts",
         ],
     );
     p.create(create("probe:index:Thing", "awake", serde_json::json!({})))
@@ -392,7 +395,7 @@ async fn huge_results_and_floods_of_output_are_refused() {
     assert_contains(
         &err,
         &[
-            "probe@0.3.0 create urn:pulumi:test::proj::probe:index:Thing::loud: wrote more than 1 MiB to stdout in one call (the output limit)",
+            "probe@0.3.0 create urn:pulumi:test::proj::probe:index:Thing::loud: wrote more than 1 MiB to stdout in one call (a fixed limit on output per call)",
         ],
     );
     let logged: usize = logs

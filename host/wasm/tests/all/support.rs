@@ -41,15 +41,17 @@ pub fn guests() -> &'static Path {
                 "wasm32-wasip2",
                 "--manifest-path",
             ])
-            .arg(repo.join(manifest))
-            .env("CARGO_TARGET_DIR", guest_target());
-            // Variables the outer `cargo test` set for this crate must not leak into the build.
+            .arg(repo.join(manifest));
+            // Variables the outer `cargo test` set for this crate must not leak into the build
+            // (the target directory is set after, or an exported CARGO_TARGET_DIR would be
+            // removed with the rest and the guests built elsewhere).
             for (key, _) in std::env::vars_os() {
                 let key = key.to_string_lossy();
                 if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key == "RUSTFLAGS" {
                     cmd.env_remove(key.as_ref());
                 }
             }
+            cmd.env("CARGO_TARGET_DIR", guest_target());
             let out = cmd.output().expect("running cargo to build the guests");
             assert!(
                 out.status.success(),
@@ -189,4 +191,119 @@ pub fn assert_contains(text: &str, needles: &[&str]) {
             "{text:?}\n  does not contain {needle:?}"
         );
     }
+}
+
+/// What a deployment driven by the real engine left: its result and the snapshot it saved
+/// (encoded as it would be written, and read back), or, when it saved none, the one its
+/// journal holds.
+pub struct Deployed {
+    pub result: Result<cairn_engine::deploy::Outcome, cairn_engine::deploy::DeployError>,
+    pub snapshot: cairn_engine::state::Snapshot,
+}
+
+impl Deployed {
+    /// The deployment's error, as the CLI would print it.
+    pub fn error(&self) -> String {
+        match &self.result {
+            Ok(_) => panic!("the deployment succeeded"),
+            Err(e) => e.to_string(),
+        }
+    }
+}
+
+/// Keeps the last checkpoint saved; journal records are dropped.
+#[derive(Default)]
+struct LastSaved(Mutex<Option<cairn_engine::state::DeploymentV3>>);
+
+impl cairn_engine::deploy::journal::Persister for LastSaved {
+    fn append(&self, _lines: &[u8]) -> Result<(), cairn_engine::deploy::journal::PersistError> {
+        Ok(())
+    }
+    fn save(
+        &self,
+        deployment: &cairn_engine::state::DeploymentV3,
+    ) -> Result<(), cairn_engine::deploy::journal::PersistError> {
+        *self.0.lock().unwrap() = Some(deployment.clone());
+        Ok(())
+    }
+}
+
+struct PlainText;
+
+impl cairn_engine::secrets::Crypter for PlainText {
+    fn encrypt(&self, plaintext: &str) -> Result<String, cairn_engine::secrets::SecretsError> {
+        Ok(plaintext.to_owned())
+    }
+    fn decrypt(&self, ciphertext: &str) -> Result<String, cairn_engine::secrets::SecretsError> {
+        Ok(ciphertext.to_owned())
+    }
+}
+
+struct NoEvents;
+
+impl cairn_engine::deploy::events::EventSink for NoEvents {
+    fn emit(&self, _event: cairn_engine::deploy::events::EngineEvent) {}
+}
+
+/// Runs `program` as project `proj`, stack `test`, from `base`, with the stack configuration
+/// `config` (`{"proj:mode": "x"}`), the wasm providers `random`, `probe` and `hostile-wire`
+/// (sandboxed by `grants`, a `cairn:grants` value) and provider logs in `logs`.
+pub async fn deploy_program(
+    program: Arc<dyn cairn_engine::deploy::program::Program>,
+    base: cairn_engine::state::Snapshot,
+    config: serde_json::Value,
+    grants: serde_json::Value,
+    logs: &Logs,
+) -> Deployed {
+    use cairn_engine::deploy::journal::SnapshotManager;
+    use cairn_engine::deploy::{Deployment, DeploymentOptions};
+    let grants = Grants::parse(&grants, &repo()).unwrap_or_else(|e| panic!("{e}"));
+    let loader = cairn_wasm::WasmLoader::new(runtime().clone(), grants, logs.sink())
+        .with_local_plugin(wasm("random"))
+        .unwrap()
+        .with_local_plugin(wasm("probe"))
+        .unwrap()
+        .with_local_plugin(wasm("hostile-wire"))
+        .unwrap();
+    let saved = Arc::new(LastSaved::default());
+    let journal = Arc::new(
+        SnapshotManager::new(
+            base,
+            cairn_engine::state::Manifest::new(),
+            Some(saved.clone()),
+            Arc::new(PlainText),
+        )
+        .unwrap(),
+    );
+    let mut options = DeploymentOptions::new("proj", "test");
+    for (key, value) in map(config) {
+        options.config.insert(key, value);
+    }
+    let deployment = Deployment::new(
+        options,
+        Arc::new(loader),
+        Arc::new(NoEvents),
+        journal.clone(),
+    )
+    .unwrap();
+    let result = deployment.update(program).await;
+    let snapshot = match saved.0.lock().unwrap().take() {
+        Some(written) => cairn_engine::state::decode_deployment(&written, Some(&PlainText))
+            .unwrap_or_else(|e| panic!("the saved checkpoint cannot be read back: {e}")),
+        None => journal.current(),
+    };
+    Deployed { result, snapshot }
+}
+
+/// The hostile program (`tests/guests/hostile-program`), sandboxed by `grant` (a
+/// `cairn:program` value).
+pub fn hostile_program(grant: serde_json::Value, logs: &Logs) -> Arc<cairn_wasm::WasmProgram> {
+    let file = cairn_wasm::ProgramFile::from_file("proj", wasm("hostile-program"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let grant = Grants::parse_program(&grant, &repo()).unwrap_or_else(|e| panic!("{e}"));
+    Arc::new(
+        runtime()
+            .load_program(&file, &grant, logs.sink())
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
 }
