@@ -454,6 +454,111 @@ fn a_construct_answering_with_another_resource_s_urn_is_refused() {
         ],
     );
     settled_state(&sandbox);
+    // Answering without registering the component at all is refused too.
+    let err = sandbox.fails(&["up", "--yes"]);
+    assert_contains(
+        &err,
+        &[
+            "constructing urn:pulumi:dev::hostile::hostile:index:Comp::c failed: hostile@0.0.1 did not register the component it was asked to build",
+        ],
+    );
+    settled_state(&sandbox);
+    sandbox.write("__main__.py", "import pulumi\n");
     sandbox.ok(&["up", "--yes"]);
     settled_state(&sandbox);
+}
+
+/// A component provider written with the Python SDK that tries to reach outside its component
+/// in `Construct`: every attempt is refused naming the provider, the component and the URN,
+/// the program's own resources are untouched, and the next `up` works.
+#[test]
+fn a_python_component_provider_cannot_reach_outside_its_component() {
+    let python = python();
+    let venv = python.parent().unwrap().parent().unwrap();
+    let sandbox = Sandbox::new("escape");
+    let data = repo().join("tests/data/python-provider");
+    std::fs::create_dir_all(sandbox.project.join("escaper")).unwrap();
+    std::fs::copy(data.join("escape.py"), sandbox.project.join("__main__.py")).unwrap();
+    std::fs::copy(
+        data.join("escaper/__main__.py"),
+        sandbox.project.join("escaper/__main__.py"),
+    )
+    .unwrap();
+    sandbox.write(
+        "escaper/PulumiPlugin.yaml",
+        &std::fs::read_to_string(data.join("escaper/PulumiPlugin.yaml"))
+            .unwrap()
+            .replace("VENV", &venv.display().to_string()),
+    );
+    sandbox.write(
+        "Pulumi.yaml",
+        &format!(
+            "name: escape\nruntime:\n  name: python\n  options:\n    virtualenv: {}\nplugins:\n  providers:\n    - name: escaper\n      path: ./escaper\n",
+            venv.display()
+        ),
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    sandbox.ok(&[
+        "plugin",
+        "install",
+        example_wasm("random").to_str().unwrap(),
+    ]);
+    let up = |how: &str| {
+        sandbox
+            .command(&["up", "--yes"])
+            .env("HOW", how)
+            .output()
+            .unwrap()
+    };
+    let first = up("none");
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let export = || -> Value { serde_json::from_str(&sandbox.ok(&["stack", "export"])).unwrap() };
+    let victim = |state: &Value| {
+        state["deployment"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["type"] == "random:index:RandomPassword")
+            .cloned()
+            .expect("the victim")
+    };
+    let before = victim(&export());
+    let component = "urn:pulumi:dev::escape::escaper:index:Escaper::esc";
+    for (how, detail) in [
+        (
+            "root",
+            // The SDK sends no parent, or the stack's, depending on its version.
+            "it registered urn:pulumi:dev::escape::random:index:RandomPassword::victim with parent ",
+        ),
+        (
+            "outputs",
+            "it set the outputs of urn:pulumi:dev::escape::pulumi:pulumi:Stack::escape-dev, which is outside the component",
+        ),
+    ] {
+        let output = up(how);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{how}: the escape succeeded");
+        assert_contains(
+            &stderr,
+            &[
+                &format!("constructing {component} failed: escaper@"),
+                &format!("construct of {component} was refused: "),
+                detail,
+            ],
+        );
+        let state = export();
+        assert_eq!(victim(&state), before, "{how}: the victim changed");
+        // The next honest deployment works from what was saved.
+        let next = up("honest");
+        assert!(
+            next.status.success(),
+            "{how}: {}",
+            String::from_utf8_lossy(&next.stderr)
+        );
+    }
+    assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["deleted"]);
 }

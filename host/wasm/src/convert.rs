@@ -386,9 +386,6 @@ pub fn decode_value(value: w::Value) -> Result<PropertyValue, ValueError> {
     let (root, suspect) = decode_table(value)?;
     if suspect {
         limits::check_value(&root).map_err(|e| value_error(e.to_string()))?;
-        if !fits_depth(&root, MAX_VALUE_DEPTH + 1) {
-            return Err(too_deep());
-        }
     }
     Ok(root)
 }
@@ -399,9 +396,6 @@ pub fn decode_map(value: w::Value) -> Result<PropertyMap, ValueError> {
     let (map, suspect) = decode_map_unchecked(value)?;
     if suspect {
         limits::check_properties(&map).map_err(|e| value_error(e.to_string()))?;
-        if !map.values().all(|v| fits_depth(v, MAX_VALUE_DEPTH)) {
-            return Err(too_deep());
-        }
     }
     Ok(map)
 }
@@ -419,43 +413,6 @@ fn decode_map_unchecked(value: w::Value) -> Result<(PropertyMap, bool), ValueErr
             other.kind()
         ))),
     }
-}
-
-/// The decoder counts archives within archives as levels too, which the engine's check does
-/// not look into (JSON nests two levels per archive); a value nested too deep that way is
-/// refused here, without a path. `budget` is the levels `value` may take, itself included.
-fn fits_depth(value: &PropertyValue, budget: usize) -> bool {
-    fn members_fit(archive: &Archive, budget: usize) -> bool {
-        match &archive.source {
-            ArchiveSource::Assets(members) => members.values().all(|m| {
-                budget > 0
-                    && match m {
-                        ArchiveMember::Archive(inner) => members_fit(inner, budget - 1),
-                        ArchiveMember::Asset(_) => true,
-                    }
-            }),
-            _ => true,
-        }
-    }
-    if budget == 0 {
-        return false;
-    }
-    let inner = budget - 1;
-    match value {
-        PropertyValue::Array(items) => items.iter().all(|i| fits_depth(i, inner)),
-        PropertyValue::Object(map) => map.values().all(|i| fits_depth(i, inner)),
-        PropertyValue::Secret(v) => fits_depth(v, inner),
-        PropertyValue::Output(o) => o.value.as_deref().is_none_or(|v| fits_depth(v, inner)),
-        PropertyValue::ResourceReference(r) => r.id.as_deref().is_none_or(|v| fits_depth(v, inner)),
-        PropertyValue::Archive(a) => members_fit(a, inner),
-        _ => true,
-    }
-}
-
-fn too_deep() -> ValueError {
-    value_error(format!(
-        "the value (counting archives within archives) is nested more than {MAX_VALUE_DEPTH} levels deep"
-    ))
 }
 
 /// Decodes a table structurally; the flag says whether the value may hold something the
@@ -738,7 +695,12 @@ impl Decoder {
                 for (name, c) in members {
                     let member = match self.take(i, c, depth)? {
                         PropertyValue::Asset(a) => ArchiveMember::Asset(a),
-                        PropertyValue::Archive(a) => ArchiveMember::Archive(a),
+                        PropertyValue::Archive(a) => {
+                            // Archives within archives count double against the depth limit
+                            // (see `limits`): let the engine's check measure them.
+                            self.suspect = true;
+                            ArchiveMember::Archive(a)
+                        }
                         other => {
                             return Err(value_error(format!(
                                 "node {i}: archive member {name:?} must be an asset or an archive, found {}",
@@ -1188,16 +1150,11 @@ fn outputs_of_existing(value: w::Value) -> Result<PropertyMap, (ValueError, Prop
     }
     let problem = match limits::check_properties(&map) {
         Err(e) => value_error(e.to_string()),
-        Ok(()) if map.values().all(|v| fits_depth(v, MAX_VALUE_DEPTH)) => return Ok(map),
-        Ok(()) => too_deep(),
+        Ok(()) => return Ok(map),
     };
     let kept = map
         .into_iter()
-        .filter(|(key, value)| {
-            key.len() <= MAX_KEY_BYTES
-                && limits::check_value(value).is_ok()
-                && fits_depth(value, MAX_VALUE_DEPTH)
-        })
+        .filter(|(key, value)| key.len() <= MAX_KEY_BYTES && limits::check_value(value).is_ok())
         .collect();
     Err((problem, kept))
 }
@@ -1923,7 +1880,7 @@ mod tests {
             .message;
         assert_eq!(
             err,
-            "the value (counting archives within archives) is nested more than 64 levels deep"
+            "property (root): the value is nested more than 64 levels deep"
         );
     }
 

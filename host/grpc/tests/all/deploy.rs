@@ -132,8 +132,31 @@ async fn a_construct_answering_with_another_urn_is_refused() {
         )),
         "{error}"
     );
-    let (outcome, _) = deploy(snapshot, running.port, Arc::new(OneComponent)).await;
+    // A construct answering with its component's URN without registering it is refused too.
+    plugin.set(|s| {
+        s.construct = Some(Ok(rpc::ConstructResponse {
+            urn: "urn:pulumi:dev::proj::hostile:index:Comp::c".into(),
+            ..Default::default()
+        }))
+    });
+    let (outcome, snapshot) = deploy(snapshot, running.port, Arc::new(OneComponent)).await;
+    let error = outcome.unwrap_err().to_string();
+    assert!(
+        error.contains("hostile@1.0.0 did not register the component it was asked to build"),
+        "{error}"
+    );
+    let (outcome, _) = deploy(snapshot, running.port, Arc::new(Nothing)).await;
     outcome.unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// A program that declares nothing.
+struct Nothing;
+
+#[async_trait]
+impl Program for Nothing {
+    async fn run(&self, _monitor: Monitor) -> Result<(), ProgramError> {
+        Ok(())
+    }
 }
 
 /// One malformed request and the exact refusal it gets.

@@ -418,7 +418,12 @@ pub async fn deploy(
         SnapshotManager::new(base, manifest, Some(saved.clone()), Arc::new(Plain)).unwrap(),
     );
     let deployment = Deployment::new(
-        DeploymentOptions::new("proj", "dev"),
+        {
+            // The plugin is native code found by lookup, as for an SDK program.
+            let mut options = DeploymentOptions::new("proj", "dev");
+            options.native_plugins = NativePlugins::Any;
+            options
+        },
         Arc::new(Loader { port }),
         Arc::new(Events::default()),
         journal,
