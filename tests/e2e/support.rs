@@ -35,6 +35,26 @@ impl Sandbox {
         }
     }
 
+    /// The temporary directory holding the project and the home (and nothing else unless a
+    /// test puts it there).
+    pub fn root(&self) -> &Path {
+        self._dir.path()
+    }
+
+    /// Runs `cairn args` with `stdin` as its standard input.
+    pub fn run_with_stdin(&self, args: &[&str], stdin: &[u8]) -> Output {
+        use std::io::Write;
+        let mut child = self
+            .command(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run cairn");
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        child.wait_with_output().expect("run cairn")
+    }
+
     pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
         command
@@ -277,4 +297,56 @@ pub fn ops_of(steps: &[(String, String)], name: &str) -> Vec<String> {
         .filter(|(_, n)| n == name)
         .map(|(op, _)| op.clone())
         .collect()
+}
+
+/// Fails (naming `what` and quoting the context) if `bytes`, a command's stdout or stderr,
+/// hold a character a terminal would act on: C0 controls but newline and tab, DEL, C1
+/// controls, or a bidi formatting character. Defined here independently of Cairn's own list.
+pub fn assert_no_raw_controls(what: &str, bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    let bad = |c: char| {
+        (c < ' ' && c != '\n' && c != '\t')
+            || ('\u{7f}'..='\u{9f}').contains(&c)
+            || matches!(
+                c,
+                '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+            )
+    };
+    if let Some((at, c)) = text.char_indices().find(|(_, c)| bad(*c)) {
+        let start = text.floor_char_boundary(at.saturating_sub(80));
+        let end = text.ceil_char_boundary((at + 80).min(text.len()));
+        panic!(
+            "{what}: raw control character {c:?} at byte {at}, in:\n{:?}",
+            &text[start..end]
+        );
+    }
+}
+
+/// Runs `cairn args` and checks its stdout and stderr with [`assert_no_raw_controls`].
+pub fn run_clean(sandbox: &Sandbox, args: &[&str]) -> Output {
+    let output = sandbox.run(args);
+    assert_no_raw_controls(&format!("stdout of cairn {args:?}"), &output.stdout);
+    assert_no_raw_controls(&format!("stderr of cairn {args:?}"), &output.stderr);
+    output
+}
+
+/// Every file under `dir` (recursively, symbolic links not followed) with its contents, and
+/// every directory (with no contents): compared before and after a command, it shows that the
+/// command touched nothing.
+pub fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, Option<Vec<u8>>> {
+    let mut all = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                all.insert(path.clone(), None);
+                stack.push(path);
+            } else {
+                all.insert(path.clone(), Some(std::fs::read(&path).unwrap_or_default()));
+            }
+        }
+    }
+    all
 }

@@ -28,6 +28,9 @@ use cairn_engine::state::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::names;
+use crate::terminal::{errln, quoted};
+
 /// How many previous checkpoints of a stack are kept, unless `CAIRN_STATE_HISTORY` says otherwise.
 const DEFAULT_HISTORY_LIMIT: usize = 50;
 
@@ -82,37 +85,45 @@ impl FileBackend {
         &self.root
     }
 
-    fn stack_path(&self, project: &str, stack: &str) -> PathBuf {
-        self.root
-            .join("stacks")
+    /// `<root>/<area>/<project>/<stack><suffix>`: the one place names become backend paths.
+    /// Both names were checked where they entered; they are checked again here, so a name
+    /// that slipped through cannot leave the backend's directory.
+    fn path(&self, area: &str, project: &str, stack: &str, suffix: &str) -> Result<PathBuf> {
+        names::check_project_name(project, "for the backend")?;
+        names::check_stack_name(stack, "for the backend")?;
+        Ok(self
+            .root
+            .join(area)
             .join(project)
-            .join(format!("{stack}.json"))
+            .join(format!("{stack}{suffix}")))
     }
 
-    fn journal_path(&self, project: &str, stack: &str) -> PathBuf {
-        self.root
-            .join("stacks")
-            .join(project)
-            .join(format!("{stack}.journal"))
+    fn stack_path(&self, project: &str, stack: &str) -> Result<PathBuf> {
+        self.path("stacks", project, stack, ".json")
     }
 
-    fn history_dir(&self, project: &str, stack: &str) -> PathBuf {
-        self.root.join("history").join(project).join(stack)
+    fn journal_path(&self, project: &str, stack: &str) -> Result<PathBuf> {
+        self.path("stacks", project, stack, ".journal")
     }
 
-    fn lock_path(&self, project: &str, stack: &str) -> PathBuf {
-        self.root
-            .join("locks")
-            .join(project)
-            .join(format!("{stack}.lock"))
+    fn history_dir(&self, project: &str, stack: &str) -> Result<PathBuf> {
+        self.path("history", project, stack, "")
     }
 
+    fn lock_path(&self, project: &str, stack: &str) -> Result<PathBuf> {
+        self.path("locks", project, stack, ".lock")
+    }
+
+    /// Whether the stack exists (an invalid name names no stack).
     pub fn stack_exists(&self, project: &str, stack: &str) -> bool {
-        self.stack_path(project, stack).is_file()
+        self.stack_path(project, stack)
+            .is_ok_and(|path| path.is_file())
     }
 
     /// The project's stacks, sorted by name.
+    /// Files whose names are not stack names are skipped with a warning.
     pub fn list_stacks(&self, project: &str) -> Result<Vec<StackSummary>> {
+        names::check_project_name(project, "for the backend")?;
         let dir = self.root.join("stacks").join(project);
         let entries = match fs::read_dir(&dir) {
             Ok(entries) => entries,
@@ -133,6 +144,15 @@ impl FileBackend {
             else {
                 continue;
             };
+            if !names::is_stack_name(name) {
+                tracing::warn!(
+                    "ignoring {}: {} is not a stack name ({})",
+                    path.display(),
+                    quoted(name),
+                    names::STACK_NAME_RULE
+                );
+                continue;
+            }
             let latest = self.latest(project, name)?;
             let latest = latest.as_ref();
             stacks.push(StackSummary {
@@ -147,7 +167,7 @@ impl FileBackend {
 
     /// Reads a stack's checkpoint as stored (without its journal).
     pub fn load(&self, project: &str, stack: &str) -> Result<VersionedCheckpoint> {
-        let path = self.stack_path(project, stack);
+        let path = self.stack_path(project, stack)?;
         let text = fs::read_to_string(&path).map_err(|e| {
             if e.kind() == io::ErrorKind::NotFound {
                 anyhow!("stack {stack:?} does not exist (no {})", path.display())
@@ -221,7 +241,7 @@ impl FileBackend {
 
     /// The journal's bytes, or `None` if there is no journal or it is empty.
     fn read_journal(&self, project: &str, stack: &str) -> Result<Option<Vec<u8>>> {
-        let path = self.journal_path(project, stack);
+        let path = self.journal_path(project, stack)?;
         match fs::read(&path) {
             Ok(bytes) if bytes.is_empty() => Ok(None),
             Ok(bytes) => Ok(Some(bytes)),
@@ -239,14 +259,15 @@ impl FileBackend {
         latest: Option<DeploymentV3>,
         journal: &[u8],
     ) -> Result<Replayed> {
-        let journal_path = self.journal_path(project, stack);
+        let journal_path = self.journal_path(project, stack)?;
+        let stack_path = self.stack_path(project, stack)?;
         let context = || {
             format!(
                 "cannot recover stack {stack:?} from the journal of its interrupted deployment, {} \
                  (the checkpoint {} is unchanged); if the journal belongs to another checkpoint, \
                  move it out of the way",
                 journal_path.display(),
-                self.stack_path(project, stack).display()
+                stack_path.display()
             )
         };
         let Some(base) = latest else {
@@ -264,7 +285,7 @@ impl FileBackend {
     }
 
     fn remove_journal(&self, project: &str, stack: &str) -> Result<()> {
-        let path = self.journal_path(project, stack);
+        let path = self.journal_path(project, stack)?;
         match fs::remove_file(&path) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
@@ -321,7 +342,7 @@ impl FileBackend {
 
     /// Atomically replaces the checkpoint (the caller holds the lock), keeping the previous one.
     fn write_checkpoint(&self, project: &str, stack: &str, deployment: DeploymentV3) -> Result<()> {
-        let path = self.stack_path(project, stack);
+        let path = self.stack_path(project, stack)?;
         let previous = match fs::read(&path) {
             Ok(bytes) => Some(bytes),
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -352,7 +373,7 @@ impl FileBackend {
         if self.history_limit == 0 {
             return Ok(());
         }
-        let dir = self.history_dir(project, stack);
+        let dir = self.history_dir(project, stack)?;
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_nanos())
@@ -377,7 +398,7 @@ impl FileBackend {
     /// Deletes a stack's checkpoint and journal (its history stays as a backup).
     pub fn remove(&self, lock: &StackLock, project: &str, stack: &str) -> Result<()> {
         lock.check(project, stack)?;
-        let path = self.stack_path(project, stack);
+        let path = self.stack_path(project, stack)?;
         if let Ok(bytes) = fs::read(&path) {
             self.archive(project, stack, &bytes)?;
         }
@@ -390,7 +411,7 @@ impl FileBackend {
 
     /// Takes the stack's write lock, refusing if another live process holds it.
     pub fn lock(&self, project: &str, stack: &str, command: &str) -> Result<StackLock> {
-        StackLock::acquire(self.lock_path(project, stack), project, stack, command)
+        StackLock::acquire(self.lock_path(project, stack)?, project, stack, command)
     }
 }
 
@@ -416,7 +437,7 @@ fn warn_pending(project: &str, stack: &str, pending: &[Operation<JsonMap>]) {
         .get_or_insert_with(HashSet::new)
         .insert(format!("{project}/{stack}"))
     {
-        eprintln!("{}", pending_warning(stack, pending));
+        errln!("{}", pending_warning(stack, pending));
     }
 }
 
@@ -458,7 +479,7 @@ struct StackJournal {
 impl StackJournal {
     fn open(backend: &FileBackend, lock: &StackLock, project: &str, stack: &str) -> Result<Self> {
         lock.check(project, stack)?;
-        let path = backend.journal_path(project, stack);
+        let path = backend.journal_path(project, stack)?;
         if backend.read_journal(project, stack)?.is_some() {
             bail!(
                 "internal error: stack {stack:?} still has the journal {} of an earlier deployment; \
@@ -745,7 +766,7 @@ mod tests {
     fn a_lock_left_by_a_dead_process_is_taken_over() {
         let dir = tempfile::tempdir().unwrap();
         let backend = backend(dir.path(), 1);
-        let path = backend.lock_path("proj", "dev");
+        let path = backend.lock_path("proj", "dev").unwrap();
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         let dead = LockHolder {
             pid: u32::MAX - 1,
@@ -848,7 +869,7 @@ mod tests {
         let backend = backend(dir.path(), 5);
         let lock = backend.lock("proj", "dev", "test").unwrap();
         let base = stack_with_two(&backend, &lock);
-        let checkpoint = fs::read(backend.stack_path("proj", "dev")).unwrap();
+        let checkpoint = fs::read(backend.stack_path("proj", "dev").unwrap()).unwrap();
         let m = manager(base, backend.persister(&lock, "proj", "dev").unwrap());
         let id = m.begin(OperationKind::Creating, &resource("c")).unwrap();
         m.end(id, vec![Mutation::Append(resource("c"))]).unwrap();
@@ -856,7 +877,7 @@ mod tests {
         m.apply(vec![Mutation::RemoveBase(0)]).unwrap();
         drop(m); // the process dies: no finish
 
-        let journal_path = backend.journal_path("proj", "dev");
+        let journal_path = backend.journal_path("proj", "dev").unwrap();
         let journal = fs::read_to_string(&journal_path).unwrap();
         assert_eq!(
             journal.lines().count(),
@@ -872,7 +893,7 @@ mod tests {
         );
         assert_eq!(latest.pending_operations.len(), 1);
         assert_eq!(
-            fs::read(backend.stack_path("proj", "dev")).unwrap(),
+            fs::read(backend.stack_path("proj", "dev").unwrap()).unwrap(),
             checkpoint
         );
         let listed = backend.list_stacks("proj").unwrap();
@@ -915,7 +936,7 @@ mod tests {
             .begin(OperationKind::Deleting, &base.resources[1])
             .unwrap();
         m.end(id, vec![Mutation::RemoveBase(1)]).unwrap();
-        let journal_path = backend.journal_path("proj", "dev");
+        let journal_path = backend.journal_path("proj", "dev").unwrap();
         let journal = fs::read(&journal_path).unwrap();
         m.finish().unwrap();
         assert_eq!(fs::metadata(&journal_path).unwrap().len(), 0, "emptied");
@@ -956,8 +977,8 @@ mod tests {
         let header = journal::JournalHeader::new(&other, Manifest::new())
             .to_line()
             .unwrap();
-        fs::write(backend.journal_path("proj", "dev"), header).unwrap();
-        let checkpoint = fs::read(backend.stack_path("proj", "dev")).unwrap();
+        fs::write(backend.journal_path("proj", "dev").unwrap(), header).unwrap();
+        let checkpoint = fs::read(backend.stack_path("proj", "dev").unwrap()).unwrap();
         for err in [
             backend.latest("proj", "dev").unwrap_err(),
             backend.recover(&lock, "proj", "dev").unwrap_err(),
@@ -972,7 +993,7 @@ mod tests {
             );
         }
         assert_eq!(
-            fs::read(backend.stack_path("proj", "dev")).unwrap(),
+            fs::read(backend.stack_path("proj", "dev").unwrap()).unwrap(),
             checkpoint
         );
         assert!(
@@ -981,7 +1002,7 @@ mod tests {
         );
         // Removing the stack removes its journal too.
         backend.remove(&lock, "proj", "dev").unwrap();
-        assert!(!backend.journal_path("proj", "dev").exists());
+        assert!(!backend.journal_path("proj", "dev").unwrap().exists());
     }
 
     #[test]

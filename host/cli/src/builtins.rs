@@ -16,7 +16,9 @@ use cairn_engine::state::decode_deployment;
 use cairn_engine::value::{PropertyMap, PropertyValue};
 
 use crate::backend::FileBackend;
+use crate::names;
 use crate::stack::LazyCrypter;
+use crate::terminal::quoted;
 
 /// The resource type of a stack reference.
 pub const STACK_REFERENCE: &str = "pulumi:pulumi:StackReference";
@@ -36,18 +38,25 @@ impl Builtins {
     }
 }
 
-/// `(project, stack)` of a reference name.
+/// `(project, stack)` of a reference name. The name comes from the program, and both parts
+/// become backend paths, so they must be valid project and stack names.
 fn parse_reference<'a>(name: &'a str, current: &'a str) -> Result<(&'a str, &'a str), String> {
     let parts: Vec<&str> = name.split('/').collect();
-    match parts.as_slice() {
-        [stack] if !stack.is_empty() => Ok((current, stack)),
-        [project, stack] | [_, project, stack] if !project.is_empty() && !stack.is_empty() => {
-            Ok((project, stack))
-        }
-        _ => Err(format!(
-            "{name:?} is not a stack name (use <stack>, <project>/<stack> or <org>/<project>/<stack>)"
-        )),
+    let (project, stack) = match parts.as_slice() {
+        [stack] => (current, *stack),
+        [project, stack] | [_, project, stack] => (*project, *stack),
+        _ => ("", ""),
+    };
+    if !names::is_project_name(project) || !names::is_stack_name(stack) {
+        return Err(format!(
+            "stack reference {} is not a stack name: use <stack>, <project>/<stack> or \
+             <organization>/<project>/<stack>, where {} and {}",
+            quoted(name),
+            names::STACK_NAME_RULE,
+            names::PROJECT_NAME_RULE
+        ));
     }
+    Ok((project, stack))
 }
 
 /// The outputs of `stack` in `project`, read from `backend`.
@@ -172,7 +181,18 @@ mod tests {
         assert_eq!(parse_reference("dev", "web"), Ok(("web", "dev")));
         assert_eq!(parse_reference("net/prod", "web"), Ok(("net", "prod")));
         assert_eq!(parse_reference("org/net/prod", "web"), Ok(("net", "prod")));
-        for bad in ["", "a/", "/b", "a/b/c/d"] {
+        for bad in [
+            "",
+            "a/",
+            "/b",
+            "a/b/c/d",
+            "..",
+            "../dev",
+            "../../x",
+            "org/../dev",
+            "a\0b",
+            "d\x1bv",
+        ] {
             assert!(parse_reference(bad, "web").is_err(), "{bad:?}");
         }
     }

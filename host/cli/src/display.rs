@@ -13,6 +13,14 @@
 //! `show_secrets` is set. Diagnostic messages and step errors are printed as the engine gives
 //! them: they are text, not values, so nothing in them can be masked here.
 //!
+//! Names, types, keys, values, messages and errors come from programs, providers and state
+//! files, so no control character of theirs reaches the terminal (see [`crate::terminal`]):
+//! single-line fields are shown with `visible_line`, messages with their continuation lines
+//! indented, strings as JSON string literals with every control character escaped, and the
+//! writer passes all text through `visible_text` (only the live area's own cursor movements
+//! are written raw). JSON lines escape DEL, C1 controls and bidi characters too (as `\uXXXX`,
+//! which decodes to the original).
+//!
 //! # Human output
 //!
 //! ```text
@@ -89,6 +97,8 @@ use cairn_engine::path::{PathElement, PropertyPath};
 use cairn_engine::urn::ROOT_STACK_TYPE;
 use cairn_engine::{PropertyMap, PropertyValue, Urn};
 use serde_json::{Map, Value as Json};
+
+use crate::terminal;
 
 /// How often the live area is redrawn when no event arrives.
 const TICK: Duration = Duration::from_millis(200);
@@ -246,10 +256,7 @@ impl EventSink for Display {
         let shared = &self.shared;
         if shared.json {
             // Formatted before taking the lock: only the write is serialised.
-            let Ok(mut line) = serde_json::to_string(&event_to_json(&event, shared.show_secrets))
-            else {
-                return;
-            };
+            let mut line = terminal::json(&event_to_json(&event, shared.show_secrets));
             line.push('\n');
             shared.lock().write(&line, false);
             return;
@@ -378,11 +385,9 @@ impl Shared {
             let _ = writeln!(out, "{DETAIL_INDENT}{line}");
         }
         if let Some(error) = error {
-            let mut lines = error.trim_end().lines();
-            let _ = writeln!(out, "{DETAIL_INDENT}error: {}", lines.next().unwrap_or(""));
-            for line in lines {
-                let _ = writeln!(out, "{DETAIL_INDENT}  {line}");
-            }
+            let first = format!("{DETAIL_INDENT}error: ");
+            let indent = format!("{DETAIL_INDENT}  ");
+            let _ = writeln!(out, "{}", terminal::message(&first, &indent, error));
         }
         out
     }
@@ -406,7 +411,9 @@ impl State {
             // Cursor to the start of the live area's first line, then clear to the screen's end.
             let _ = write!(out, "\x1b[{}F\x1b[J", self.live_lines);
         }
-        out.push_str(text);
+        // The one place text reaches the writer: whatever a field forgot, no control
+        // character but a newline or tab gets through.
+        out.push_str(&terminal::text_of(text));
         if interactive {
             let live = self.live_area();
             self.live_lines = live.len();
@@ -432,7 +439,7 @@ impl State {
             .map(|r| {
                 let elapsed = now.saturating_duration_since(r.since);
                 truncate(
-                    &format_step_line(&r.step, LineStatus::Running(elapsed)),
+                    &terminal::field(&format_step_line(&r.step, LineStatus::Running(elapsed))),
                     self.width,
                 )
             })
@@ -530,8 +537,8 @@ pub fn format_step_line(step: &StepInfo, status: LineStatus) -> String {
         "  {:<2} {:<8} {}  {}",
         op_symbol(step.op),
         step.op.label(),
-        step.resource_type,
-        step.urn.name()
+        terminal::field(&step.resource_type),
+        terminal::field(step.urn.name())
     );
     let (running, done) = op_status(step.op);
     let status = match status {
@@ -569,7 +576,12 @@ pub fn format_diff(step: &StepInfo, show_secrets: bool) -> Vec<String> {
             return step
                 .replace_keys
                 .iter()
-                .map(|key| format!("~ {} (forces replacement)", PropertyPath::key(key.as_str())))
+                .map(|key| {
+                    format!(
+                        "~ {} (forces replacement)",
+                        terminal::field(&PropertyPath::key(key.as_str()).to_string())
+                    )
+                })
                 .collect();
         }
         return Vec::new();
@@ -587,7 +599,7 @@ pub fn format_change(
     replace_keys: &[String],
     show_secrets: bool,
 ) -> String {
-    let path = change.path.to_string();
+    let path = terminal::field(&change.path.to_string()).into_owned();
     let shown = |value: &Option<PropertyValue>| {
         value
             .as_ref()
@@ -649,7 +661,9 @@ fn write_value(out: &mut String, value: &PropertyValue, show_secrets: bool) {
         }
         PropertyValue::Asset(asset) => out.push_str(&format_asset(asset)),
         PropertyValue::Archive(archive) => out.push_str(&format_archive(archive)),
-        PropertyValue::ResourceReference(reference) => out.push_str(reference.urn.as_str()),
+        PropertyValue::ResourceReference(reference) => {
+            out.push_str(&terminal::field(reference.urn.as_str()));
+        }
         PropertyValue::Secret(inner) => {
             if show_secrets {
                 write_value(out, inner, show_secrets);
@@ -675,9 +689,9 @@ fn format_number(n: f64) -> String {
     }
 }
 
-/// A string in double quotes, escaped as in JSON.
+/// A string in double quotes, escaped as in JSON (every control character included).
 fn quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
+    terminal::json_string(s)
 }
 
 /// The first 12 hex digits of a hash: enough to tell contents apart.
@@ -721,27 +735,27 @@ fn blob(kind: &str, source: Option<String>, hash: Option<&str>) -> String {
     }
 }
 
-/// A diagnostic: `warning: pet: message`; later lines of the message are indented.
+/// A diagnostic: `warning: pet: message`; later lines of the message are indented, so a
+/// provider's or program's message cannot fake a line of its own.
 pub fn format_diagnostic(severity: Severity, urn: Option<&Urn>, message: &str) -> String {
     let label = severity_label(severity);
-    let mut out = match urn {
-        Some(urn) => format!("{label}: {}: ", urn.name()),
+    let first = match urn {
+        Some(urn) => format!("{label}: {}: ", terminal::field(urn.name())),
         None => format!("{label}: "),
     };
-    for (i, line) in message.trim_end().lines().enumerate() {
-        if i > 0 {
-            out.push_str("\n    ");
-        }
-        out.push_str(line);
-    }
-    out
+    terminal::message(&first, "    ", message)
 }
 
 /// The stack outputs section: `Outputs:` then `    name: value` per output.
 pub fn format_outputs(outputs: &PropertyMap, show_secrets: bool) -> String {
     let mut out = String::from("Outputs:\n");
     for (name, value) in outputs {
-        let _ = writeln!(out, "    {name}: {}", format_value(value, show_secrets));
+        let _ = writeln!(
+            out,
+            "    {}: {}",
+            terminal::field(name),
+            format_value(value, show_secrets)
+        );
     }
     out
 }
@@ -2022,6 +2036,105 @@ Duration: 1.2s
         for (value, masked, shown) in cases {
             assert_eq!(value_to_json(&value, false), masked, "{value:?}");
             assert_eq!(value_to_json(&value, true), shown, "{value:?} shown");
+        }
+    }
+
+    /// Everything a provider, program or state file can put in an event, with every kind of
+    /// control character (CSI, OSC with BEL, CR, backspace, C1 CSI, NEL, bidi override, DEL,
+    /// NUL) and a newline followed by a fake line of Cairn's own.
+    const HOSTILE: &str = "a\x1b[2J\x1b]0;title\x07b\rc\x08d\u{9b}31m\u{85}e\u{202e}f\x7fg\0h\nResources:\n  +  create   fake";
+
+    fn hostile_events() -> Vec<EngineEvent> {
+        let mut s = step(StepOp::Update, "a:b:C", "pet");
+        s.resource_type = HOSTILE.to_owned();
+        s.changes = vec![PropertyChange {
+            path: PropertyPath::key(HOSTILE),
+            kind: ChangeKind::Update,
+            replace: false,
+            old: Some(HOSTILE.into()),
+            new: Some(PropertyValue::Object(props! {HOSTILE => HOSTILE})),
+        }];
+        s.replace_keys = vec![HOSTILE.to_owned()];
+        let mut keys_only = step(StepOp::Replace, "a:b:C", "keys");
+        keys_only.replace_keys = vec![HOSTILE.to_owned()];
+        vec![
+            EngineEvent::Started {
+                operation: Operation::Update,
+                preview: false,
+            },
+            EngineEvent::StepStarted(s.clone()),
+            EngineEvent::Diagnostic {
+                severity: Severity::Warning,
+                urn: Some(s.urn.clone()),
+                message: HOSTILE.into(),
+            },
+            EngineEvent::StepFinished {
+                step: s.clone(),
+                duration: ms(10),
+            },
+            EngineEvent::StepFinished {
+                step: keys_only,
+                duration: ms(10),
+            },
+            EngineEvent::StepFailed {
+                step: s,
+                error: HOSTILE.into(),
+                duration: ms(10),
+            },
+            EngineEvent::Outputs {
+                urn: urn(ROOT_STACK_TYPE, "proj-dev"),
+                outputs: props! {HOSTILE => HOSTILE, "ref" => PropertyValue::Asset(Asset::from_path(HOSTILE))},
+            },
+            summary_event(false, &[(StepOp::Update, 1)], 0, false),
+        ]
+    }
+
+    /// The characters of `text` a terminal would act on (newlines and tabs aside).
+    fn raw_controls(text: &str) -> Vec<char> {
+        text.chars()
+            .filter(|c| *c != '\n' && *c != '\t' && cairn_engine::text::is_unsafe(*c))
+            .collect()
+    }
+
+    #[test]
+    fn hostile_text_reaches_no_mode_raw() {
+        for (json, interactive) in [(false, false), (false, true), (true, false)] {
+            let (display, buf) = display(json, interactive, true, true);
+            for event in hostile_events() {
+                display.emit(event);
+            }
+            drop(display);
+            let mut text = buf.text();
+            if interactive {
+                // The live area's own cursor movements are the only escapes allowed.
+                text = text.replace("\x1b[1F\x1b[J", "");
+            }
+            assert_eq!(raw_controls(&text), Vec::<char>::new(), "{text}");
+            if json {
+                for line in text.lines() {
+                    let event: Json = serde_json::from_str(line).unwrap();
+                    if event["type"] == "diagnostic" {
+                        assert_eq!(event["message"], HOSTILE, "JSON keeps the exact text");
+                    }
+                }
+                continue;
+            }
+            // No line of the message starts where Cairn's own lines do.
+            assert!(!text.contains("\nResources:\n  +  create   fake"), "{text}");
+            assert!(
+                text.contains("\n    Resources:\n      +  create   fake"),
+                "{text}"
+            );
+            assert!(
+                text.contains("\n        Resources:\n          +  create   fake"),
+                "{text}"
+            );
+            assert!(
+                text.contains(
+                    r#"\x1b[2J\x1b]0;title\x07b\rc\x08d\u{9b}31m\u{85}e\u{202e}f\x7fg\x00h"#
+                ),
+                "{text}"
+            );
         }
     }
 

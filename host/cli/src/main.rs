@@ -4,10 +4,12 @@ mod backend;
 mod builtins;
 mod commands;
 mod display;
+mod names;
 mod passphrase;
 mod program;
 mod providers;
 mod stack;
+mod terminal;
 mod workspace;
 
 use std::path::PathBuf;
@@ -69,15 +71,15 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(err),
+    };
     init_tracing();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err}");
-            for cause in err.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
-            }
+            terminal::err(&error_report(&err));
             ExitCode::FAILURE
         }
     }
@@ -104,13 +106,46 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+/// Clap's help and version as clap prints them; its usage errors, which quote the arguments
+/// given, without colours and with control characters made visible.
+fn usage_error(err: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match err.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => err.exit(),
+        _ => {
+            terminal::err(err.render().to_string().trim_end());
+            ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2))
+        }
+    }
+}
+
+/// An error and its causes, one per line; lines inside a message (which may quote a guest,
+/// a plugin or a file) are indented under it, so they cannot pass for another cause.
+fn error_report(err: &anyhow::Error) -> String {
+    let mut report = terminal::message("error: ", "    ", &err.to_string());
+    for cause in err.chain().skip(1) {
+        report.push('\n');
+        report.push_str(&terminal::message(
+            "  caused by: ",
+            "    ",
+            &cause.to_string(),
+        ));
+    }
+    report
+}
+
 /// Logs go to stderr, filtered by `CAIRN_LOG` (e.g. `CAIRN_LOG=debug`); warnings by default.
+/// One line per event, control characters made visible (log fields quote guests and files),
+/// so no colours either.
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(terminal::SafeStderr)
+        .with_ansi(false)
         .with_target(false)
         .without_time()
         .init();
@@ -124,5 +159,15 @@ mod tests {
     #[test]
     fn the_command_line_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn error_reports_indent_lines_inside_messages() {
+        let err = anyhow::anyhow!("provider said: boom\n  caused by: fake\x1b[2J")
+            .context("creating urn:pulumi:dev::p::a:b:C::x");
+        assert_eq!(
+            error_report(&err),
+            "error: creating urn:pulumi:dev::p::a:b:C::x\n  caused by: provider said: boom\n      caused by: fake\\x1b[2J"
+        );
     }
 }

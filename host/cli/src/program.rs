@@ -240,7 +240,7 @@ fn build(dir: &Path) -> Result<PathBuf> {
     let manifest = manifest
         .canonicalize()
         .with_context(|| format!("resolving {}", manifest.display()))?;
-    eprintln!(
+    crate::terminal::errln!(
         "Building the program ({}) for wasm32-wasip2 with cargo…",
         manifest.display()
     );

@@ -38,13 +38,13 @@ impl<'w> Stack<'w> {
         self.workspace.name()
     }
 
-    pub fn config_path(&self) -> PathBuf {
+    pub fn config_path(&self) -> Result<PathBuf> {
         self.workspace.stack_config_path(&self.name)
     }
 
     /// The stack's `Pulumi.<stack>.yaml`; empty if the file does not exist yet.
     pub fn load_config(&self) -> Result<StackConfigFile> {
-        let path = self.config_path();
+        let path = self.config_path()?;
         let name = self.workspace.display_path(&path).to_string();
         match std::fs::read_to_string(&path) {
             Ok(text) => Ok(StackConfigFile::from_yaml(&text, &name)?),
@@ -54,7 +54,7 @@ impl<'w> Stack<'w> {
     }
 
     pub fn save_config(&self, config: &StackConfigFile) -> Result<()> {
-        write_atomically(&self.config_path(), config.to_yaml().as_bytes())
+        write_atomically(&self.config_path()?, config.to_yaml().as_bytes())
     }
 
     /// The stack's encryption salt: from its settings file, else from its stored deployment.

@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::backend::{FileBackend, ORGANIZATION, write_atomically};
+use crate::names;
+use crate::terminal::quoted;
 
 /// Options every command shares.
 #[derive(Debug, Clone)]
@@ -72,6 +74,8 @@ impl Context {
                     let text = std::fs::read_to_string(&file)
                         .with_context(|| format!("reading {}", file.display()))?;
                     let project = Project::from_yaml(&text, &file.display().to_string())?;
+                    // The project's name becomes backend paths.
+                    names::check_project_name(&project.name, &format!("in {}", file.display()))?;
                     return self.workspace(dir.to_path_buf(), project);
                 }
             }
@@ -123,31 +127,28 @@ impl Workspace {
         &self.project.name
     }
 
-    /// Validates a stack name given by the user: `dev` or `organization/<project>/dev`.
-    pub fn parse_stack_name(&self, name: &str) -> Result<String> {
+    /// Validates a stack name given by the user: `dev` or `organization/<project>/dev`;
+    /// `source` says where it was given (`--stack`, `` `cairn stack init` ``) for the error.
+    pub fn parse_stack_name(&self, name: &str, source: &str) -> Result<String> {
         let parts: Vec<&str> = name.split('/').collect();
         let short = match parts.as_slice() {
             [stack] => *stack,
             [org, project, stack] if *org == ORGANIZATION && *project == self.name() => *stack,
-            [_, project, _] if *project != self.name() => bail!(
-                "stack {name:?} belongs to project {project:?}, but this is project {:?}",
-                self.name()
-            ),
+            [org, project, _] if *org == ORGANIZATION && names::is_project_name(project) => {
+                bail!(
+                    "stack {} {source} belongs to project {project:?}, but this is project {:?}",
+                    quoted(name),
+                    self.name()
+                )
+            }
             _ => bail!(
-                "invalid stack name {name:?}: use a name like \"dev\" or \"{ORGANIZATION}/{}/dev\"",
-                self.name()
+                "invalid stack name {} {source}: use a name like \"dev\" or \"{ORGANIZATION}/{}/dev\"; {}",
+                quoted(name),
+                self.name(),
+                names::STACK_NAME_RULE
             ),
         };
-        let valid = !short.is_empty()
-            && short.len() <= 100
-            && short
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-        if !valid {
-            bail!(
-                "invalid stack name {short:?}: it may contain only letters, digits, '-', '_' and '.' (at most 100)"
-            );
-        }
+        names::check_stack_name(short, source)?;
         Ok(short.to_owned())
     }
 
@@ -164,7 +165,7 @@ impl Workspace {
     /// The stack commands act on: `--stack`, else the selected one.
     pub fn current_stack(&self) -> Result<String> {
         if let Some(name) = &self.context.stack {
-            return self.parse_stack_name(name);
+            return self.parse_stack_name(name, "given to --stack");
         }
         self.selected_stack()?.ok_or_else(|| {
             anyhow!(
@@ -195,12 +196,14 @@ impl Workspace {
 
     /// The stack's settings file, `Pulumi.<stack>.yaml` beside `Pulumi.yaml` (or in the
     /// project's `stackConfigDir`).
-    pub fn stack_config_path(&self, stack: &str) -> PathBuf {
+    /// The stack name is checked again here, where it becomes a path.
+    pub fn stack_config_path(&self, stack: &str) -> Result<PathBuf> {
+        names::check_stack_name(stack, "for its settings file")?;
         let dir = match &self.project.stack_config_dir {
             Some(sub) => self.dir.join(sub),
             None => self.dir.clone(),
         };
-        dir.join(format!("Pulumi.{stack}.yaml"))
+        Ok(dir.join(format!("Pulumi.{stack}.yaml")))
     }
 
     /// Describes a path relative to the project for messages.

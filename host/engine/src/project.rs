@@ -283,6 +283,10 @@ pub fn validate_project_name(name: &str) -> Result<(), String> {
                 .into(),
         );
     }
+    // The name becomes a directory of the backend.
+    if name == "." || name == ".." {
+        return Err(format!("a project may not be named {name:?}"));
+    }
     Ok(())
 }
 

@@ -30,7 +30,7 @@ pub enum UrnError {
     #[error("invalid URN part: the {part} {value:?} contains \"::\"")]
     SeparatorInPart { part: &'static str, value: String },
     #[error(
-        "invalid URN {urn:?}: the {part} contains a control character; names, types, stacks and projects must be printable"
+        "invalid URN \"{urn}\": the {part} contains a control character; names, types, stacks and projects must be printable"
     )]
     ControlCharacter { urn: String, part: &'static str },
     #[error("invalid URN: it is {len} bytes long; URNs may be at most {max} bytes", max = crate::limits::MAX_URN_BYTES)]
@@ -85,12 +85,7 @@ impl TypeToken {
                 });
             }
         };
-        let mut package_chars = package.chars();
-        let package_ok = package_chars
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic())
-            && package_chars.all(|c| c.is_ascii_alphanumeric() || c == '-');
-        if !package_ok {
+        if !is_package_name(package) {
             return Err(TypeTokenError::Package {
                 token: token.to_owned(),
                 package: package.to_owned(),
@@ -130,6 +125,15 @@ impl TypeToken {
     pub fn name(&self) -> &str {
         self.0.rsplit(':').next().unwrap_or_default()
     }
+}
+
+/// The package grammar of type tokens (`[a-zA-Z][-a-zA-Z0-9]*`); package names are looked up
+/// and may become file names, so they are checked wherever one enters on its own (the name of
+/// a provider type, say).
+pub fn is_package_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '-')
 }
 
 /// `[^0-9][a-zA-Z0-9._/-]*`: the first character is anything but a digit, and (beyond the

@@ -5,6 +5,11 @@
 //! <dir>/<name>/<version>/sha256          lower-case hex SHA-256 of the .wasm, no newline
 //! ```
 //!
+//! Names never become paths unchecked: every method that takes a package name checks it
+//! against the manifest's rule ([`is_plugin_name`]) before joining it to the store's
+//! directory, a listing skips directories whose names break it, and removal refuses symbolic
+//! links, so nothing outside the store is read or deleted whatever name is asked for.
+//!
 //! `install` verifies the file (a component with a valid manifest that compiles and exports the
 //! provider interface), then writes both files into a temporary directory beside the target and
 //! renames it into place, so a version directory is always complete. Loading checks the
@@ -29,6 +34,27 @@ use crate::runtime::{RuntimeOptions, WasmRuntime};
 
 /// The sidecar holding the installed file's SHA-256.
 const SHA_SIDECAR: &str = "sha256";
+
+/// The rule for plugin (package) names, as errors state it.
+pub const PLUGIN_NAME_RULE: &str =
+    "plugin names are 1 to 128 letters, digits, '-', '_' or '.', starting with a letter or digit";
+
+/// Whether `name` is a valid plugin name: the manifest's rule for package names (which become
+/// directory names here).
+pub fn is_plugin_name(name: &str) -> bool {
+    name.len() <= 128 && crate::manifest::validate_package_name(name).is_ok()
+}
+
+/// `name` for an error: quoted, control characters escaped, at most 64 characters.
+fn quoted(name: &str) -> String {
+    let head: String = name.chars().take(64).collect();
+    let shown = format!("\"{}\"", cairn_engine::text::visible_line(&head));
+    if head.len() < name.len() {
+        format!("{shown}… ({} bytes)", name.len())
+    } else {
+        shown
+    }
+}
 
 /// An installed provider.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,6 +141,23 @@ impl PluginStore {
         }
     }
 
+    /// `<dir>/<name>`, for a valid plugin name only: one plain path component, so the result
+    /// is a direct child of the store's directory.
+    fn package_dir(&self, name: &str) -> Result<PathBuf, WasmError> {
+        let plain = is_plugin_name(name)
+            && matches!(
+                Path::new(name).components().collect::<Vec<_>>().as_slice(),
+                [std::path::Component::Normal(_)]
+            );
+        if !plain {
+            return Err(self.error(format!(
+                "invalid plugin name {}: {PLUGIN_NAME_RULE}",
+                quoted(name)
+            )));
+        }
+        Ok(self.dir.join(name))
+    }
+
     fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> WasmError + 'a {
         move |source| WasmError::Io {
             what,
@@ -142,7 +185,7 @@ impl PluginStore {
             }
         }
         let manifest = plugin.manifest();
-        let package_dir = self.dir.join(&manifest.name);
+        let package_dir = self.package_dir(&manifest.name)?;
         let target = package_dir.join(manifest.version.to_string());
         let installed = Installed {
             name: manifest.name.clone(),
@@ -200,6 +243,10 @@ impl PluginStore {
             if name.starts_with('.') || !entry.path().is_dir() {
                 continue;
             }
+            if !is_plugin_name(&name) {
+                tracing::warn!(path = %entry.path().display(), "ignoring a plugin store entry whose name is not a plugin name");
+                continue;
+            }
             all.extend(self.versions(&name)?);
         }
         all.sort_by(|a, b| a.name.cmp(&b.name).then(a.version.cmp(&b.version)));
@@ -208,7 +255,7 @@ impl PluginStore {
 
     /// The installed versions of one package, oldest first.
     pub fn versions(&self, name: &str) -> Result<Vec<Installed>, WasmError> {
-        let package_dir = self.dir.join(name);
+        let package_dir = self.package_dir(name)?;
         let entries = match std::fs::read_dir(&package_dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
@@ -278,16 +325,21 @@ impl PluginStore {
         Ok(plugin)
     }
 
-    /// Describes a provider: a `.wasm` path, or an installed `name` / `name@version`.
+    /// Describes a provider: a `.wasm` path, or an installed `name` / `name@version` (anything
+    /// not ending in `.wasm` is a name, never a path).
     pub fn inspect(&self, name_or_path: &str) -> Result<Inspection, WasmError> {
         let as_path = Path::new(name_or_path);
-        let plugin = if as_path.is_file() || name_or_path.ends_with(".wasm") {
+        let plugin = if name_or_path.ends_with(".wasm") {
             WasmPlugin::from_file(as_path)?
         } else {
             let (name, requirement) = match name_or_path.split_once('@') {
                 Some((name, version)) => {
                     let version = semver::Version::parse(version).map_err(|e| {
-                        self.error(format!("{name_or_path:?}: invalid version: {e}"))
+                        self.error(format!(
+                            "{}: invalid version {}: {e}",
+                            quoted(name_or_path),
+                            quoted(version)
+                        ))
                     })?;
                     (name, Some(exact(&version)))
                 }
@@ -316,6 +368,18 @@ impl PluginStore {
         name: &str,
         version: Option<&semver::Version>,
     ) -> Result<Vec<Installed>, WasmError> {
+        let package_dir = self.package_dir(name)?;
+        // A link would make the removal act on its target, outside the store.
+        let refuse_link = |path: &Path| -> Result<(), WasmError> {
+            match std::fs::symlink_metadata(path) {
+                Ok(meta) if meta.file_type().is_symlink() => Err(self.error(format!(
+                    "{} is a symbolic link; Cairn removes only what it installed (remove the link by hand)",
+                    path.display()
+                ))),
+                _ => Ok(()),
+            }
+        };
+        refuse_link(&package_dir)?;
         let removed: Vec<Installed> = self
             .versions(name)?
             .into_iter()
@@ -328,7 +392,9 @@ impl PluginStore {
             };
             return Err(WasmError::NotInstalled(what));
         }
-        let package_dir = self.dir.join(name);
+        for installed in &removed {
+            refuse_link(&package_dir.join(installed.version.to_string()))?;
+        }
         for installed in &removed {
             let dir = package_dir.join(installed.version.to_string());
             // Rename first so a concurrent reader never sees half a directory.
@@ -466,6 +532,47 @@ mod tests {
         // Only pre-releases installed: the newest is taken.
         let only_pre = [v("1.0.0-rc.1"), v("1.0.0-rc.2")];
         assert_eq!(select_newest(only_pre, |x| x, None), Some(v("1.0.0-rc.2")));
+    }
+
+    #[test]
+    fn hostile_names_never_reach_outside_the_store() {
+        let root = tempfile::tempdir().unwrap();
+        let store = PluginStore::new(root.path().join("home/plugins"));
+        // Shaped like a store entry, so a name resolving to it would list and remove it.
+        let canary = root.path().join("canary/1.0.0");
+        std::fs::create_dir_all(&canary).unwrap();
+        std::fs::write(canary.join(SHA_SIDECAR), "00").unwrap();
+        std::fs::write(root.path().join("canary-1.0.0.wasm"), "x").unwrap();
+        let long = "a".repeat(129);
+        for name in [
+            "..",
+            "../../canary",
+            "/abs",
+            "a/b",
+            "a\0b",
+            "a\x1b[2J",
+            ".x",
+            "",
+            &long,
+        ] {
+            let expected = format!("invalid plugin name {}: {PLUGIN_NAME_RULE}", quoted(name));
+            let errors = [
+                store.versions(name).unwrap_err(),
+                store.lookup(name, None).unwrap_err(),
+                store.remove(name, None).unwrap_err(),
+                store.remove(name, Some(&v("1.0.0"))).unwrap_err(),
+                store.inspect(name).unwrap_err(),
+                store.inspect(&format!("{name}@1.0.0")).unwrap_err(),
+            ];
+            for err in errors {
+                assert!(err.to_string().ends_with(&expected), "{name:?}: {err}");
+            }
+        }
+        assert!(canary.join(SHA_SIDECAR).is_file(), "the canary survives");
+        assert_eq!(
+            quoted(&long),
+            format!("\"{}\"… (129 bytes)", "a".repeat(64))
+        );
     }
 
     #[test]

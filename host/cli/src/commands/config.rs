@@ -3,11 +3,12 @@
 use std::io::{IsTerminal, Read};
 
 use anyhow::{Result, bail};
-use cairn_engine::config::{ConfigKey, ConfigView};
+use cairn_engine::config::ConfigKey;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
 use crate::stack::Stack;
+use crate::terminal::{field, json_pretty, outln, quoted};
 use crate::workspace::Context;
 
 #[derive(Debug, Args)]
@@ -86,22 +87,33 @@ fn ls(stack: &Stack<'_>, show_secrets: bool, json: bool) -> Result<()> {
     let project = &stack.workspace.project;
     if json {
         let listing = config.list_json(project, Some(&crypter), show_secrets)?;
-        println!("{}", serde_json::to_string_pretty(&listing)?);
+        outln!("{}", json_pretty(&listing)?);
         return Ok(());
     }
     let entries = config.list(project, Some(&crypter), show_secrets)?;
     if entries.is_empty() {
-        println!("Stack {:?} has no configuration.", stack.name);
+        outln!("Stack {:?} has no configuration.", stack.name);
         return Ok(());
     }
-    let rows: Vec<(String, &ConfigView)> = entries
+    // One row per key: keys and values with their line breaks escaped.
+    let rows: Vec<(String, String)> = entries
         .iter()
-        .map(|(key, view)| (key.pretty(stack.project()), view))
+        .map(|(key, view)| {
+            (
+                field(&key.pretty(stack.project())).into_owned(),
+                field(&view.value).into_owned(),
+            )
+        })
         .collect();
-    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0).max(3);
-    println!("{:<width$}  VALUE", "KEY");
-    for (key, view) in rows {
-        println!("{key:<width$}  {}", view.value);
+    let width = rows
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(3);
+    outln!("{:<width$}  VALUE", "KEY");
+    for (key, value) in rows {
+        outln!("{key:<width$}  {value}");
     }
     Ok(())
 }
@@ -120,7 +132,8 @@ fn get(stack: &Stack<'_>, key: &str, path: bool, json: bool) -> Result<()> {
     };
     let Some(view) = view else {
         bail!(
-            "configuration key {key:?} is not set for stack {:?}",
+            "configuration key {} is not set for stack {:?}",
+            quoted(key),
             stack.name
         );
     };
@@ -129,11 +142,11 @@ fn get(stack: &Stack<'_>, key: &str, path: bool, json: bool) -> Result<()> {
         if let Some(object) = &view.object {
             out["objectValue"] = object.clone();
         }
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", json_pretty(&out)?);
     } else if let Some(object) = &view.object {
-        println!("{}", serde_json::to_string_pretty(object)?);
+        outln!("{}", json_pretty(object)?);
     } else {
-        println!("{}", view.value);
+        outln!("{}", view.value);
     }
     Ok(())
 }
@@ -169,12 +182,15 @@ fn read_value(stack: &Stack<'_>, key: &str, secret: bool) -> Result<String> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         if !stack.workspace.context.interactive {
-            bail!("no value given for {key:?}: pass it as an argument or on standard input");
+            bail!(
+                "no value given for {}: pass it as an argument or on standard input",
+                quoted(key)
+            );
         }
         if secret {
-            return Ok(rpassword::prompt_password(format!("{key}: "))?);
+            return Ok(rpassword::prompt_password(format!("{}: ", field(key)))?);
         }
-        eprint!("{key}: ");
+        crate::terminal::prompt(&format!("{}: ", field(key)));
         let mut line = String::new();
         stdin.read_line(&mut line)?;
         return Ok(line.trim_end_matches(['\r', '\n']).to_owned());

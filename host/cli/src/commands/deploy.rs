@@ -259,9 +259,10 @@ async fn deploy(
 }
 
 fn confirm(kind: Kind) -> Result<bool> {
-    use std::io::Write;
-    print!("Do you want to perform this {}? [y/N] ", kind.verb());
-    std::io::stdout().flush()?;
+    crate::terminal::prompt(&format!(
+        "Do you want to perform this {}? [y/N] ",
+        kind.verb()
+    ));
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer)?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
@@ -270,7 +271,7 @@ fn confirm(kind: Kind) -> Result<bool> {
 fn parse_urns(values: &[String], flag: &str) -> Result<Vec<Urn>> {
     values
         .iter()
-        .map(|v| Urn::parse(v).with_context(|| format!("{flag} {v}")))
+        .map(|v| Urn::parse(v).with_context(|| format!("{flag} {}", crate::terminal::quoted(v))))
         .collect()
 }
 

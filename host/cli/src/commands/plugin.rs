@@ -2,11 +2,13 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Result, anyhow, bail};
+use cairn_wasm::store::{PLUGIN_NAME_RULE, is_plugin_name};
 use clap::{Args, Subcommand};
 use serde_json::json;
 
 use crate::providers;
+use crate::terminal::{field, json_pretty, outln, quoted};
 use crate::workspace::Context;
 
 #[derive(Debug, Args)]
@@ -48,7 +50,7 @@ enum PluginCommand {
         name: String,
         /// Only this version.
         #[arg(value_name = "VERSION")]
-        plugin_version: Option<semver::Version>,
+        plugin_version: Option<String>,
     },
 }
 
@@ -60,11 +62,11 @@ pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
                 &context.cwd.join(&file),
                 &context.cwd.join(&output),
             )?;
-            println!("Wrote {}", launcher.display());
+            outln!("Wrote {}", launcher.display());
         }
         PluginCommand::Install { file } => {
             let installed = store.install(context.cwd.join(&file))?;
-            println!(
+            outln!(
                 "Installed {}@{} (sha256 {}) at {}",
                 installed.name,
                 installed.version,
@@ -79,25 +81,39 @@ pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
                     .iter()
                     .map(|i| json!({"name": i.name, "version": i.version.to_string(), "sha256": i.sha256, "path": i.path}))
                     .collect();
-                println!("{}", serde_json::to_string_pretty(&rows)?);
+                outln!("{}", json_pretty(&rows)?);
             } else if installed.is_empty() {
-                println!(
+                outln!(
                     "No providers installed; install one with `cairn plugin install FILE.wasm`."
                 );
             } else {
-                println!("{:<20} {:<12} SHA-256", "NAME", "VERSION");
+                outln!("{:<20} {:<12} SHA-256", "NAME", "VERSION");
                 for i in installed {
-                    println!("{:<20} {:<12} {}", i.name, i.version, i.sha256);
+                    outln!(
+                        "{:<20} {:<12} {}",
+                        i.name,
+                        i.version.to_string(),
+                        field(&i.sha256)
+                    );
                 }
             }
         }
         PluginCommand::Inspect { name_or_file, json } => {
+            // A `.wasm` file the user names, else an installed `name[@version]`.
             let target = if Path::new(&name_or_file)
                 .extension()
                 .is_some_and(|e| e == "wasm")
             {
                 context.cwd.join(&name_or_file).display().to_string()
             } else {
+                let (name, version) = match name_or_file.split_once('@') {
+                    Some((name, version)) => (name, Some(version)),
+                    None => (name_or_file.as_str(), None),
+                };
+                check_name(name, "inspect")?;
+                if let Some(version) = version {
+                    parse_version(version, "inspect")?;
+                }
                 name_or_file
             };
             let i = store.inspect(&target)?;
@@ -117,19 +133,23 @@ pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
                         "env": i.capabilities.env,
                     },
                 });
-                println!("{}", serde_json::to_string_pretty(&out)?);
+                outln!("{}", json_pretty(&out)?);
             } else {
-                println!("{}@{}", i.name, i.version);
-                println!("  sha256:     {}", i.sha256);
+                // Manifest fields come from an untrusted file: each is shown on its own line.
+                outln!("{}@{}", field(&i.name), i.version);
+                outln!("  sha256:     {}", field(&i.sha256));
                 if let Some(path) = &i.path {
-                    println!("  path:       {}", path.display());
+                    outln!("  path:       {}", field(&path.display().to_string()));
                 }
-                println!("  wit:        cairn:deploy@{}", i.wit);
-                println!("  resources:  {}", list(&i.schema.resources));
-                println!("  functions:  {}", list(&i.schema.functions));
-                println!("  config:     {}", list(&i.schema.config));
-                println!("  requests (granted only through cairn:grants.{}):", i.name);
-                println!("    http:        {}", list(&i.capabilities.http));
+                outln!("  wit:        cairn:deploy@{}", field(&i.wit));
+                outln!("  resources:  {}", list(&i.schema.resources));
+                outln!("  functions:  {}", list(&i.schema.functions));
+                outln!("  config:     {}", list(&i.schema.config));
+                outln!(
+                    "  requests (granted only through cairn:grants.{}):",
+                    field(&i.name)
+                );
+                outln!("    http:        {}", list(&i.capabilities.http));
                 let dirs: Vec<String> = i
                     .capabilities
                     .directories
@@ -142,26 +162,57 @@ pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
                         )
                     })
                     .collect();
-                println!("    directories: {}", list(&dirs));
-                println!("    env:         {}", list(&i.capabilities.env));
+                outln!("    directories: {}", list(&dirs));
+                outln!("    env:         {}", list(&i.capabilities.env));
             }
         }
         PluginCommand::Rm {
             name,
             plugin_version,
         } => {
-            for removed in store.remove(&name, plugin_version.as_ref())? {
-                println!("Removed {}@{}", removed.name, removed.version);
+            check_name(&name, "rm")?;
+            let version = plugin_version
+                .map(|v| parse_version(&v, "rm"))
+                .transpose()?;
+            for removed in store.remove(&name, version.as_ref())? {
+                outln!("Removed {}@{}", removed.name, removed.version);
             }
         }
     }
     Ok(())
 }
 
+/// Checks a plugin name given to `cairn plugin <command>` before the store turns it into a
+/// path (the store checks again).
+fn check_name(name: &str, command: &str) -> Result<()> {
+    if !is_plugin_name(name) {
+        bail!(
+            "invalid plugin name {} given to `cairn plugin {command}`: {PLUGIN_NAME_RULE}",
+            quoted(name)
+        );
+    }
+    Ok(())
+}
+
+/// Parses a plugin version given to `cairn plugin <command>`.
+fn parse_version(version: &str, command: &str) -> Result<semver::Version> {
+    semver::Version::parse(version).map_err(|e| {
+        anyhow!(
+            "invalid plugin version {} given to `cairn plugin {command}`: versions are semantic versions such as 1.2.3 ({e})",
+            quoted(version)
+        )
+    })
+}
+
+/// Items of a manifest, each on one line, comma-separated.
 fn list(items: &[String]) -> String {
     if items.is_empty() {
         "none".to_owned()
     } else {
-        items.join(", ")
+        items
+            .iter()
+            .map(|item| field(item).into_owned())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }

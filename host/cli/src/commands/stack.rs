@@ -12,6 +12,7 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 use crate::stack::Stack;
+use crate::terminal::{field, json_pretty, outln, prompt, quoted};
 use crate::workspace::{Context, Workspace};
 
 #[derive(Debug, Args)]
@@ -118,26 +119,26 @@ pub fn run(context: &Context, args: StackArgs) -> Result<()> {
 fn show(workspace: &Workspace) -> Result<()> {
     let stack = Stack::current(workspace)?;
     let deployment = workspace.backend.latest(stack.project(), &stack.name)?;
-    println!("Current stack is {}:", stack.name);
-    println!("    Backend: file://{}", workspace.backend.root().display());
+    outln!("Current stack is {}:", stack.name);
+    outln!("    Backend: file://{}", workspace.backend.root().display());
     match &deployment {
         Some(d) if !d.resources.is_empty() => {
-            println!("    Last update: {}", d.manifest.time);
-            println!("    Resources: {}", d.resources.len());
+            outln!("    Last update: {}", field(&d.manifest.time));
+            outln!("    Resources: {}", d.resources.len());
             for resource in &d.resources {
-                println!(
+                outln!(
                     "        {:<40} {}",
-                    resource.resource_type.as_str(),
-                    resource.urn.name()
+                    field(resource.resource_type.as_str()),
+                    field(resource.urn.name())
                 );
             }
         }
-        _ => println!("    The stack has no resources."),
+        _ => outln!("    The stack has no resources."),
     }
     if let Some(d) = &deployment
         && !d.pending_operations.is_empty()
     {
-        println!(
+        outln!(
             "    Pending operations: {} (interrupted; run `cairn refresh`)",
             d.pending_operations.len()
         );
@@ -146,7 +147,7 @@ fn show(workspace: &Workspace) -> Result<()> {
 }
 
 fn init(workspace: &Workspace, name: &str) -> Result<()> {
-    let name = workspace.parse_stack_name(name)?;
+    let name = workspace.parse_stack_name(name, "given to `cairn stack init`")?;
     let project = workspace.name();
     if workspace.backend.stack_exists(project, &name) {
         bail!("stack {name:?} already exists");
@@ -167,7 +168,7 @@ fn init(workspace: &Workspace, name: &str) -> Result<()> {
         .backend
         .create(&lock, project, &name, deployment)?;
     workspace.select_stack(Some(&name))?;
-    println!("Created stack {name:?}.");
+    outln!("Created stack {name:?}.");
     Ok(())
 }
 
@@ -186,27 +187,27 @@ fn ls(workspace: &Workspace, json: bool) -> Result<()> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        outln!("{}", json_pretty(&rows)?);
         return Ok(());
     }
     if stacks.is_empty() {
-        println!(
+        outln!(
             "No stacks for project {:?}; create one with `cairn stack init <name>`.",
             workspace.name()
         );
         return Ok(());
     }
-    println!("{:<24} {:<32} RESOURCE COUNT", "NAME", "LAST UPDATE");
+    outln!("{:<24} {:<32} RESOURCE COUNT", "NAME", "LAST UPDATE");
     for s in stacks {
         let marker = if current.as_deref() == Some(s.name.as_str()) {
             "*"
         } else {
             ""
         };
-        println!(
+        outln!(
             "{:<24} {:<32} {}",
             format!("{}{marker}", s.name),
-            s.last_update.as_deref().unwrap_or("never"),
+            field(s.last_update.as_deref().unwrap_or("never")),
             s.resource_count
         );
     }
@@ -214,7 +215,7 @@ fn ls(workspace: &Workspace, json: bool) -> Result<()> {
 }
 
 fn select(workspace: &Workspace, name: &str, create: bool) -> Result<()> {
-    let name = workspace.parse_stack_name(name)?;
+    let name = workspace.parse_stack_name(name, "given to `cairn stack select`")?;
     if !workspace.backend.stack_exists(workspace.name(), &name) {
         if create {
             return init(workspace, &name);
@@ -222,7 +223,7 @@ fn select(workspace: &Workspace, name: &str, create: bool) -> Result<()> {
         bail!("stack {name:?} does not exist; create it with `cairn stack init {name}`");
     }
     workspace.select_stack(Some(&name))?;
-    println!("Selected stack {name:?}.");
+    outln!("Selected stack {name:?}.");
     Ok(())
 }
 
@@ -234,7 +235,7 @@ fn rm(
     yes: bool,
 ) -> Result<()> {
     let name = match name {
-        Some(name) => workspace.parse_stack_name(&name)?,
+        Some(name) => workspace.parse_stack_name(&name, "given to `cairn stack rm`")?,
         None => workspace.current_stack()?,
     };
     let project = workspace.name();
@@ -255,7 +256,7 @@ fn rm(
         workspace,
         name: name.clone(),
     };
-    let config_path = stack.config_path();
+    let config_path = stack.config_path()?;
     if !preserve_config && config_path.exists() {
         std::fs::remove_file(&config_path)
             .with_context(|| format!("removing {}", config_path.display()))?;
@@ -263,7 +264,7 @@ fn rm(
     if workspace.selected_stack()?.is_none() {
         workspace.select_stack(None)?;
     }
-    println!("Removed stack {name:?}.");
+    outln!("Removed stack {name:?}.");
     Ok(())
 }
 
@@ -272,8 +273,9 @@ fn confirm(workspace: &Workspace, name: &str) -> Result<()> {
     if !workspace.context.interactive {
         bail!("removing stack {name:?} needs confirmation: pass --yes");
     }
-    print!("This removes stack {name:?} and its state. Type its name to confirm: ");
-    std::io::stdout().flush()?;
+    prompt(&format!(
+        "This removes stack {name:?} and its state. Type its name to confirm: "
+    ));
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer)?;
     if answer.trim() != name {
@@ -320,20 +322,23 @@ fn output(workspace: &Workspace, name: Option<&str>, json: bool, show_secrets: b
     if let Some(name) = name {
         let value = outputs.get(name).ok_or_else(|| {
             anyhow!(
-                "stack {:?} has no output {name:?} (it has: {})",
+                "stack {:?} has no output {} (it has: {})",
                 stack.name,
-                outputs.keys().cloned().collect::<Vec<_>>().join(", ")
+                quoted(name),
+                outputs
+                    .keys()
+                    .map(|k| field(k).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         })?;
         if json {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&value_to_json(value, show_secrets))?
-            );
+            outln!("{}", json_pretty(&value_to_json(value, show_secrets))?);
         } else {
+            // One value alone: a multi-line string keeps its lines.
             match value {
-                cairn_engine::value::PropertyValue::String(s) => println!("{s}"),
-                other => println!("{}", format_value(other, show_secrets)),
+                cairn_engine::value::PropertyValue::String(s) => outln!("{s}"),
+                other => outln!("{}", format_value(other, show_secrets)),
             }
         }
         return Ok(());
@@ -343,22 +348,34 @@ fn output(workspace: &Workspace, name: Option<&str>, json: bool, show_secrets: b
             .iter()
             .map(|(k, v)| (k.clone(), value_to_json(v, show_secrets)))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&map)?);
+        outln!("{}", json_pretty(&map)?);
         return Ok(());
     }
     if outputs.is_empty() {
-        println!("The stack has no outputs.");
+        outln!("The stack has no outputs.");
         return Ok(());
     }
-    println!("Current stack outputs ({}):", outputs.len());
-    let width = outputs.keys().map(String::len).max().unwrap_or(0).max(6);
-    println!("    {:<width$}  VALUE", "OUTPUT");
-    for (key, value) in &outputs {
-        let text = match value {
-            cairn_engine::value::PropertyValue::String(s) => s.clone(),
-            other => format_value(other, show_secrets),
-        };
-        println!("    {key:<width$}  {text}");
+    outln!("Current stack outputs ({}):", outputs.len());
+    // One row per output: keys and string values with their line breaks escaped.
+    let rows: Vec<(String, String)> = outputs
+        .iter()
+        .map(|(key, value)| {
+            let text = match value {
+                cairn_engine::value::PropertyValue::String(s) => field(s).into_owned(),
+                other => format_value(other, show_secrets),
+            };
+            (field(key).into_owned(), text)
+        })
+        .collect();
+    let width = rows
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(6);
+    outln!("    {:<width$}  VALUE", "OUTPUT");
+    for (key, text) in rows {
+        outln!("    {key:<width$}  {text}");
     }
     Ok(())
 }
@@ -382,7 +399,9 @@ fn export(workspace: &Workspace, file: Option<PathBuf>, show_secrets: bool) -> R
         version: DEPLOYMENT_VERSION,
         deployment: serde_json::to_value(deployment)?,
     };
-    let mut text = serde_json::to_string_pretty(&untyped)?;
+    // Control characters in strings are escaped (losslessly), so the document is safe to
+    // print and reads back the same.
+    let mut text = json_pretty(&untyped)?;
     text.push('\n');
     match file {
         Some(path) => {
@@ -452,7 +471,7 @@ fn import(workspace: &Workspace, file: Option<PathBuf>) -> Result<()> {
     workspace
         .backend
         .save(&lock, stack.project(), &stack.name, stored)?;
-    println!(
+    outln!(
         "Imported {} resource{} into stack {:?}.",
         snapshot.resources.len(),
         if snapshot.resources.len() == 1 {

@@ -1,7 +1,7 @@
 //! `cairn state`: edit a stack's recorded state directly (delete, protect, unprotect), and
 //! `cairn stack clear-pending`. No provider is called: only the state changes.
 
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use cairn_engine::state::edit::{self, EditError};
@@ -13,6 +13,7 @@ use clap::{Args, Subcommand};
 
 use crate::backend::operation_verb;
 use crate::stack::Stack;
+use crate::terminal::{outln, prompt, quoted};
 use crate::workspace::{Context, Workspace};
 
 #[derive(Debug, Args)]
@@ -68,7 +69,7 @@ pub fn run(context: &Context, args: StateArgs) -> Result<()> {
 }
 
 fn parse_urn(urn: &str) -> Result<Urn> {
-    Urn::parse(urn).with_context(|| format!("{urn:?} is not a resource URN"))
+    Urn::parse(urn).with_context(|| format!("{} is not a resource URN", quoted(urn)))
 }
 
 /// Loads the current stack's state under its lock (recovering an interrupted deployment's
@@ -135,7 +136,7 @@ fn delete(
         Ok(true)
     })?;
     for urn in &removed {
-        println!("Deleted {urn} from the state.");
+        outln!("Deleted {urn} from the state.");
     }
     Ok(())
 }
@@ -153,9 +154,9 @@ fn protect(workspace: &Workspace, args: ProtectArgs, protect: bool) -> Result<()
         Ok(changed > 0)
     })?;
     match (&urn, changed) {
-        (Some(urn), 0) => println!("{urn} is already {verb}."),
-        (Some(urn), _) => println!("{} {urn}.", capitalized(verb)),
-        (None, n) => println!(
+        (Some(urn), 0) => outln!("{urn} is already {verb}."),
+        (Some(urn), _) => outln!("{} {urn}.", capitalized(verb)),
+        (None, n) => outln!(
             "{} {n} resource{}.",
             capitalized(verb),
             if n == 1 { "" } else { "s" }
@@ -194,7 +195,7 @@ pub fn clear_pending(workspace: &Workspace, yes: bool) -> Result<()> {
         for op in &snapshot.pending_operations {
             question.push_str(&format!("\n    {} {}", operation_verb(op), op.resource.urn));
         }
-        println!("{question}");
+        outln!("{question}");
         if !yes {
             confirm(
                 workspace,
@@ -206,9 +207,9 @@ pub fn clear_pending(workspace: &Workspace, yes: bool) -> Result<()> {
         Ok(true)
     })?;
     if cleared.is_empty() {
-        println!("Stack {name:?} has no pending operations.");
+        outln!("Stack {name:?} has no pending operations.");
     } else {
-        println!(
+        outln!(
             "Cleared {} pending operation{}.",
             cleared.len(),
             if cleared.len() == 1 { "" } else { "s" }
@@ -222,8 +223,7 @@ fn confirm(workspace: &Workspace, question: &str, what: &str) -> Result<()> {
     if !workspace.context.interactive {
         bail!("{what} needs confirmation: pass --yes");
     }
-    print!("{question}\nContinue? [y/N] ");
-    std::io::stdout().flush()?;
+    prompt(&format!("{question}\nContinue? [y/N] "));
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer)?;
     if !matches!(answer.trim(), "y" | "Y" | "yes" | "Yes") {

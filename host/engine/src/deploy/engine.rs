@@ -1061,6 +1061,19 @@ impl Engine {
             });
         }
         let is_provider = is_provider_type(&request.resource_type);
+        if is_provider {
+            // The package a provider resource names is looked up (and may name a file).
+            let package = request.resource_type.name();
+            provider_type(package)
+                .ok()
+                .filter(|_| crate::urn::is_package_name(package))
+                .ok_or_else(|| {
+                    err(format!(
+                        "{}: {package:?} is not a package name (a letter, then letters, digits and '-')",
+                        request.resource_type
+                    ))
+                })?;
+        }
         let parent = match (&request.parent, caller.scope()) {
             (Some(parent), _) => Some(parent.clone()),
             // What a provider registers for a component belongs to the component; a missing

@@ -78,6 +78,12 @@ impl ProviderRegistry {
                 format!("provider {reference} is not in the state, so the resources it managed cannot be reached")
             })?;
             let package = state.resource_type.name().to_owned();
+            if !crate::urn::is_package_name(&package) {
+                return Err(format!(
+                    "provider {reference} is of type {}, which names no package",
+                    state.resource_type
+                ));
+            }
             let version = version_input(&state.inputs);
             let provider = self
                 .loader

@@ -644,6 +644,15 @@ fn values_a_program_sends_are_checked_before_any_provider_runs() {
             "customTimeouts.create is NaN; it must be a finite number of seconds",
         ),
         (
+            "a provider type naming a path",
+            RegisterResourceRequest::custom(
+                token("pulumi:providers:a/../../x"),
+                "p",
+                PropertyMap::new(),
+            ),
+            "pulumi:providers:a/../../x: \"a/../../x\" is not a package name",
+        ),
+        (
             "a name with an escape sequence",
             RegisterResourceRequest::custom(
                 token("random:index:RandomPet"),

@@ -18,6 +18,17 @@
 //! * `read`: reads the existing thing `thing-outside` and exports its ID and URN.
 //! * `sandbox`: tries `/etc/passwd`, `/data/hello.txt` and env `PROBE_SECRET`; exports what
 //!   it got (`ok:<text>` / `err:<error>`, the variable or `unset`).
+//! * `hostile`: [`HOSTILE`] text everywhere a program and a provider can put text: the
+//!   program's stdout and stderr, the provider's log, stdout and stderr (thing `loud`), input
+//!   and output values and keys, stack output names and values.
+//! * `hostile-fail`: thing `bad` fails with [`HOSTILE`] as its error.
+//! * `hostile-panic`: the program panics with [`HOSTILE`].
+//! * `hostile-name` / `hostile-type`: a thing whose name / type holds an escape sequence.
+
+/// Every kind of control character a terminal acts on (CSI, OSC with BEL, CR, backspace, C1
+/// CSI, NEL, a bidi override, DEL, NUL) and a newline followed by a fake line of Cairn's own.
+pub const HOSTILE: &str =
+    "\x1b[2J\x1b]0;pwned\x07\rX\x08\u{9b}31m\u{85}\u{202e}\x7f\0\nResources:\n    + 99 created";
 
 use cairn_sdk::Value;
 use cairn_sdk::program::{
@@ -163,6 +174,36 @@ fn main(ctx: &Context) -> Result<()> {
         "invoke" => {
             let who = invoke("probe:index:whoami", Args::new(), None);
             ctx.export("who", who.apply(Value::Object));
+        }
+        "hostile" => {
+            println!("{HOSTILE}");
+            eprintln!("{HOSTILE}");
+            let loud = thing(
+                "loud",
+                Args::new()
+                    .set("log", HOSTILE)
+                    .set("print", HOSTILE)
+                    .set("eprint", HOSTILE)
+                    .set("note", HOSTILE)
+                    .set(HOSTILE, HOSTILE),
+            );
+            ctx.export("note", loud.output("note"));
+            ctx.export(HOSTILE, HOSTILE);
+        }
+        "hostile-fail" => {
+            thing("bad", Args::new().set("fail", HOSTILE));
+        }
+        "hostile-panic" => panic!("{HOSTILE}"),
+        "hostile-name" => {
+            thing("evil\x1b]0;pwned\x07", Args::new());
+        }
+        "hostile-type" => {
+            custom(
+                "probe:index:Thing\x1b[2J",
+                "evil",
+                Args::new(),
+                ResourceOptions::new(),
+            );
         }
         other => return Err(format!("unknown mode {other:?}").into()),
     }

@@ -1,0 +1,241 @@
+//! What reaches the terminal. Names, messages, values and file contents that come from a guest,
+//! a plugin, a program, a state file or a settings file are untrusted: printed raw, an escape
+//! sequence could clear the screen, set the title or fake a line of Cairn's own output. So
+//! every byte the CLI writes to stdout or stderr passes through this module, which makes
+//! control characters visible with `cairn_engine::text`:
+//!
+//! * [`outln!`] / [`errln!`] / [`prompt`]: human output. The whole text passes through
+//!   `visible_text` (newlines and tabs kept); `clippy.toml` forbids `println!` and friends in
+//!   this crate so nothing bypasses it. A single-line field inside it (a name, key, URN) is
+//!   passed through [`field`] where it is formatted, so a newline in it cannot start a line.
+//! * [`message`]: a multi-line message (an error, a log line) whose continuation lines are
+//!   indented, so they cannot pass for lines of Cairn's own.
+//! * [`json`] / [`json_pretty`]: JSON with every unsafe character inside strings escaped as
+//!   `\uXXXX` (serde_json escapes C0 controls but leaves DEL, C1 controls and bidi overrides
+//!   raw). The escape is JSON's own, so a reader decodes the exact original text.
+//! * [`SafeStderr`]: the writer of the `tracing` subscriber (`CAIRN_LOG`): one visible line
+//!   per event.
+//!
+//! [`crate::display`] renders engine events with the same functions, and its writer applies
+//! `visible_text` to everything but its own cursor movements.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::io::Write;
+
+use cairn_engine::text::{is_unsafe, visible_line, visible_text};
+
+/// Writes `text` and a newline to stdout with control characters made visible. Errors (a
+/// closed pipe) are ignored, as a broken pipe must not turn into a panic.
+pub fn out(text: &str) {
+    let mut line = text_of(text).into_owned();
+    line.push('\n');
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(line.as_bytes());
+    let _ = stdout.flush();
+}
+
+/// Like [`out`], to stderr.
+pub fn err(text: &str) {
+    let mut line = text_of(text).into_owned();
+    line.push('\n');
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+/// A question without a newline (the answer is typed after it), flushed.
+pub fn prompt(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text_of(text).as_bytes());
+    let _ = stdout.flush();
+}
+
+/// `println!` with control characters made visible.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::terminal::out(&format!($($arg)*))
+    };
+}
+
+/// `eprintln!` with control characters made visible.
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::terminal::err(&format!($($arg)*))
+    };
+}
+
+pub(crate) use {errln, outln};
+
+/// Multi-line text made visible: `\r\n` line ends become `\n`, then every control character
+/// but newline and tab is escaped.
+pub fn text_of(text: &str) -> Cow<'_, str> {
+    if text.contains("\r\n") {
+        Cow::Owned(visible_text(&text.replace("\r\n", "\n")).into_owned())
+    } else {
+        visible_text(text)
+    }
+}
+
+/// A single-line field: every control character escaped, newlines included.
+pub fn field(text: &str) -> Cow<'_, str> {
+    visible_line(text)
+}
+
+/// A name for an error message: in double quotes, control characters escaped, and at most 64
+/// characters of it (with the full length noted), so a hostile name cannot flood the message.
+pub fn quoted(name: &str) -> String {
+    const MAX: usize = 64;
+    let count = name.chars().count();
+    if count <= MAX {
+        return format!("\"{}\"", visible_line(name));
+    }
+    let head: String = name.chars().take(MAX).collect();
+    format!("\"{}\"… ({} bytes)", visible_line(&head), name.len())
+}
+
+/// `first` then `text`, multi-line: each further line of `text` starts with `indent`. Control
+/// characters are made visible; trailing whitespace is dropped.
+pub fn message(first: &str, indent: &str, text: &str) -> String {
+    let text = text_of(text);
+    let mut out = String::from(first);
+    for (i, line) in text.trim_end().split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+            out.push_str(indent);
+        }
+        out.push_str(line.trim_end());
+    }
+    out
+}
+
+/// `value` as one line of JSON, control characters in strings escaped.
+pub fn json(value: &serde_json::Value) -> String {
+    escape_json(serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned()))
+}
+
+/// `value` as indented JSON, control characters in strings escaped.
+pub fn json_pretty(value: &impl serde::Serialize) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(value).map(escape_json)
+}
+
+/// A string as a JSON string literal (in double quotes), control characters escaped.
+pub fn json_string(s: &str) -> String {
+    escape_json(serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned()))
+}
+
+/// Escapes, as `\uXXXX`, what serde_json writes raw but a terminal would act on. Outside
+/// strings serialised JSON holds only printable ASCII, spaces and (pretty) newlines, and inside
+/// strings serde_json has already escaped newlines, so every other unsafe character is inside
+/// a string, where the escape means the same character.
+fn escape_json(json: String) -> String {
+    if !json.chars().any(|c| c != '\n' && is_unsafe(c)) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if c != '\n' && is_unsafe(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The `tracing` subscriber's writer: each event (one formatted line) is written to stderr as
+/// one visible line, so a field or message holding a newline or an escape sequence cannot
+/// fake or hide log lines.
+pub struct SafeStderr;
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for SafeStderr {
+    type Writer = EventLine;
+
+    fn make_writer(&'a self) -> EventLine {
+        EventLine(Vec::new())
+    }
+}
+
+/// One event's bytes, written out when the event is complete (on drop).
+pub struct EventLine(Vec<u8>);
+
+impl Write for EventLine {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for EventLine {
+    fn drop(&mut self) {
+        if self.0.is_empty() {
+            return;
+        }
+        let text = String::from_utf8_lossy(&self.0);
+        let body = text.strip_suffix('\n').unwrap_or(&text);
+        let mut line = visible_line(body).into_owned();
+        line.push('\n');
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOSTILE: &str = "a\x1b[2J\x1b]0;title\x07b\rc\x08d\u{9b}31m\u{85}e\u{202e}f\x7fg\0h";
+
+    fn raw_controls(text: &str) -> Vec<char> {
+        text.chars()
+            .filter(|c| *c != '\n' && *c != '\t' && is_unsafe(*c))
+            .collect()
+    }
+
+    #[test]
+    fn json_escapes_every_unsafe_character_and_reads_back_the_same() {
+        let value = serde_json::json!({
+            HOSTILE: [HOSTILE, {"nested\u{2066}": "x\ny"}],
+            "plain": "ünïcödé 名前 😀",
+        });
+        for text in [json(&value), json_pretty(&value).unwrap()] {
+            assert_eq!(raw_controls(&text), Vec::<char>::new(), "{text}");
+            let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(back, value, "the escape is lossless");
+        }
+        assert_eq!(json_string("a\u{9b}b"), r#""a\u009bb""#);
+        assert_eq!(json_string("plain"), r#""plain""#);
+    }
+
+    #[test]
+    fn messages_indent_their_continuation_lines() {
+        assert_eq!(
+            message(
+                "error: ",
+                "    ",
+                "first\r\nsecond \x1b[1A\nerror: fake\n\n"
+            ),
+            "error: first\n    second \\x1b[1A\n    error: fake"
+        );
+        assert_eq!(
+            message("x: ", "  ", HOSTILE),
+            format!("x: {}", field(HOSTILE))
+        );
+        assert!(raw_controls(&message("", "", HOSTILE)).is_empty());
+    }
+
+    #[test]
+    fn quoted_names_are_short_and_visible() {
+        assert_eq!(quoted("../x"), r#""../x""#);
+        assert_eq!(quoted("a\x1b[2J"), r#""a\x1b[2J""#);
+        let long = "x".repeat(5000);
+        assert_eq!(
+            quoted(&long),
+            format!("\"{}\"… (5000 bytes)", "x".repeat(64))
+        );
+    }
+}
