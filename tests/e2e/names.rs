@@ -240,7 +240,7 @@ fn a_project_whose_name_names_a_directory_is_refused() {
             &before,
             &["stack", "init", "dev"],
             &format!(
-                "error: invalid project name \"{name}\" in {}: {PROJECT_RULE}\n",
+                "error: {}: invalid project name \"{name}\": \"{name}\" names a directory; project names are letters, digits, '-', '_' and '.', but not \".\" or \"..\"\n",
                 file.display()
             ),
         );
@@ -304,7 +304,7 @@ fn stack_references_name_only_stacks_of_the_backend() {
     };
     // The reference's name is also the resource's name, so control characters are refused
     // at registration already.
-    let unprintable = "the name contains a control character".to_owned();
+    let unprintable = "contains control characters; it must be printable".to_owned();
     for (reference, expected) in [
         ("../dev", not_a_stack(r#""../dev""#)),
         ("..", not_a_stack(r#""..""#)),

@@ -234,8 +234,8 @@ fn names_and_types_with_control_characters_are_refused_at_registration() {
         (
             "hostile-name",
             [
-                r"probe:index:Thing evil\x1b]0;pwned\x07: invalid URN",
-                "the name contains a control character",
+                r"probe:index:Thing evil\x1b]0;pwned\x07: invalid register-resource request",
+                "contains control characters; it must be printable",
             ],
         ),
         (

@@ -285,7 +285,9 @@ pub fn validate_project_name(name: &str) -> Result<(), String> {
     }
     // The name becomes a directory of the backend.
     if name == "." || name == ".." {
-        return Err(format!("a project may not be named {name:?}"));
+        return Err(format!(
+            "{name:?} names a directory; project names are letters, digits, '-', '_' and '.', but not \".\" or \"..\""
+        ));
     }
     Ok(())
 }

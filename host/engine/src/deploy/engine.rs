@@ -653,6 +653,12 @@ impl Engine {
             Some(text) => ProviderReference::parse(text).map_err(|e| err(e.to_string()))?,
             None => self.default_provider(package, version, native).await?,
         };
+        let expected = provider_type(package).map_err(|e| err(e.to_string()))?;
+        if reference.urn.resource_type() != expected.as_str() {
+            return Err(err(format!(
+                "provider {reference} cannot manage package {package:?}: a resource of {package:?} needs a provider of type {expected}"
+            )));
+        }
         let provider = self.providers.registered(&reference).ok_or_else(|| {
             err(format!(
                 "provider {reference} is not registered in this deployment; register the provider resource before the resources that use it"

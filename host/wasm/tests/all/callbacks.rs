@@ -848,3 +848,30 @@ fn sandboxed_code_never_starts_or_uses_a_native_plugin_found_by_lookup() {
         );
     }
 }
+
+#[test]
+fn a_provider_manages_only_its_own_package() {
+    let base = base();
+    let own = find(&base, "own");
+    let reference = format!("{}::{}", own.urn, own.id.clone().unwrap());
+    let mut program = victims();
+    program.push(refused(
+        RegisterResourceRequest {
+            options: ResourceOptions {
+                provider: Some(reference.clone()),
+                ..ResourceOptions::default()
+            },
+            ..RegisterResourceRequest::custom(
+                token("hostile-construct:index:Thing"),
+                "thing",
+                PropertyMap::new(),
+            )
+        },
+        &[&format!(
+            "provider {reference} cannot manage package \"hostile-construct\": a resource of \"hostile-construct\" needs a provider of type pulumi:providers:hostile-construct"
+        )],
+    ));
+    let (result, after, _) = deploy(base, program);
+    result.unwrap_or_else(|e| panic!("{e}"));
+    assert!(!after.resources.iter().any(|r| r.urn.name() == "thing"));
+}
