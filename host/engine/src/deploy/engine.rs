@@ -1272,13 +1272,32 @@ impl Engine {
                 "it registered {urn}, a resource of the built-in pulumi package, which only the program may use"
             ));
         }
-        if let Some(import_id) = &request.options.import_id
+        // Importing (or reading) by ID a resource the stack manages elsewhere would let the
+        // provider act on it (an import is deleted with the component).
+        if let Some(id) = &request.options.import_id
             && let Some(owner) =
-                self.owner_of_id(request.resource_type.package(), import_id, urn, component)
+                self.owner_of_id(request.resource_type.package(), id, urn, component)
         {
             return violation(format!(
-                "it imported {urn} with ID {import_id:?}, which the stack already manages as {owner}"
+                "it named ID {id:?} for {urn}, the ID of {owner}, which the stack manages outside the component"
             ));
+        }
+        // Provider references it hands on (to a child, or to a nested component as that
+        // component's providers) must be ones it may use itself.
+        let handed = request
+            .options
+            .provider
+            .iter()
+            .chain(request.options.providers.values());
+        for text in handed {
+            if let Ok(reference) = ProviderReference::parse(text)
+                && !scope.passed_providers.contains(&reference)
+                && !self.may_use_provider(scope, &reference.urn)
+            {
+                return violation(format!(
+                    "it gave {urn} provider {reference}, which is neither its own, nor handed to the component, nor a default provider"
+                ));
+            }
         }
         Ok(())
     }
@@ -2366,14 +2385,7 @@ impl Engine {
         check_request(&as_registration)?;
         let urn = self.urn_for(parent.as_ref(), &request.resource_type, &request.name)?;
         if let Some(scope) = caller.scope() {
-            let read = RegisterResourceRequest {
-                options: ResourceOptions {
-                    import_id: None,
-                    ..as_registration.options.clone()
-                },
-                ..as_registration.clone()
-            };
-            self.check_in_scope(scope, &urn, parent.as_ref(), &read)?;
+            self.check_in_scope(scope, &urn, parent.as_ref(), &as_registration)?;
         }
         self.check_references(&urn, parent.as_ref(), &as_registration)?;
         let claimed = self.claim(&urn, vec![], parent.as_ref(), caller)?;

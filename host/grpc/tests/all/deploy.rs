@@ -424,3 +424,224 @@ async fn an_sdk_client_s_malformed_requests_are_refused_naming_field_and_propert
         "the valid request went on"
     );
 }
+
+/// The program of the component-scope tests: the remote component `c` first (its outcome kept),
+/// then a resource of its own (`victim`) and a provider it keeps to itself (`kept`).
+struct Escape(Mutex<Option<String>>);
+
+#[async_trait]
+impl Program for Escape {
+    async fn run(&self, monitor: Monitor) -> Result<(), ProgramError> {
+        let component = monitor
+            .register_resource(RegisterResourceRequest {
+                remote: true,
+                ..RegisterResourceRequest::component(
+                    TypeToken::parse("hostile:index:Comp").unwrap(),
+                    "c",
+                )
+            })
+            .await;
+        *self.0.lock().unwrap() = component.err().map(|e| e.to_string());
+        monitor
+            .register_resource(RegisterResourceRequest::custom(
+                TypeToken::parse("hostile:index:Thing").unwrap(),
+                "victim",
+                PropertyMap::new(),
+            ))
+            .await?;
+        monitor
+            .register_resource(RegisterResourceRequest::custom(
+                TypeToken::parse("pulumi:providers:hostile").unwrap(),
+                "kept",
+                PropertyMap::new(),
+            ))
+            .await?;
+        Ok(())
+    }
+}
+
+const ROOT: &str = "urn:pulumi:dev::proj::pulumi:pulumi:Stack::proj-dev";
+const COMPONENT: &str = "urn:pulumi:dev::proj::hostile:index:Comp::c";
+const VICTIM: &str = "urn:pulumi:dev::proj::hostile:index:Thing::victim";
+
+/// The registration of the component itself, as the engine asked for it.
+fn component_itself() -> rpc::RegisterResourceRequest {
+    rpc::RegisterResourceRequest {
+        r#type: "hostile:index:Comp".into(),
+        name: "c".into(),
+        parent: ROOT.into(),
+        ..Default::default()
+    }
+}
+
+/// A child of the component.
+fn child(name: &str) -> rpc::RegisterResourceRequest {
+    rpc::RegisterResourceRequest {
+        r#type: "hostile:index:Thing".into(),
+        name: name.into(),
+        parent: COMPONENT.into(),
+        custom: true,
+        ..Default::default()
+    }
+}
+
+/// A component provider over gRPC gets the same scoped monitor as a wasm one: through aliases,
+/// imports, provider references and nested components it still cannot reach what the program
+/// owns. Each attempt is refused naming the provider, the component and the URN; the program's
+/// resources are untouched; the next deployment works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grpc_construct_cannot_reach_outside_its_component() {
+    let (plugin, running) = hostile_plugin().await;
+    plugin.set(|s| s.construct_registrations = vec![component_itself()]);
+    let program = Arc::new(Escape(Mutex::new(None)));
+    let (outcome, base) = deploy(Snapshot::empty(None), running.port, program.clone()).await;
+    outcome.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(*program.0.lock().unwrap(), None);
+    let find = |snapshot: &Snapshot, name: &str| {
+        snapshot
+            .resources
+            .iter()
+            .find(|r| r.urn.name() == name && !r.delete)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} is not in the state"))
+    };
+    let victim = find(&base, "victim");
+    let victim_id = victim.id.clone().unwrap();
+    let kept = find(&base, "kept");
+    let kept = format!("{}::{}", kept.urn, kept.id.clone().unwrap());
+    let refused =
+        |detail: &str| format!("hostile@1.0.0 construct of {COMPONENT} was refused: {detail}");
+    let cases: Vec<(&str, rpc::RegisterResourceRequest, String)> = vec![
+        (
+            "takes over the program's resource through an alias",
+            rpc::RegisterResourceRequest {
+                aliases: vec![rpc::Alias {
+                    alias: Some(rpc::alias::Alias::Urn(VICTIM.into())),
+                }],
+                ..child("x")
+            },
+            refused(&format!(
+                "urn:pulumi:dev::proj::hostile:index:Comp$hostile:index:Thing::x would take over the state of {VICTIM}, which is outside the component"
+            )),
+        ),
+        (
+            "takes over the program's resource through an alias spec",
+            rpc::RegisterResourceRequest {
+                aliases: vec![rpc::Alias {
+                    alias: Some(rpc::alias::Alias::Spec(rpc::alias::Spec {
+                        name: "victim".into(),
+                        parent: Some(rpc::alias::spec::Parent::NoParent(true)),
+                        ..Default::default()
+                    })),
+                }],
+                alias_specs: true,
+                ..child("y")
+            },
+            refused(&format!(
+                "urn:pulumi:dev::proj::hostile:index:Comp$hostile:index:Thing::y would take over the state of {VICTIM}"
+            )),
+        ),
+        (
+            "imports the program's resource by its ID",
+            rpc::RegisterResourceRequest {
+                import_id: victim_id.clone(),
+                ..child("imported")
+            },
+            refused(&format!(
+                "it named ID {victim_id:?} for urn:pulumi:dev::proj::hostile:index:Comp$hostile:index:Thing::imported, the ID of {VICTIM}, which the stack manages outside the component"
+            )),
+        ),
+        (
+            "uses the provider the program kept",
+            rpc::RegisterResourceRequest {
+                provider: kept.clone(),
+                ..child("borrowed")
+            },
+            refused(&format!(
+                "it gave urn:pulumi:dev::proj::hostile:index:Comp$hostile:index:Thing::borrowed provider {kept}, which is neither its own"
+            )),
+        ),
+        (
+            "hands the kept provider to a nested component",
+            rpc::RegisterResourceRequest {
+                r#type: "hostile:index:Comp".into(),
+                name: "inner".into(),
+                parent: COMPONENT.into(),
+                remote: true,
+                providers: [("hostile".to_owned(), kept.clone())].into_iter().collect(),
+                ..Default::default()
+            },
+            refused(&format!(
+                "it gave urn:pulumi:dev::proj::hostile:index:Comp$hostile:index:Comp::inner provider {kept}, which is neither its own"
+            )),
+        ),
+        (
+            "registers under the stack's root",
+            rpc::RegisterResourceRequest {
+                parent: ROOT.into(),
+                ..child("loose")
+            },
+            refused(&format!(
+                "it registered urn:pulumi:dev::proj::hostile:index:Thing::loose with parent {ROOT}, outside the component"
+            )),
+        ),
+        (
+            "registers the component as a custom resource",
+            rpc::RegisterResourceRequest {
+                custom: true,
+                ..component_itself()
+            },
+            refused(&format!(
+                "it registered {COMPONENT} differently from the component the program asked for"
+            )),
+        ),
+    ];
+    for (case, registration, expected) in cases {
+        plugin.construct_results.lock().unwrap().clear();
+        let is_root = registration.name == "c";
+        let registrations = if is_root {
+            vec![registration]
+        } else {
+            vec![component_itself(), registration]
+        };
+        plugin.set(|s| s.construct_registrations = registrations);
+        let program = Arc::new(Escape(Mutex::new(None)));
+        let (outcome, after) = deploy(base.clone(), running.port, program.clone()).await;
+        outcome.unwrap_or_else(|e| panic!("{case}: {e}"));
+        let failure = program.0.lock().unwrap().clone().unwrap_or_default();
+        assert!(
+            failure.contains(&format!("constructing {COMPONENT} failed: "))
+                && failure.contains(&expected),
+            "{case}: {failure}\n  does not contain {expected:?}"
+        );
+        let refusal = plugin
+            .construct_results
+            .lock()
+            .unwrap()
+            .iter()
+            .find_map(|r| r.clone().err())
+            .unwrap_or_default();
+        assert!(
+            refusal.contains(&expected),
+            "{case}: the callback got {refusal:?}"
+        );
+        assert_eq!(
+            (find(&after, "victim").id, find(&after, "victim").parent),
+            (victim.id.clone(), victim.parent.clone()),
+            "{case}: the victim changed"
+        );
+        assert_eq!(
+            after
+                .resources
+                .iter()
+                .filter(|r| r.urn.name() == "victim")
+                .count(),
+            1,
+            "{case}: the victim was duplicated"
+        );
+        // The next honest deployment works from what was saved.
+        plugin.set(|s| s.construct_registrations = vec![component_itself()]);
+        let (outcome, _) = deploy(after, running.port, Arc::new(Escape(Mutex::new(None)))).await;
+        outcome.unwrap_or_else(|e| panic!("{case}: the next deployment failed: {e}"));
+    }
+}

@@ -14,6 +14,7 @@ use cairn_engine::state::codec::decode_deployment;
 use cairn_engine::state::{DeploymentV3, Manifest, Snapshot, verify_integrity};
 use cairn_grpc::GrpcProvider;
 use cairn_grpc::proto::pulumirpc as rpc;
+use cairn_grpc::proto::pulumirpc::resource_monitor_client::ResourceMonitorClient;
 use cairn_grpc::proto::pulumirpc::resource_provider_server::{
     ResourceProvider, ResourceProviderServer,
 };
@@ -99,6 +100,9 @@ pub struct Script {
     pub read: Option<Result<rpc::ReadResponse, Status>>,
     pub invoke: Option<Result<rpc::InvokeResponse, Status>>,
     pub construct: Option<Result<rpc::ConstructResponse, Status>>,
+    /// What `Construct` registers through the engine's monitor, in order (the first is
+    /// normally the component itself); it answers with the URN of the first that succeeds.
+    pub construct_registrations: Vec<rpc::RegisterResourceRequest>,
 }
 
 /// A provider plugin for package `hostile` that answers what its script says.
@@ -107,6 +111,8 @@ pub struct Hostile {
     pub script: Mutex<Script>,
     /// Create requests seen (name of each resource).
     pub created: Mutex<Vec<String>>,
+    /// What each of `construct_registrations` got: the URN, or the refusal.
+    pub construct_results: Mutex<Vec<Result<String, String>>>,
 }
 
 impl Hostile {
@@ -262,12 +268,36 @@ impl ResourceProvider for Hostile {
 
     async fn construct(
         &self,
-        _: Request<rpc::ConstructRequest>,
+        request: Request<rpc::ConstructRequest>,
     ) -> Result<Response<rpc::ConstructResponse>, Status> {
-        scripted(
-            &mut self.script.lock().unwrap().construct,
-            rpc::ConstructResponse::default,
-        )
+        let registrations =
+            std::mem::take(&mut self.script.lock().unwrap().construct_registrations);
+        if registrations.is_empty() {
+            return scripted(
+                &mut self.script.lock().unwrap().construct,
+                rpc::ConstructResponse::default,
+            );
+        }
+        let endpoint = format!("http://{}", request.into_inner().monitor_endpoint);
+        let mut monitor = ResourceMonitorClient::connect(endpoint)
+            .await
+            .map_err(|e| Status::internal(e.to_string()))?;
+        let mut urn = String::new();
+        for registration in registrations {
+            let result = monitor
+                .register_resource(registration)
+                .await
+                .map(|r| r.into_inner().urn)
+                .map_err(|status| status.message().to_owned());
+            if let (true, Ok(registered)) = (urn.is_empty(), &result) {
+                urn = registered.clone();
+            }
+            self.construct_results.lock().unwrap().push(result);
+        }
+        Ok(Response::new(rpc::ConstructResponse {
+            urn,
+            ..Default::default()
+        }))
     }
 
     async fn cancel(&self, _: Request<()>) -> Result<Response<()>, Status> {

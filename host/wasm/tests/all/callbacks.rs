@@ -378,7 +378,7 @@ fn a_construct_cannot_reach_outside_its_component() {
             "uses a provider the program kept to itself",
             json!({"steps": [{"type": "random:index:RandomPet", "name": "borrowed", "provider": own_reference}]}),
             violation(&format!(
-                "it used provider {own_reference}, which is neither its own, nor handed to the component, nor a default provider"
+                "it gave urn:pulumi:test::proj::{COMPONENT}$random:index:RandomPet::borrowed provider {own_reference}, which is neither its own, nor handed to the component, nor a default provider"
             )),
         ),
         (
