@@ -286,7 +286,12 @@ pub fn from_struct(s: Option<&Struct>) -> Result<PropertyMap, ConvertError> {
     let Some(s) = s else {
         return Ok(PropertyMap::new());
     };
-    decode_fields(s, "")
+    let map = decode_fields(s, "")?;
+    // What a plugin or SDK sends must be storable (found by fuzzing: NaN and an object with a
+    // non-string signature key used to pass, and the latter made the state unreadable).
+    cairn_engine::limits::check_properties(&map)
+        .map_err(|e| error(&e.path, e.problem.to_string()))?;
+    Ok(map)
 }
 
 fn decode_fields(s: &Struct, path: &str) -> Result<PropertyMap, ConvertError> {
@@ -300,7 +305,9 @@ fn decode_fields(s: &Struct, path: &str) -> Result<PropertyMap, ConvertError> {
 
 /// Decodes one value.
 pub fn from_value(value: &Value) -> Result<PropertyValue, ConvertError> {
-    decode(value, "")
+    let value = decode(value, "")?;
+    cairn_engine::limits::check_value(&value).map_err(|e| error(&e.path, e.problem.to_string()))?;
+    Ok(value)
 }
 
 fn decode(value: &Value, path: &str) -> Result<PropertyValue, ConvertError> {

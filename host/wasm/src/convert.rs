@@ -353,9 +353,13 @@ pub fn decode_value(mut value: w::Value) -> Result<PropertyValue, ValueError> {
     for i in (0..table.len).rev() {
         decoder.decode(&table, i)?;
     }
-    decoder.built[0]
+    let value = decoder.built[0]
         .take()
-        .ok_or_else(|| value_error("node 0: missing"))
+        .ok_or_else(|| value_error("node 0: missing"))?;
+    // What a guest returns must be storable: finite numbers, keys within limits, not too deep
+    // (found by fuzzing: NaN and a signature-keyed object used to pass).
+    cairn_engine::limits::check_value(&value).map_err(|e| value_error(e.to_string()))?;
+    Ok(value)
 }
 
 /// Decodes a node table whose root must be an object (or null / no nodes: an empty map).
