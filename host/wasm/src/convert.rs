@@ -1470,8 +1470,11 @@ mod tests {
         };
         let err = decode_err(chain(100_000));
         assert!(err.contains("nested deeper than 128 levels"), "{err}");
-        // Exactly the limit is fine.
-        decode_value(chain(MAX_DEPTH as u32)).unwrap();
+        // Within the engine's value limit is fine; one level more is refused with its path.
+        let limit = cairn_engine::limits::MAX_VALUE_DEPTH as u32;
+        decode_value(chain(limit + 1)).unwrap();
+        let err = decode_err(chain(limit + 2));
+        assert!(err.contains("nested more than 64 levels"), "{err}");
     }
 
     #[test]

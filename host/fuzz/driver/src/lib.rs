@@ -68,6 +68,8 @@ pub struct Options {
     pub current_file: Option<PathBuf>,
     /// Print progress to stderr every so many executions (0: never).
     pub progress: u64,
+    /// Stop early after this long (for time-boxed long runs); `None`: run all executions.
+    pub max_time: Option<Duration>,
 }
 
 impl Default for Options {
@@ -81,6 +83,7 @@ impl Default for Options {
             stack: 2 << 20,
             current_file: None,
             progress: 0,
+            max_time: None,
         }
     }
 }
@@ -462,6 +465,13 @@ fn fuzz_on_this_thread(target: &Target, options: &Options) -> Report {
     };
 
     for execution in 0..options.runs {
+        if execution % 1024 == 0
+            && options
+                .max_time
+                .is_some_and(|limit| started.elapsed() > limit)
+        {
+            break;
+        }
         let input = if (execution as usize) < seed_count {
             seeds[execution as usize].clone()
         } else if pool.is_empty() || mutator.rng.chance(16) {
@@ -602,10 +612,12 @@ impl Drop for Watchdog {
 
 const USAGE: &str = "\
 usage: <fuzz binary> list
-       <fuzz binary> run <target|all> [--runs N] [--seed S] [--out DIR] [--slow-ms MS] [--progress N]
+       <fuzz binary> run <target|all> [--runs N] [--max-seconds T] [--seed S] [--out DIR]
+                         [--slow-ms MS] [--progress N]
        <fuzz binary> replay <target> FILE...
 
-run: each target runs in a child process for N executions (default 100000); findings are
+run: each target runs in a child process for N executions (default 100000; at most T seconds
+each with --max-seconds); findings are
 written to DIR/<target>/ (default target/fuzz-findings) and the exit status is 1 if any.
 replay: runs one target on files (reproducers), printing what each does.";
 
@@ -660,6 +672,10 @@ fn parse_run_args(args: &[String]) -> Result<RunArgs, String> {
             "--runs" => options.runs = number("--runs", value("--runs")?)?,
             "--seed" => options.seed = number("--seed", value("--seed")?)?,
             "--progress" => options.progress = number("--progress", value("--progress")?)?,
+            "--max-seconds" => {
+                let secs = number("--max-seconds", value("--max-seconds")?)?;
+                options.max_time = Some(Duration::from_secs(secs));
+            }
             "--slow-ms" => {
                 options.slow = Duration::from_millis(number("--slow-ms", value("--slow-ms")?)?)
             }
@@ -716,10 +732,15 @@ fn command_run(targets: &[Target], args: &[String]) -> i32 {
             target.name, run.options.runs, run.options.seed
         );
         let mut child = std::process::Command::new(&exe);
-        child
-            .arg("child")
-            .arg(target.name)
-            .args(args.iter().skip(1));
+        let o = &run.options;
+        child.arg("child").arg(target.name);
+        child.args(["--runs", &o.runs.to_string(), "--seed", &o.seed.to_string()]);
+        child.args(["--progress", &o.progress.to_string()]);
+        child.args(["--slow-ms", &o.slow.as_millis().to_string()]);
+        if let Some(limit) = o.max_time {
+            child.args(["--max-seconds", &limit.as_secs().to_string()]);
+        }
+        child.arg("--out").arg(&run.out);
         let output = child.stderr(std::process::Stdio::inherit()).output();
         let line = match output {
             Ok(out) if out.status.success() || out.status.code() == Some(1) => {
@@ -883,6 +904,8 @@ pub fn check(target: &Target, runs: u64) {
     let options = Options {
         runs,
         seed: 1,
+        // Generous: the test suite may share a loaded machine; real slowness shows in long runs.
+        slow: Duration::from_secs(10),
         ..Options::default()
     };
     let report = fuzz(target, &options);
