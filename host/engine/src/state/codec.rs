@@ -308,16 +308,13 @@ fn is_empty_text(value: &PropertyValue) -> bool {
 }
 
 fn encode_secret(inner: &PropertyValue, mode: SecretsMode<'_>) -> Result<Value, ValueError> {
-    // A secret inside a secret adds nothing, and decoding folds it into one: write one.
+    // A secret inside a secret adds nothing, and decoding folds it into one: write one. An
+    // output's metadata is not stored, so a known output inside is its value.
     let mut inner = inner;
     loop {
         inner = match inner {
             PropertyValue::Secret(x) => x,
-            PropertyValue::Output(OutputValue {
-                value: Some(x),
-                secret: true,
-                ..
-            }) => x,
+            PropertyValue::Output(OutputValue { value: Some(x), .. }) => x,
             _ => break,
         };
     }

@@ -479,6 +479,15 @@ fn stored_values_read_back_as_what_was_stored() {
             PropertyValue::secret(PropertyValue::secret(PropertyValue::from(1i64))),
         ),
         (
+            // Found by the long run of wit_value.
+            "a secret in a plain output in a secret",
+            PropertyValue::secret(PropertyValue::Output(OutputValue {
+                value: Some(Box::new(PropertyValue::secret(PropertyValue::from(2i64)))),
+                secret: false,
+                dependencies: vec![],
+            })),
+        ),
+        (
             "a secret output in a secret",
             PropertyValue::secret(PropertyValue::Output(OutputValue {
                 value: Some(Box::new(PropertyValue::from("x"))),
