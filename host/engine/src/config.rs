@@ -381,6 +381,11 @@ impl StackConfigFile {
             file: file_name.to_owned(),
             message: e.to_string(),
         })?;
+        // What would not survive the file being written back is refused (found by fuzzing: `!`
+        // was written as `!! null`, which does not parse; tagged and complex keys changed).
+        if let Some(what) = find_unwritable(&doc) {
+            return Err(malformed(format!("a stack file cannot hold {what}")));
+        }
         let mut file = StackConfigFile::new(file_name);
         let mapping = match doc {
             Yaml::Null => return Ok(file),
@@ -1116,6 +1121,46 @@ fn get_in_mut<'a>(root: &'a mut Json, segments: &[PathElement]) -> Option<&'a mu
 /// A small block-style YAML writer in Pulumi's (go-yaml v3, indent 2) layout: nested mappings and
 /// sequences indented by two, scalars quoted by serde_yaml_ng's rules, multi-line strings
 /// double-quoted.
+/// The first thing in `v` that the file writer cannot write back as it was read: a tag other
+/// than `!name` (letters, digits, `-`, `_`, `.`), a tagged key, or a key that is a mapping or
+/// a list.
+fn find_unwritable(v: &Yaml) -> Option<String> {
+    match v {
+        Yaml::Tagged(t) => {
+            let text = t.tag.to_string();
+            let plain = text.strip_prefix('!').is_some_and(|name| {
+                !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            });
+            if plain {
+                find_unwritable(&t.value)
+            } else {
+                Some(format!(
+                    "the YAML tag {:?} (only tags such as `!name` are kept)",
+                    crate::text::visible_line(&text)
+                ))
+            }
+        }
+        Yaml::Sequence(items) => items.iter().find_map(find_unwritable),
+        Yaml::Mapping(m) => m.iter().find_map(|(k, v)| {
+            match k {
+                Yaml::Tagged(_) => return Some("a tagged key".to_owned()),
+                Yaml::Mapping(_) | Yaml::Sequence(_) => {
+                    return Some("a key that is a mapping or a list".to_owned());
+                }
+                _ => {}
+            }
+            find_unwritable(v).map(|what| match k.as_str() {
+                Some(key) => format!("{what} under {key:?}"),
+                None => what,
+            })
+        }),
+        _ => None,
+    }
+}
+
 mod emit {
     use super::{Yaml, yaml_key_string, yaml_to_json};
 
@@ -1441,6 +1486,10 @@ environment:
             ("- a\n", "a stack file must be a YAML mapping"),
             ("config:\n  p:x: [\n", "Pulumi.dev.yaml: invalid YAML"),
             ("config:\n  p:x:\n    a: .nan\n", "config key \"p:x\": the number .nan cannot be represented"),
+            // Found by fuzzing: tags were written back as YAML that did not parse, or dropped.
+            ("encryg:g:\n\n  !", "a stack file cannot hold the YAML tag"),
+            ("x:\n !tag k: v\n", "cannot hold a tagged key under \"x\""),
+            ("fcg:\n ?    ?\n", "cannot hold a key that is a mapping or a list under \"fcg\""),
         ];
         for (text, want) in cases {
             let got = err(StackConfigFile::from_yaml(text, FILE));

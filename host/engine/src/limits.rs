@@ -43,10 +43,17 @@ pub enum ValueProblem {
     KeyTooLong(usize),
     #[error("the value is nested more than {MAX_VALUE_DEPTH} levels deep")]
     TooDeep,
+    /// The key that marks special values (secrets, assets, ...) in state and protobuf: an
+    /// object holding it as a plain key could be stored but not read back.
+    #[error(
+        "the key {} is reserved for special values (secrets, assets, resource references)",
+        crate::state::codec::SIG_KEY
+    )]
+    ReservedKey,
 }
 
 /// Checks that every value in `map` can be stored: finite numbers, keys within
-/// [`MAX_KEY_BYTES`], nesting within [`MAX_VALUE_DEPTH`].
+/// [`MAX_KEY_BYTES`] and not the signature key, nesting within [`MAX_VALUE_DEPTH`].
 pub fn check_properties(map: &PropertyMap) -> Result<(), ValueError> {
     let mut path = Vec::new();
     check_map(map, &mut path, 1)
@@ -73,6 +80,9 @@ fn check_map<'a>(
         path.push(Step::Key(key));
         if key.len() > MAX_KEY_BYTES {
             return Err(fail(path, ValueProblem::KeyTooLong(key.len())));
+        }
+        if key == crate::state::codec::SIG_KEY {
+            return Err(fail(path, ValueProblem::ReservedKey));
         }
         check(value, path, depth)?;
         path.pop();
@@ -307,6 +317,19 @@ mod tests {
         check_properties(&nest(MAX_VALUE_DEPTH - 1)).unwrap();
         let error = check_properties(&nest(MAX_VALUE_DEPTH + 1)).unwrap_err();
         assert_eq!(error.problem, ValueProblem::TooDeep);
+    }
+
+    /// Found by fuzzing (`cairn-fuzz`, wit_value and grpc_struct): an object keyed by the
+    /// signature key was accepted from a provider, stored, and then made the state unreadable.
+    #[test]
+    fn the_signature_key_is_refused_as_a_plain_key() {
+        let sig = crate::state::codec::SIG_KEY;
+        let inner = PropertyValue::Object(map(vec![(sig, PropertyValue::Null)]));
+        let error = check_properties(&map(vec![("tags", inner)])).unwrap_err();
+        assert_eq!(error.problem, ValueProblem::ReservedKey);
+        assert_eq!(error.path, format!("tags[{sig:?}]"));
+        let error = check_properties(&map(vec![(sig, PropertyValue::from("x"))])).unwrap_err();
+        assert!(error.to_string().contains("is reserved"), "{error}");
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! index   := digits | '*' | '"' ( '\"' | '\\' | any other character but '"' )* '"'
 //! ```
 //!
-//! `[*]` and `["*"]` are both wildcards: they match every element of an array and every value of
+//! `[*]`, `["*"]` and a bare `*` key are all wildcards: they match every element of an array and every value of
 //! an object. Evaluation descends transparently through secrets and outputs with known values.
 
 use std::fmt;
@@ -100,7 +100,7 @@ impl PropertyPath {
             b'.' => return Err(unexpected(src, 0, "a key or '['")),
             _ => {
                 let end = bare_key_end(bytes, 0);
-                elements.push(PathElement::Key(src[..end].to_owned()));
+                elements.push(bare_element(&src[..end]));
                 pos = end;
             }
         }
@@ -115,7 +115,7 @@ impl PropertyPath {
                             offset: pos,
                         });
                     }
-                    elements.push(PathElement::Key(src[start..end].to_owned()));
+                    elements.push(bare_element(&src[start..end]));
                     pos = end;
                 }
                 b'[' => {
@@ -307,6 +307,16 @@ fn is_bare_key(key: &str) -> bool {
         && !key
             .chars()
             .any(|c| matches!(c, '.' | '[' | ']' | '"' | '\\') || c.is_whitespace())
+}
+
+/// A bare key: `*` is the wildcard there too (as in Pulumi, where a `"*"` step always is), so
+/// that `a.*` prints as `a[*]` and parses back to the same path.
+fn bare_element(key: &str) -> PathElement {
+    if key == "*" {
+        PathElement::Wildcard
+    } else {
+        PathElement::Key(key.to_owned())
+    }
 }
 
 /// Where a bare key starting at `start` ends: the next '.' or '[', or the end of the path.
@@ -1432,6 +1442,14 @@ mod tests {
         // A literal "*" key is indistinguishable from a wildcard, as in Pulumi.
         assert_eq!(PropertyPath::key("*").to_string(), r#"["*"]"#);
         assert_eq!(p(r#"["*"]"#).elements(), [Wildcard]);
+        // So is a bare "*": it prints as [*] and parses back to the same path (found by fuzzing:
+        // `a.*` used to parse as a key that printed as a wildcard).
+        for src in ["a.*", "*", "*.b", "a.*[0]"] {
+            let path = p(src);
+            assert!(path.has_wildcard(), "{src}");
+            assert_eq!(p(&path.to_string()), path, "{src}");
+        }
+        assert_eq!(p("a.*").to_string(), "a[*]");
     }
 
     #[test]

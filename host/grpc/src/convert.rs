@@ -401,6 +401,10 @@ fn decode_field<'a>(
     if key.len() > MAX_KEY_BYTES {
         return Err(path.problem(ValueProblem::KeyTooLong(key.len())));
     }
+    // A plain object keyed by the signature could be stored but never read back.
+    if key == cairn_engine::state::codec::SIG_KEY {
+        return Err(path.problem(ValueProblem::ReservedKey));
+    }
     decode(value, path, depth)
 }
 

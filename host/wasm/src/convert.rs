@@ -50,6 +50,7 @@ use cairn_engine::limits::{
     self, MAX_ID_BYTES, MAX_KEY_BYTES, MAX_NAME_BYTES, MAX_URN_BYTES, MAX_VALUE_DEPTH,
 };
 use cairn_engine::path::PropertyPath;
+use cairn_engine::state::codec::SIG_KEY;
 use cairn_engine::urn::{TypeToken, Urn};
 use cairn_engine::value::{OutputValue, PropertyMap, PropertyValue, ResourceReference};
 use indexmap::IndexMap;
@@ -602,7 +603,7 @@ impl Decoder {
                 for c in first..first + b as usize {
                     let (_, _, _, key_offset, key_len) = table.node(c);
                     let key = table.text(c, "key", key_offset, key_len)?;
-                    self.suspect |= key.len() > MAX_KEY_BYTES;
+                    self.suspect |= key.len() > MAX_KEY_BYTES || key == SIG_KEY;
                     let v = self.take(i, index(c), &mut depth)?;
                     if map.insert(key.to_owned(), v).is_some() {
                         return Err(value_error(format!("node {i}: key {key:?} appears twice")));

@@ -272,10 +272,12 @@ pub fn encode_value(value: &PropertyValue, mode: SecretsMode<'_>) -> Result<Valu
         PropertyValue::ResourceReference(reference) => {
             let mut object = signed(RESOURCE_REFERENCE_SIG);
             object.insert("urn".into(), Value::String(reference.urn.to_string()));
-            if let Some(id) = &reference.id {
+            // An empty ID, hash or version reads back as none, so none is written: what is
+            // stored then reads back as what was stored (decode → encode is a fixed point).
+            if let Some(id) = reference.id.as_deref().filter(|id| !is_empty_text(id)) {
                 object.insert("id".into(), encode_value(id, mode)?);
             }
-            if let Some(version) = &reference.package_version {
+            if let Some(version) = reference.package_version.as_ref().filter(|v| !v.is_empty()) {
                 object.insert("packageVersion".into(), Value::String(version.clone()));
             }
             Value::Object(object)
@@ -301,7 +303,21 @@ fn encode_number(n: f64) -> Result<Value, ValueError> {
         .ok_or_else(|| ValueError::invalid(format!("the number {n} cannot be stored in JSON")))
 }
 
+fn is_empty_text(value: &PropertyValue) -> bool {
+    matches!(value, PropertyValue::String(s) if s.is_empty())
+}
+
 fn encode_secret(inner: &PropertyValue, mode: SecretsMode<'_>) -> Result<Value, ValueError> {
+    // A secret inside a secret adds nothing, and decoding folds it into one: write one. An
+    // output's metadata is not stored, so a known output inside is its value.
+    let mut inner = inner;
+    loop {
+        inner = match inner {
+            PropertyValue::Secret(x) => x,
+            PropertyValue::Output(OutputValue { value: Some(x), .. }) => x,
+            _ => break,
+        };
+    }
     let plaintext = serde_json::to_string(&encode_value(inner, mode)?)
         .map_err(|e| ValueError::invalid(e.to_string()))?;
     let mut object = signed(SECRET_SIG);
@@ -327,7 +343,7 @@ fn signed(sig: &str) -> Map<String, Value> {
 
 fn encode_asset(asset: &Asset) -> Map<String, Value> {
     let mut object = signed(ASSET_SIG);
-    if let Some(hash) = &asset.hash {
+    if let Some(hash) = asset.hash.as_ref().filter(|h| !h.is_empty()) {
         object.insert("hash".into(), Value::String(hash.clone()));
     }
     match &asset.source {
@@ -341,7 +357,7 @@ fn encode_asset(asset: &Asset) -> Map<String, Value> {
 
 fn encode_archive(archive: &Archive) -> Map<String, Value> {
     let mut object = signed(ARCHIVE_SIG);
-    if let Some(hash) = &archive.hash {
+    if let Some(hash) = archive.hash.as_ref().filter(|h| !h.is_empty()) {
         object.insert("hash".into(), Value::String(hash.clone()));
     }
     match &archive.source {

@@ -439,3 +439,76 @@ fn sorting_puts_dependencies_first_and_keeps_valid_order() {
     verify_integrity(&snapshot).unwrap();
     assert_eq!(resources[0].urn.name(), "web-dev", "the root stays first");
 }
+
+/// Found by fuzzing (`cairn-fuzz`, targets wit_value and state_value): values a provider can
+/// return whose stored form read back as something that was stored differently, so saving a
+/// snapshot twice wrote two different files.
+#[test]
+fn stored_values_read_back_as_what_was_stored() {
+    use crate::asset::{Archive, Asset};
+    use crate::state::codec::{decode_value, encode_value};
+    use crate::urn::Urn;
+    use crate::value::ResourceReference;
+
+    let urn = Urn::parse("urn:pulumi:dev::p::a:b:C::n").unwrap();
+    let cases = [
+        (
+            "an empty reference ID",
+            PropertyValue::ResourceReference(ResourceReference {
+                urn: urn.clone(),
+                id: Some(Box::new(PropertyValue::String(String::new()))),
+                package_version: Some(String::new()),
+            }),
+        ),
+        (
+            "an empty asset hash",
+            PropertyValue::Asset(Asset {
+                hash: Some(String::new()),
+                source: AssetSource::Text("t".into()),
+            }),
+        ),
+        (
+            "an empty archive hash",
+            PropertyValue::Archive(Archive {
+                hash: Some(String::new()),
+                source: ArchiveSource::HashOnly,
+            }),
+        ),
+        (
+            "a secret in a secret",
+            PropertyValue::secret(PropertyValue::secret(PropertyValue::from(1i64))),
+        ),
+        (
+            // Found by the long run of wit_value.
+            "a secret in a plain output in a secret",
+            PropertyValue::secret(PropertyValue::Output(OutputValue {
+                value: Some(Box::new(PropertyValue::secret(PropertyValue::from(2i64)))),
+                secret: false,
+                dependencies: vec![],
+            })),
+        ),
+        (
+            "a secret output in a secret",
+            PropertyValue::secret(PropertyValue::Output(OutputValue {
+                value: Some(Box::new(PropertyValue::from("x"))),
+                secret: true,
+                dependencies: vec![urn.clone()],
+            })),
+        ),
+    ];
+    for (name, value) in cases {
+        let stored = encode_value(&value, SecretsMode::Encrypt(&TestCrypter)).unwrap();
+        let read = decode_value(&stored, Some(&TestCrypter)).unwrap();
+        let stored_again = encode_value(&read, SecretsMode::Encrypt(&TestCrypter)).unwrap();
+        assert_eq!(stored_again, stored, "{name}");
+    }
+    let once = encode_value(
+        &PropertyValue::secret(PropertyValue::secret(PropertyValue::from(1i64))),
+        SecretsMode::Plaintext,
+    )
+    .unwrap();
+    assert_eq!(
+        once,
+        json!({SIG_KEY: super::codec::SECRET_SIG, "plaintext": "1"})
+    );
+}
