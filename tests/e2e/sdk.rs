@@ -147,36 +147,39 @@ fn sdk_program_lifecycle(sdk: Sdk) {
     assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["10 deleted"]);
 }
 
-#[test]
-fn a_python_provider_plugin_builds_a_component() {
+/// A Python project `name` running `program` (a file of `tests/data/python-provider`) with the
+/// Python provider plugin `provider` (a directory there) named in its Pulumi.yaml.
+fn python_provider_project(name: &str, program: &str, provider: &str) -> Sandbox {
     let python = python();
     let venv = python.parent().unwrap().parent().unwrap();
-    let sandbox = Sandbox::new("uses-greeter");
+    let sandbox = Sandbox::new(name);
     let data = repo().join("tests/data/python-provider");
-    std::fs::create_dir_all(sandbox.project.join("greeter")).unwrap();
+    std::fs::create_dir_all(sandbox.project.join(provider)).unwrap();
+    std::fs::copy(data.join(program), sandbox.project.join("__main__.py")).unwrap();
     std::fs::copy(
-        data.join("__main__.py"),
-        sandbox.project.join("__main__.py"),
-    )
-    .unwrap();
-    std::fs::copy(
-        data.join("greeter/__main__.py"),
-        sandbox.project.join("greeter/__main__.py"),
+        data.join(provider).join("__main__.py"),
+        sandbox.project.join(provider).join("__main__.py"),
     )
     .unwrap();
     sandbox.write(
-        "greeter/PulumiPlugin.yaml",
-        &std::fs::read_to_string(data.join("greeter/PulumiPlugin.yaml"))
+        &format!("{provider}/PulumiPlugin.yaml"),
+        &std::fs::read_to_string(data.join(provider).join("PulumiPlugin.yaml"))
             .unwrap()
             .replace("VENV", &venv.display().to_string()),
     );
     sandbox.write(
         "Pulumi.yaml",
         &format!(
-            "name: uses-greeter\nruntime:\n  name: python\n  options:\n    virtualenv: {}\nplugins:\n  providers:\n    - name: greeter\n      path: ./greeter\n",
+            "name: {name}\nruntime:\n  name: python\n  options:\n    virtualenv: {}\nplugins:\n  providers:\n    - name: {provider}\n      path: ./{provider}\n",
             venv.display()
         ),
     );
+    sandbox
+}
+
+#[test]
+fn a_python_provider_plugin_builds_a_component() {
+    let sandbox = python_provider_project("uses-greeter", "__main__.py", "greeter");
     sandbox.ok(&["stack", "init", "dev"]);
     sandbox.ok(&[
         "plugin",
@@ -473,30 +476,7 @@ fn a_construct_answering_with_another_resource_s_urn_is_refused() {
 /// the program's own resources are untouched, and the next `up` works.
 #[test]
 fn a_python_component_provider_cannot_reach_outside_its_component() {
-    let python = python();
-    let venv = python.parent().unwrap().parent().unwrap();
-    let sandbox = Sandbox::new("escape");
-    let data = repo().join("tests/data/python-provider");
-    std::fs::create_dir_all(sandbox.project.join("escaper")).unwrap();
-    std::fs::copy(data.join("escape.py"), sandbox.project.join("__main__.py")).unwrap();
-    std::fs::copy(
-        data.join("escaper/__main__.py"),
-        sandbox.project.join("escaper/__main__.py"),
-    )
-    .unwrap();
-    sandbox.write(
-        "escaper/PulumiPlugin.yaml",
-        &std::fs::read_to_string(data.join("escaper/PulumiPlugin.yaml"))
-            .unwrap()
-            .replace("VENV", &venv.display().to_string()),
-    );
-    sandbox.write(
-        "Pulumi.yaml",
-        &format!(
-            "name: escape\nruntime:\n  name: python\n  options:\n    virtualenv: {}\nplugins:\n  providers:\n    - name: escaper\n      path: ./escaper\n",
-            venv.display()
-        ),
-    );
+    let sandbox = python_provider_project("escape", "escape.py", "escaper");
     sandbox.ok(&["stack", "init", "dev"]);
     sandbox.ok(&[
         "plugin",

@@ -65,8 +65,10 @@ pub fn check_value(value: &PropertyValue) -> Result<(), ValueError> {
     check(value, &mut path, 0)
 }
 
-/// One step of a property path, kept while walking and formatted only on error.
-enum Step<'a> {
+/// One step of a property path, kept while walking and formatted only on error (the codecs at
+/// the edges use it too, so every boundary names properties alike).
+#[derive(Debug, Clone, Copy)]
+pub enum Step<'a> {
     Key(&'a str),
     Index(usize),
 }
@@ -152,7 +154,9 @@ fn fail(path: &[Step<'_>], problem: ValueProblem) -> ValueError {
     }
 }
 
-fn format_path(path: &[Step<'_>]) -> String {
+/// A property path as errors print it: `tags["a b"][0]`, or `(root)`; keys that are not plain
+/// identifiers are quoted with control characters made visible and cut to 64 characters.
+pub fn format_path(path: &[Step<'_>]) -> String {
     if path.is_empty() {
         return "(root)".to_owned();
     }
@@ -165,10 +169,7 @@ fn format_path(path: &[Step<'_>]) -> String {
                 }
                 out.push_str(key);
             }
-            Step::Key(key) => {
-                let shown: String = crate::text::visible_line(key).chars().take(64).collect();
-                out.push_str(&format!("[{shown:?}]"));
-            }
+            Step::Key(key) => out.push_str(&format!("[{:?}]", crate::text::shown(key, 64))),
             Step::Index(i) => out.push_str(&format!("[{i}]")),
         }
     }

@@ -29,6 +29,18 @@ pub fn visible_text(text: &str) -> Cow<'_, str> {
     escape(text, |c| c == '\n' || c == '\t')
 }
 
+/// [`visible_line`], cut to at most `max` characters (with `…` when cut): untrusted text quoted
+/// in an error.
+pub fn shown(text: &str, max: usize) -> String {
+    let visible = visible_line(text);
+    if visible.chars().count() <= max {
+        return visible.into_owned();
+    }
+    let mut out: String = visible.chars().take(max).collect();
+    out.push('…');
+    out
+}
+
 /// Whether `text` holds a character [`visible_line`] would escape.
 pub fn has_unsafe(text: &str) -> bool {
     text.chars().any(is_unsafe)

@@ -17,12 +17,14 @@
 //! its value (secret-wrapped if secret and secrets are accepted) or the unknown sentinel.
 
 use cairn_engine::asset::{Archive, ArchiveMember, ArchiveSource, Asset, AssetSource};
-use cairn_engine::limits::{MAX_ID_BYTES, MAX_KEY_BYTES, MAX_VALUE_DEPTH, ValueProblem, check_len};
+use cairn_engine::limits::{
+    MAX_ID_BYTES, MAX_KEY_BYTES, MAX_VALUE_DEPTH, Step, ValueProblem, check_len, format_path,
+};
 use cairn_engine::state::codec::{
     ARCHIVE_SIG, ASSET_SIG, OUTPUT_VALUE_SIG, RESOURCE_REFERENCE_SIG, SECRET_SIG, SIG_KEY,
     UNKNOWN_SENTINEL,
 };
-use cairn_engine::text::{has_unsafe, visible_line};
+use cairn_engine::text::has_unsafe;
 use cairn_engine::urn::Urn;
 use cairn_engine::value::{OutputValue, PropertyMap, PropertyValue, ResourceReference};
 use prost_types::value::Kind;
@@ -277,13 +279,6 @@ pub fn plain_json(value: &PropertyValue) -> serde_json::Value {
 /// Longest version string (a resource reference's `packageVersion`).
 const MAX_VERSION_BYTES: usize = 256;
 
-/// One step of the path being decoded.
-#[derive(Clone, Copy)]
-enum Step<'a> {
-    Key(&'a str),
-    Index(usize),
-}
-
 /// The path being decoded, as the engine's value checks print it (`tags["a b"][0]`).
 struct Path<'a>(Vec<Step<'a>>);
 
@@ -308,46 +303,7 @@ impl<'a> Path<'a> {
     }
 }
 
-fn format_path(steps: &[Step<'_>]) -> String {
-    if steps.is_empty() {
-        return "(root)".to_owned();
-    }
-    let mut out = String::new();
-    for step in steps {
-        match step {
-            Step::Key(key) if is_identifier(key) => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(key);
-            }
-            Step::Key(key) => out.push_str(&format!("[{:?}]", shown(key, 64))),
-            Step::Index(i) => out.push_str(&format!("[{i}]")),
-        }
-    }
-    out
-}
-
-fn is_identifier(key: &str) -> bool {
-    !key.is_empty()
-        && key.len() <= 64
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-        && !key.starts_with(|c: char| c.is_ascii_digit())
-}
-
-/// Untrusted text quoted in an error: control characters made visible, at most `max`
-/// characters.
-pub fn shown(text: &str, max: usize) -> String {
-    let visible = visible_line(text);
-    if visible.chars().count() <= max {
-        return visible.into_owned();
-    }
-    let mut out: String = visible.chars().take(max).collect();
-    out.push('…');
-    out
-}
+pub use cairn_engine::text::shown;
 
 /// Decodes a `Struct` (a missing one is an empty map).
 pub fn from_struct(s: Option<&Struct>) -> Result<PropertyMap, ConvertError> {

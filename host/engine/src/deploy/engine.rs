@@ -1463,10 +1463,7 @@ impl Engine {
                 super::monitor::Monitor::for_caller(self.clone(), caller.clone()),
             )
             .await;
-        if let Some(violation) = caller.scope().and_then(ComponentScope::first_violation) {
-            return Err(err(format!("constructing {urn} failed: {violation}")));
-        }
-        let result = result.map_err(|e| err(format!("constructing {urn} failed: {e}")))?;
+        let result = scoped_result(&caller, result, || format!("constructing {urn}"))?;
         let refused =
             |detail: String| err(format!("constructing {urn} failed: {described} {detail}"));
         if let Some(returned) = &result.urn
@@ -2580,10 +2577,7 @@ impl Engine {
                 super::monitor::Monitor::for_caller(self.clone(), caller.clone()),
             )
             .await;
-        if let Some(violation) = caller.scope().and_then(ComponentScope::first_violation) {
-            return Err(err(format!("calling {token} failed: {violation}")));
-        }
-        let result = result.map_err(|e| err(format!("calling {token} failed: {e}")))?;
+        let result = scoped_result(&caller, result, || format!("calling {token}"))?;
         crate::limits::check_properties(&result.outputs).map_err(|e| {
             err(format!(
                 "calling {token} failed: {described} returned invalid outputs: {e}"
@@ -3079,6 +3073,20 @@ fn delete_request(resource: &ResourceState) -> DeleteRequest {
 struct PartialRecord<'a> {
     state: Option<&'a ResourceState>,
     superseding: Vec<Mutation>,
+}
+
+/// The outcome of a provider's `construct` or `call`: its first scope violation if it had one
+/// (even if it swallowed the error its callback got), else its own result; `what` says what
+/// failed ("constructing <urn>").
+fn scoped_result<T>(
+    caller: &Caller,
+    result: Result<T, ProviderError>,
+    what: impl FnOnce() -> String,
+) -> Result<T, MonitorError> {
+    if let Some(violation) = caller.scope().and_then(ComponentScope::first_violation) {
+        return Err(err(format!("{} failed: {violation}", what())));
+    }
+    result.map_err(|e| err(format!("{} failed: {e}", what())))
 }
 
 /// Runs a provider operation under its custom timeout (0: no limit beyond the provider's own).
