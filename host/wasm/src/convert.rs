@@ -1848,7 +1848,7 @@ mod tests {
         assert_eq!(
             decode_map(value).unwrap_err().message,
             format!(
-                "property [\"{}\"]: the key is 1025 bytes long; keys may be at most 1024 bytes",
+                "property [\"{}…\"]: the key is 1025 bytes long; keys may be at most 1024 bytes",
                 "k".repeat(64)
             )
         );

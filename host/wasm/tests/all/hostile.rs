@@ -72,7 +72,7 @@ async fn unstorable_create_results_fail_with_the_resource_recorded() {
         (
             "long-key",
             format!(
-                "outputs: property [\"{}\"]: the key is 2000 bytes long; keys may be at most 1024 bytes {recorded}",
+                "outputs: property [\"{}…\"]: the key is 2000 bytes long; keys may be at most 1024 bytes {recorded}",
                 "k".repeat(64)
             ),
             Some(ok_outputs()),

@@ -52,7 +52,7 @@ async fn program_requests_are_checked_where_they_are_decoded() {
         (
             "long-key",
             format!(
-                "inputs: property [\"{}\"]: the key is 2000 bytes long; keys may be at most 1024 bytes",
+                "inputs: property [\"{}…\"]: the key is 2000 bytes long; keys may be at most 1024 bytes",
                 "k".repeat(64)
             ),
         ),
