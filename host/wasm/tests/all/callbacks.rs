@@ -10,7 +10,7 @@ use cairn_engine::deploy::events::{EngineEvent, EventSink};
 use cairn_engine::deploy::journal::{PersistError, Persister, SnapshotManager};
 use cairn_engine::deploy::monitor::Monitor;
 use cairn_engine::deploy::program::{
-    Alias, Program, ProgramError, RegisterResourceRequest, ResourceOptions,
+    Alias, Program, ProgramCallRequest, ProgramError, RegisterResourceRequest, ResourceOptions,
 };
 use cairn_engine::deploy::provider::{
     CheckRequest, CheckResult, CreateRequest, CreateResult, DeleteRequest, DiffRequest, DiffResult,
@@ -182,7 +182,7 @@ fn benign() -> RegisterResourceRequest {
 
 fn deploy_with(
     base: Snapshot,
-    program: Vec<Declare>,
+    program: Arc<dyn Program>,
     loader: Arc<dyn ProviderLoader>,
     native: NativePlugins,
     events: Arc<Events>,
@@ -201,9 +201,7 @@ fn deploy_with(
         .enable_all()
         .build()
         .unwrap();
-    let result = runtime
-        .block_on(deployment.update(Arc::new(Script(program))))
-        .map(|_| ());
+    let result = runtime.block_on(deployment.update(program)).map(|_| ());
     let stored = saved
         .0
         .lock()
@@ -242,7 +240,7 @@ fn deploy(base: Snapshot, program: Vec<Declare>) -> (Result<(), DeployError>, Sn
     let loader = Arc::new(wasm_loader(&events));
     let (result, snapshot) = deploy_with(
         base,
-        program,
+        Arc::new(Script(program)),
         loader,
         NativePlugins::ProjectNamed,
         events.clone(),
@@ -827,7 +825,13 @@ fn sandboxed_code_never_starts_or_uses_a_native_plugin_found_by_lookup() {
             lookups: Mutex::new(vec![]),
             started: Mutex::new(0),
         });
-        let (result, _) = deploy_with(Snapshot::empty(None), program, loader.clone(), rule, events);
+        let (result, _) = deploy_with(
+            Snapshot::empty(None),
+            Arc::new(Script(program)),
+            loader.clone(),
+            rule,
+            events,
+        );
         result.unwrap_or_else(|e| panic!("{case}: {e}"));
         assert_eq!(
             *loader.started.lock().unwrap(),
@@ -874,4 +878,146 @@ fn a_provider_manages_only_its_own_package() {
     let (result, after, _) = deploy(base, program);
     result.unwrap_or_else(|e| panic!("{e}"));
     assert!(!after.resources.iter().any(|r| r.urn.name() == "thing"));
+}
+
+/// The program for the `call` cases: the benign component, then a call of its provider's
+/// method with `args`; the call's outcome is kept.
+struct Calls {
+    args: PropertyMap,
+    outcome: Mutex<Option<Result<PropertyMap, String>>>,
+}
+
+#[async_trait]
+impl Program for Calls {
+    async fn run(&self, monitor: Monitor) -> Result<(), ProgramError> {
+        for declare in program(ok(benign())) {
+            monitor.register_resource(declare.request).await?;
+        }
+        let outcome = monitor
+            .call(ProgramCallRequest {
+                token: format!("{COMPONENT}/run"),
+                args: self.args.clone(),
+                arg_dependencies: Default::default(),
+                provider: None,
+                version: None,
+            })
+            .await
+            .map(|r| r.outputs)
+            .map_err(|e| e.to_string());
+        *self.outcome.lock().unwrap() = Some(outcome);
+        Ok(())
+    }
+}
+
+/// A component's method (`call`) gets the same scoped monitor as its `construct`: it may
+/// register below the component its `__self__` names, and nowhere else.
+#[test]
+fn a_call_acts_only_inside_its_component() {
+    let base = base();
+    let evil = Urn::parse(&format!("urn:pulumi:test::proj::{COMPONENT}::evil")).unwrap();
+    let this = PropertyValue::ResourceReference(cairn_engine::ResourceReference {
+        urn: evil.clone(),
+        id: None,
+        package_version: None,
+    });
+    let call_refused = |component: &str, detail: &str| {
+        format!(
+            "calling {COMPONENT}/run failed: hostile-construct@0.1.0 call of {component} was refused: {detail}"
+        )
+    };
+    // (case, arguments, the expected refusal or None)
+    let cases: Vec<(&str, PropertyMap, Option<String>)> = vec![
+        (
+            "registers below its component",
+            [
+                ("__self__".to_owned(), this.clone()),
+                (
+                    "steps".to_owned(),
+                    map(json!({"steps": [{"type": "random:index:RandomPet", "name": "from-call"}]}))
+                        ["steps"]
+                        .clone(),
+                ),
+            ]
+            .into_iter()
+            .collect(),
+            None,
+        ),
+        (
+            "registers at the stack's root",
+            [
+                ("__self__".to_owned(), this.clone()),
+                (
+                    "steps".to_owned(),
+                    map(json!({"steps": [{"type": "random:index:RandomPet", "name": "loose", "parent": "$root"}]}))
+                        ["steps"]
+                        .clone(),
+                ),
+            ]
+            .into_iter()
+            .collect(),
+            Some(call_refused(
+                evil.as_str(),
+                &format!(
+                    "it registered urn:pulumi:test::proj::random:index:RandomPet::loose with parent {ROOT}, outside the component"
+                ),
+            )),
+        ),
+        (
+            "names no component",
+            [(
+                "steps".to_owned(),
+                map(json!({"steps": [{"type": "random:index:RandomPet", "name": "stray", "parent": "$root"}]}))
+                    ["steps"]
+                    .clone(),
+            )]
+            .into_iter()
+            .collect(),
+            Some(call_refused(
+                "a call without a component",
+                "it registered urn:pulumi:test::proj::random:index:RandomPet::stray, but a call that names no component may register nothing",
+            )),
+        ),
+    ];
+    for (case, args, expected) in cases {
+        let program = Arc::new(Calls {
+            args,
+            outcome: Mutex::new(None),
+        });
+        let events = Arc::new(Events::default());
+        let loader = Arc::new(wasm_loader(&events));
+        let (result, after) = deploy_with(
+            base.clone(),
+            program.clone(),
+            loader,
+            NativePlugins::ProjectNamed,
+            events,
+        );
+        result.unwrap_or_else(|e| panic!("{case}: {e}"));
+        let outcome = program
+            .outcome
+            .lock()
+            .unwrap()
+            .clone()
+            .expect("the call ran");
+        match (expected, outcome) {
+            (None, Ok(_)) => assert!(
+                after
+                    .resources
+                    .iter()
+                    .any(|r| r.urn.name() == "from-call" && r.parent.as_ref() == Some(&evil)),
+                "{case}: the call's resource is not below the component"
+            ),
+            (Some(expected), Err(message)) => {
+                assert!(message.contains(&expected), "{case}: {message}");
+                assert!(
+                    !after
+                        .resources
+                        .iter()
+                        .any(|r| ["loose", "stray"].contains(&r.urn.name())),
+                    "{case}: a refused resource is in the state"
+                );
+            }
+            (expected, outcome) => panic!("{case}: expected {expected:?}, got {outcome:?}"),
+        }
+    }
 }

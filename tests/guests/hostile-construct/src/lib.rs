@@ -11,13 +11,16 @@
 //!   ends the construct unless `swallow` is true.
 //! * `returnUrn`: the URN to report instead of the component's.
 //!
+//! `call` of `hostile-construct:index:Comp/run` runs `steps` from its arguments the same way,
+//! for the component its `__self__` argument names.
+//!
 //! Every callback's response (outputs included) is written to the log, so a test can check
 //! that nothing from outside the component ever reached the provider.
 
 use cairn_sdk::engine::{self, RegisterResource};
 use cairn_sdk::{
-    ConstructRequest, ConstructResult, CreateRequest, CreateResult, DeleteRequest, PropertyMap,
-    Provider, Result, UpdateRequest, UpdateResult, Value, log, props,
+    CallRequest, CallResult, ConstructRequest, ConstructResult, CreateRequest, CreateResult,
+    DeleteRequest, PropertyMap, Provider, Result, UpdateRequest, UpdateResult, Value, log, props,
 };
 
 /// The provider.
@@ -58,6 +61,71 @@ impl Context {
     }
 }
 
+/// Runs the `steps` of `inputs` through the engine's monitor; what each returned (a URN, or
+/// the error of a swallowed step).
+fn run_steps(inputs: &PropertyMap, context: &Context, me: Option<String>) -> Result<Vec<Value>> {
+    let mut results = Vec::new();
+    let steps = match inputs.get("steps") {
+        Some(Value::Array(steps)) => steps.clone(),
+        _ => vec![],
+    };
+    for step in steps {
+        let Value::Object(step) = step else { continue };
+        let swallow = step.get("swallow").and_then(Value::as_bool) == Some(true);
+        let outcome = if step.contains_key("outputsOf") {
+            let urn = context
+                .resolve(text(&step, "outputsOf"), None)
+                .unwrap_or_default();
+            let values = match step.get("values") {
+                Some(Value::Object(values)) => values.clone(),
+                _ => PropertyMap::new(),
+            };
+            engine::register_resource_outputs(&urn, &values).map(|()| Value::from(urn))
+        } else {
+            let property_dependencies = match step.get("propertyDependencies") {
+                Some(Value::Object(deps)) => deps
+                    .iter()
+                    .map(|(k, v)| (k.clone(), urns(Some(v))))
+                    .collect(),
+                _ => Default::default(),
+            };
+            let request = RegisterResource {
+                resource_type: text(&step, "type").unwrap_or_default(),
+                name: text(&step, "name").unwrap_or_default(),
+                custom: step.get("custom").and_then(Value::as_bool).unwrap_or(true),
+                parent: context.resolve(text(&step, "parent"), me.clone()),
+                inputs: match step.get("inputs") {
+                    Some(Value::Object(inputs)) => inputs.clone(),
+                    _ => PropertyMap::new(),
+                },
+                property_dependencies,
+                dependencies: urns(step.get("dependencies")),
+                provider: text(&step, "provider"),
+                protect: false,
+            };
+            engine::register_resource(&request).map(|registered| {
+                log::info(
+                    "",
+                    format!(
+                        "registered {} id={:?} outputs={:?}",
+                        registered.urn, registered.id, registered.outputs
+                    ),
+                );
+                Value::from(registered.urn)
+            })
+        };
+        match outcome {
+            Ok(value) => results.push(value),
+            Err(e) if swallow => {
+                log::info("", format!("swallowed: {e}"));
+                results.push(Value::from(format!("error: {e}")));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(results)
+}
+
 impl Provider for Hostile {
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
         Ok(CreateResult {
@@ -72,6 +140,29 @@ impl Provider for Hostile {
 
     fn delete(&self, _: DeleteRequest) -> Result<()> {
         Ok(())
+    }
+
+    /// `hostile-construct:index:Comp/run`: runs `steps` as a method of the component named by
+    /// `__self__` (parents default to it).
+    fn call(&self, r: CallRequest) -> Result<CallResult> {
+        let args: PropertyMap = r.args.clone().into_map();
+        let component = match args.get("__self__") {
+            Some(Value::ResourceReference(reference)) => reference.urn.clone(),
+            _ => String::new(),
+        };
+        let context = Context {
+            root: format!(
+                "urn:pulumi:{}::{}::pulumi:pulumi:Stack::{}-{}",
+                r.stack, r.project, r.project, r.stack
+            ),
+            component: component.clone(),
+            parent: None,
+        };
+        let results = run_steps(&args, &context, Some(component).filter(|c| !c.is_empty()))?;
+        Ok(CallResult {
+            outputs: props! { "results" => Value::Array(results) }.into(),
+            ..Default::default()
+        })
     }
 
     fn construct(&self, r: ConstructRequest) -> Result<ConstructResult> {
@@ -103,65 +194,7 @@ impl Provider for Hostile {
             Some(registered.urn)
         };
         context.component = me.clone().unwrap_or_default();
-        let mut results = Vec::new();
-        let steps = match inputs.get("steps") {
-            Some(Value::Array(steps)) => steps.clone(),
-            _ => vec![],
-        };
-        for step in steps {
-            let Value::Object(step) = step else { continue };
-            let swallow = step.get("swallow").and_then(Value::as_bool) == Some(true);
-            let outcome = if step.contains_key("outputsOf") {
-                let urn = context
-                    .resolve(text(&step, "outputsOf"), None)
-                    .unwrap_or_default();
-                let values = match step.get("values") {
-                    Some(Value::Object(values)) => values.clone(),
-                    _ => PropertyMap::new(),
-                };
-                engine::register_resource_outputs(&urn, &values).map(|()| Value::from(urn))
-            } else {
-                let property_dependencies = match step.get("propertyDependencies") {
-                    Some(Value::Object(deps)) => deps
-                        .iter()
-                        .map(|(k, v)| (k.clone(), urns(Some(v))))
-                        .collect(),
-                    _ => Default::default(),
-                };
-                let request = RegisterResource {
-                    resource_type: text(&step, "type").unwrap_or_default(),
-                    name: text(&step, "name").unwrap_or_default(),
-                    custom: step.get("custom").and_then(Value::as_bool).unwrap_or(true),
-                    parent: context.resolve(text(&step, "parent"), me.clone()),
-                    inputs: match step.get("inputs") {
-                        Some(Value::Object(inputs)) => inputs.clone(),
-                        _ => PropertyMap::new(),
-                    },
-                    property_dependencies,
-                    dependencies: urns(step.get("dependencies")),
-                    provider: text(&step, "provider"),
-                    protect: false,
-                };
-                engine::register_resource(&request).map(|registered| {
-                    log::info(
-                        "",
-                        format!(
-                            "registered {} id={:?} outputs={:?}",
-                            registered.urn, registered.id, registered.outputs
-                        ),
-                    );
-                    Value::from(registered.urn)
-                })
-            };
-            match outcome {
-                Ok(value) => results.push(value),
-                Err(e) if swallow => {
-                    log::info("", format!("swallowed: {e}"));
-                    results.push(Value::from(format!("error: {e}")));
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        let results = run_steps(&inputs, &context, me.clone())?;
         let urn = text(&inputs, "returnUrn").or(me);
         Ok(ConstructResult {
             urn,
