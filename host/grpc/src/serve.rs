@@ -101,6 +101,8 @@ fn status(error: ProviderError, marshal: Marshal) -> Status {
         ProviderError::Timeout { seconds } => {
             Status::deadline_exceeded(format!("the operation did not finish within {seconds} s"))
         }
+        // Whoever called this server cannot know the outcome either.
+        error @ ProviderError::OutcomeUnknown { .. } => Status::unavailable(error.to_string()),
         ProviderError::Failed { message, partial } => match partial {
             None => Status::unknown(message),
             Some(partial) => {

@@ -125,6 +125,12 @@ pub(crate) struct Engine {
     /// fully grown registration futures.
     gate: Semaphore,
     cancelled: AtomicBool,
+    /// Set by an interruption (Ctrl-C): new work is refused, work in flight finishes.
+    interrupted: AtomicBool,
+    /// Every monitor request runs as a task of its own, tracked here: a caller that goes away
+    /// (a program that dies, a connection that drops) cannot abandon a step half-way, and the
+    /// deployment waits for all of them before it deletes or saves.
+    pub in_flight: tokio_util::task::TaskTracker,
     failures: Mutex<Vec<StepFailure>>,
     plan: Mutex<Plan>,
     tally: Mutex<Tally>,
@@ -198,6 +204,8 @@ impl Engine {
             permits: Semaphore::new(parallel),
             gate: Semaphore::new((4 * parallel).max(64)),
             cancelled: AtomicBool::new(false),
+            interrupted: AtomicBool::new(false),
+            in_flight: tokio_util::task::TaskTracker::new(),
             failures: Mutex::new(Vec::new()),
             plan: Mutex::new(plan),
             tally: Mutex::new(Tally::default()),
@@ -235,11 +243,27 @@ impl Engine {
         self.cancelled.load(Ordering::SeqCst)
     }
 
+    pub fn is_interrupted(&self) -> bool {
+        self.interrupted.load(Ordering::SeqCst)
+    }
+
     fn ensure_running(&self) -> Result<(), MonitorError> {
+        if self.is_interrupted() {
+            return Err(err(
+                "the deployment was interrupted; nothing new is started",
+            ));
+        }
         if self.is_cancelled() {
             return Err(err("the deployment was cancelled after an earlier failure"));
         }
         Ok(())
+    }
+
+    /// An interruption (Ctrl-C, SIGTERM): start nothing new and ask providers to wrap up;
+    /// operations already running finish and are recorded.
+    pub async fn interrupt(&self) {
+        self.interrupted.store(true, Ordering::SeqCst);
+        self.cancel().await;
     }
 
     /// Stops new work and asks every provider to cancel what it is doing.
@@ -378,6 +402,13 @@ impl Engine {
             }
             Err(e) => {
                 let message = crate::limits::cap_message(&e.to_string()).into_owned();
+                if matches!(e, ProviderError::OutcomeUnknown { .. }) {
+                    // The operation may have happened: its begin record stays, so the state
+                    // reports it pending until `cairn refresh` resolves it.
+                    return Err(format!(
+                        "{message}; it is left recorded as a pending operation: run `cairn refresh` to resolve it"
+                    ));
+                }
                 let mutations = match e.partial() {
                     Some(left) if left.id.len() > crate::limits::MAX_ID_BYTES => {
                         // Nothing can name the resource in the state: the begin record stays,

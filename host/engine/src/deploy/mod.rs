@@ -105,6 +105,12 @@ pub enum DeployError {
     Steps(Vec<StepFailure>),
     #[error("{0}")]
     Engine(String),
+    /// Interrupted (Ctrl-C, SIGTERM): nothing new was started, and every operation that was
+    /// running finished and was recorded.
+    #[error(
+        "the deployment was interrupted: operations already running finished and were recorded; run the command again to continue"
+    )]
+    Interrupted,
 }
 
 fn describe_failures(failures: &[StepFailure]) -> String {
@@ -130,6 +136,22 @@ pub struct Outcome {
     pub outputs: PropertyMap,
 }
 
+/// Interrupts a running deployment from outside (a signal handler): see
+/// [`Deployment::interrupter`].
+#[derive(Clone)]
+pub struct Interrupter {
+    engine: Arc<Engine>,
+}
+
+impl Interrupter {
+    /// Starts nothing new (the program's further requests are refused), asks providers to
+    /// wrap up, and lets operations already running finish and be recorded; the deployment
+    /// then saves and ends with [`DeployError::Interrupted`].
+    pub async fn interrupt(&self) {
+        self.engine.interrupt().await;
+    }
+}
+
 /// One deployment of a stack.
 pub struct Deployment {
     engine: Arc<Engine>,
@@ -151,6 +173,30 @@ impl Deployment {
         })
     }
 
+    /// A handle that interrupts this deployment gracefully.
+    pub fn interrupter(&self) -> Interrupter {
+        Interrupter {
+            engine: self.engine.clone(),
+        }
+    }
+
+    /// Waits until every monitor request has finished (a program that died may leave some
+    /// running): their steps are recorded before anything is deleted or saved.
+    async fn settle(&self) {
+        self.engine.in_flight.close();
+        self.engine.in_flight.wait().await;
+        self.engine.in_flight.reopen();
+    }
+
+    /// Fails with [`DeployError::Interrupted`] once interrupted.
+    fn check_interrupted(&self) -> Result<(), DeployError> {
+        if self.engine.is_interrupted() {
+            Err(DeployError::Interrupted)
+        } else {
+            Ok(())
+        }
+    }
+
     /// Runs `program` and brings the stack to the state it declares: creates, updates and
     /// replaces what it registers, then deletes what it no longer does.
     pub async fn update(&self, program: Arc<dyn Program>) -> Result<Outcome, DeployError> {
@@ -162,6 +208,8 @@ impl Deployment {
                 .map_err(|e| DeployError::Engine(e.message))?;
             let monitor = Monitor::new(self.engine.clone());
             let program_result = program.run(monitor).await;
+            self.settle().await;
+            self.check_interrupted()?;
             self.check_failures()?;
             program_result.map_err(|e| DeployError::Program(e.message))?;
             let deletions = self.engine.update_deletions();
@@ -169,6 +217,7 @@ impl Deployment {
                 .check_deletable(&deletions)
                 .map_err(|e| DeployError::Engine(e.message))?;
             let deleted = self.engine.delete_all(deletions).await;
+            self.check_interrupted()?;
             self.check_failures()?;
             deleted.map_err(|e| DeployError::Engine(e.message))
         }
@@ -181,12 +230,19 @@ impl Deployment {
         let started = self.start(Operation::Refresh);
         let result = async {
             self.engine.refresh_all().await?;
+            if self.engine.is_interrupted() {
+                return Err(monitor::MonitorError {
+                    message: DeployError::Interrupted.to_string(),
+                });
+            }
             self.engine.resolve_pending()
         }
         .await
         .map_err(|e| {
             let failures = self.engine.failures();
-            if failures.is_empty() {
+            if self.engine.is_interrupted() {
+                DeployError::Interrupted
+            } else if failures.is_empty() {
                 DeployError::Engine(e.message)
             } else {
                 DeployError::Steps(failures)
@@ -230,6 +286,7 @@ impl Deployment {
             }
             chosen.retain(|&i| !options.excludes.contains(&base.resources[i].urn));
             let deleted = self.engine.delete_all(chosen).await;
+            self.check_interrupted()?;
             self.check_failures()?;
             deleted.map_err(|e| DeployError::Engine(e.message))
         }

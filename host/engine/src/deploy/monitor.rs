@@ -62,12 +62,35 @@ impl Monitor {
         &self.engine.options.config
     }
 
+    /// Runs a request as a task the deployment tracks, so that it finishes (and its steps are
+    /// recorded) even if the caller stops waiting for it: a program that dies, a connection
+    /// that drops. The deployment waits for every such task before it deletes or saves.
+    async fn detached<T, F>(
+        &self,
+        work: impl FnOnce(Arc<Engine>, Arc<Caller>) -> F,
+    ) -> Result<T, MonitorError>
+    where
+        T: Send + 'static,
+        F: std::future::Future<Output = Result<T, MonitorError>> + Send + 'static,
+    {
+        let task = work(self.engine.clone(), self.caller.clone());
+        match self.engine.in_flight.spawn(task).await {
+            Ok(result) => result,
+            Err(e) => Err(MonitorError {
+                message: format!("the engine failed while handling the request: {e}"),
+            }),
+        }
+    }
+
     /// Declares a resource; completes when its steps have run.
     pub async fn register_resource(
         &self,
         request: RegisterResourceRequest,
     ) -> Result<RegisterResourceResponse, MonitorError> {
-        self.engine.register_resource(request, &self.caller).await
+        self.detached(
+            |engine, caller| async move { engine.register_resource(request, &caller).await },
+        )
+        .await
     }
 
     /// Sets the outputs of a component (or of the root stack: the stack outputs).
@@ -84,7 +107,8 @@ impl Monitor {
         &self,
         request: ReadResourceRequest,
     ) -> Result<ReadResourceResponse, MonitorError> {
-        self.engine.read_resource(request, &self.caller).await
+        self.detached(|engine, caller| async move { engine.read_resource(request, &caller).await })
+            .await
     }
 
     /// Calls a provider function.
@@ -92,11 +116,13 @@ impl Monitor {
         &self,
         request: ProgramInvokeRequest,
     ) -> Result<InvokeResult, MonitorError> {
-        self.engine.invoke(request, &self.caller).await
+        self.detached(|engine, caller| async move { engine.invoke(request, &caller).await })
+            .await
     }
 
     /// Calls a component method.
     pub async fn call(&self, request: ProgramCallRequest) -> Result<CallResult, MonitorError> {
-        self.engine.call(request, &self.caller).await
+        self.detached(|engine, caller| async move { engine.call(request, &caller).await })
+            .await
     }
 }

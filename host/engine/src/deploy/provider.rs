@@ -273,6 +273,11 @@ pub enum ProviderError {
     Cancelled,
     #[error("the operation did not finish within {seconds} s")]
     Timeout { seconds: f64 },
+    /// The provider stopped answering mid-operation (its process or instance died, the
+    /// connection broke): the operation may or may not have taken effect, so a mutating one is
+    /// left pending in the state rather than recorded as failed.
+    #[error("{message}; whether the operation took effect is unknown")]
+    OutcomeUnknown { message: String },
 }
 
 impl ProviderError {
@@ -280,6 +285,12 @@ impl ProviderError {
         ProviderError::Failed {
             message: message.into(),
             partial: None,
+        }
+    }
+
+    pub fn outcome_unknown(message: impl Into<String>) -> ProviderError {
+        ProviderError::OutcomeUnknown {
+            message: message.into(),
         }
     }
 
