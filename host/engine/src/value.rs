@@ -138,6 +138,15 @@ impl PropertyValue {
         })
     }
 
+    /// True when this value is itself secret (not merely containing one).
+    pub fn is_secret(&self) -> bool {
+        match self {
+            PropertyValue::Secret(_) => true,
+            PropertyValue::Output(o) => o.secret,
+            _ => false,
+        }
+    }
+
     /// Pre-order search: true when `pred` holds for this value or any value nested in it.
     pub fn any(&self, pred: &mut impl FnMut(&PropertyValue) -> bool) -> bool {
         if pred(self) {
@@ -237,9 +246,75 @@ macro_rules! props {
     }};
 }
 
+/// Carries the secretness of `reference` over to `values`, for what a provider hands back
+/// (checked inputs, outputs, read state) that it received secret but returned in plain text
+/// (providers that do not accept secrets, or simply drop the marker): where a key is in both,
+/// two objects are compared key by key, and otherwise a reference value that is or contains a
+/// secret makes the whole returned value secret. The same rule as Pulumi's engine applies to
+/// providers that do not accept secrets; Cairn applies it to every provider, so no secret a
+/// program marked can reach the state in plain text through a provider.
+pub fn restore_secrets(values: &mut PropertyMap, reference: &PropertyMap) {
+    for (key, wanted) in reference {
+        let Some(value) = values.get_mut(key) else {
+            continue;
+        };
+        match (value, wanted) {
+            (PropertyValue::Object(value), PropertyValue::Object(wanted)) => {
+                restore_secrets(value, wanted)
+            }
+            (value, wanted) => {
+                if !value.is_secret() && wanted.contains_secrets() {
+                    *value = PropertyValue::secret(std::mem::take(value));
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secretness_is_restored_from_what_the_provider_was_given() {
+        let s = PropertyValue::secret;
+        let obj = |m: PropertyMap| PropertyValue::Object(m);
+        // (returned, given, expected)
+        let cases: Vec<(PropertyMap, PropertyMap, PropertyMap)> = vec![
+            // A plain copy of a secret input becomes secret again.
+            (props! {"pw" => "x"}, props! {"pw" => s("x".into())}, props! {"pw" => s("x".into())}),
+            // Objects are compared key by key: only the secret member is marked.
+            (
+                props! {"o" => obj(props! {"a" => "1", "b" => "2"})},
+                props! {"o" => obj(props! {"a" => s("1".into()), "b" => "2"})},
+                props! {"o" => obj(props! {"a" => s("1".into()), "b" => "2"})},
+            ),
+            // Anything else containing a secret makes the returned value secret whole.
+            (
+                props! {"l" => vec![PropertyValue::from("a"), "b".into()]},
+                props! {"l" => vec![PropertyValue::from("a"), s("b".into())]},
+                props! {"l" => s(vec![PropertyValue::from("a"), "b".into()].into())},
+            ),
+            (
+                props! {"o" => obj(props! {"a" => "1"})},
+                props! {"o" => s(obj(props! {"a" => "1"}))},
+                props! {"o" => s(obj(props! {"a" => "1"}))},
+            ),
+            // Keys the provider did not return, or returned already secret, are left alone.
+            (props! {"other" => "y"}, props! {"pw" => s("x".into())}, props! {"other" => "y"}),
+            (
+                props! {"pw" => s("x".into())},
+                props! {"pw" => s("x".into())},
+                props! {"pw" => s("x".into())},
+            ),
+            (props! {"a" => "1"}, props! {"a" => "1"}, props! {"a" => "1"}),
+        ];
+        for (mut returned, given, expected) in cases {
+            let before = returned.clone();
+            restore_secrets(&mut returned, &given);
+            assert_eq!(returned, expected, "returned {before:?}, given {given:?}");
+        }
+    }
 
     fn output(value: Option<PropertyValue>, secret: bool) -> PropertyValue {
         PropertyValue::Output(OutputValue {

@@ -149,19 +149,19 @@ fn err(message: impl Into<String>) -> MonitorError {
     }
 }
 
-/// The secret-ness rules for outputs: an output named like a secret input is secret, and so is
-/// every output listed in `additionalSecretOutputs`.
+/// The secret-ness rules for outputs: what the provider returned from secret inputs stays
+/// secret ([`crate::value::restore_secrets`]), and so does every output listed in
+/// `additionalSecretOutputs`.
 fn secure_outputs(
     mut outputs: PropertyMap,
     inputs: &PropertyMap,
     additional: &[String],
 ) -> PropertyMap {
-    for (key, value) in outputs.iter_mut() {
-        let input_secret = inputs
-            .get(key)
-            .is_some_and(|i| matches!(i, PropertyValue::Secret(_)));
-        let listed = additional.iter().any(|k| k == key);
-        if (input_secret || listed) && !matches!(value, PropertyValue::Secret(_)) {
+    crate::value::restore_secrets(&mut outputs, inputs);
+    for key in additional {
+        if let Some(value) = outputs.get_mut(key)
+            && !value.is_secret()
+        {
             *value = PropertyValue::secret(std::mem::take(value));
         }
     }
@@ -809,10 +809,11 @@ impl Engine {
         let checked = self
             .call_check(
                 &urn,
+                &inputs,
                 provider.check_config(CheckRequest {
                     urn: urn.clone(),
                     olds,
-                    news: inputs,
+                    news: inputs.clone(),
                     random_seed: vec![],
                 }),
             )
@@ -930,9 +931,12 @@ impl Engine {
         }
     }
 
+    /// Runs a Check; `news` is what the provider was given, whose secrets the checked inputs
+    /// keep even if the provider dropped them.
     async fn call_check(
         &self,
         urn: &Urn,
+        news: &PropertyMap,
         check: impl Future<Output = Result<CheckResult, ProviderError>>,
     ) -> Result<PropertyMap, MonitorError> {
         let result = {
@@ -950,7 +954,9 @@ impl Engine {
                     "{urn}: Check failed: the provider returned inputs that cannot be recorded: {e}"
                 ))
             })?;
-            return Ok(result.inputs);
+            let mut inputs = result.inputs;
+            crate::value::restore_secrets(&mut inputs, news);
+            return Ok(inputs);
         }
         // A provider may report any number of failures; show the first few.
         const SHOWN: usize = 20;
@@ -1666,6 +1672,7 @@ impl Engine {
         let checked = self
             .call_check(
                 &urn,
+                &inputs,
                 provider.check(CheckRequest {
                     urn: urn.clone(),
                     olds: old_usable.map(|o| o.inputs.clone()).unwrap_or_default(),
@@ -1774,10 +1781,11 @@ impl Engine {
                 let rechecked = self
                     .call_check(
                         &urn,
+                        &inputs,
                         provider.check(CheckRequest {
                             urn: urn.clone(),
                             olds: PropertyMap::new(),
-                            news: inputs,
+                            news: inputs.clone(),
                             random_seed: urn.as_str().as_bytes().to_vec(),
                         }),
                     )
@@ -2346,6 +2354,7 @@ impl Engine {
                     let mut done = pending.clone();
                     done.id = Some(read.id);
                     done.inputs = checked.inputs;
+                    crate::value::restore_secrets(&mut done.inputs, &inputs);
                     done.outputs = secure_outputs(read.outputs, &done.inputs, &done.additional_secret_outputs);
                     done.import_id = Some(import_id.clone());
                     let mut mutations = vec![Mutation::Append(done.clone())];
@@ -2963,6 +2972,7 @@ impl Engine {
         refreshed.id = Some(read.id);
         if !read.inputs.is_empty() {
             refreshed.inputs = read.inputs;
+            crate::value::restore_secrets(&mut refreshed.inputs, &resource.inputs);
         }
         refreshed.outputs = secure_outputs(
             read.outputs,
