@@ -367,3 +367,108 @@ fn delete_refuses_protected_resources_and_dependents() {
             >= 3
     );
 }
+
+/// Rewrites the stored checkpoint with `edit` applied to its resources (as a hand edit or a
+/// broken tool would).
+fn edit_checkpoint(sandbox: &Sandbox, edit: impl FnOnce(&mut Vec<Value>)) {
+    let path = sandbox.state_file("web", "dev");
+    let mut checkpoint: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let resources = checkpoint["checkpoint"]["latest"]["resources"]
+        .as_array_mut()
+        .unwrap();
+    edit(resources);
+    std::fs::write(&path, checkpoint.to_string()).unwrap();
+}
+
+#[test]
+fn an_inconsistent_state_is_refused_by_every_command_and_repaired_safely() {
+    let sandbox = sandbox();
+    // An identical duplicate of the bucket, and the object moved before the bucket it
+    // depends on: both fixable without losing anything.
+    edit_checkpoint(&sandbox, |resources| {
+        let bucket = resources[2].clone();
+        resources.push(bucket);
+        resources.swap(2, 3);
+    });
+    let before = std::fs::read(sandbox.state_file("web", "dev")).unwrap();
+    for command in [
+        &["up", "--yes"][..],
+        &["preview"],
+        &["refresh", "--yes"],
+        &["destroy", "--yes"],
+        &["stack", "output"],
+        &["state", "protect", BUCKET],
+    ] {
+        let err = sandbox.fails(command);
+        assert_contains(
+            &err,
+            &[
+                "the state of stack \"dev\" is refused",
+                "(2 problems)",
+                &format!("{OBJECT} refers to dependency {BUCKET}, which appears after it"),
+                &format!("{BUCKET} appears more than once"),
+                "`cairn state repair`",
+            ],
+        );
+    }
+    assert_eq!(
+        std::fs::read(sandbox.state_file("web", "dev")).unwrap(),
+        before,
+        "nothing was written"
+    );
+    // What is broken can still be looked at.
+    assert_eq!(urns(&export(&sandbox), "resources").len(), 6);
+
+    assert_contains(
+        &sandbox.fails(&["state", "repair"]),
+        &["repairing the state needs confirmation: pass --yes"],
+    );
+    let repaired = sandbox.ok(&["state", "repair", "--yes"]);
+    assert_contains(
+        &repaired,
+        &[
+            "Repairing the state of stack \"dev\" makes 2 changes:",
+            &format!("drop a second, identical entry for {BUCKET}"),
+            "reorder the resources so each follows what it refers to",
+            "Repaired; the state passes its integrity check.",
+        ],
+    );
+    assert_eq!(
+        urns(&export(&sandbox), "resources"),
+        [STACK, PROVIDER, BUCKET, OBJECT, DB]
+    );
+    assert_contains(
+        &sandbox.ok(&["state", "repair"]),
+        &["passes its integrity check; nothing to repair"],
+    );
+}
+
+#[test]
+fn a_state_missing_a_provider_is_refused_and_not_guessed_at() {
+    let sandbox = sandbox();
+    edit_checkpoint(&sandbox, |resources| {
+        resources.remove(1);
+    });
+    let err = sandbox.fails(&["up", "--yes"]);
+    assert_contains(
+        &err,
+        &[
+            "(3 problems)",
+            &format!("{BUCKET} refers to provider {PROVIDER}, which is not in the state"),
+        ],
+    );
+    let before = std::fs::read(sandbox.state_file("web", "dev")).unwrap();
+    let err = sandbox.fails(&["state", "repair", "--yes"]);
+    assert_contains(
+        &err,
+        &[
+            "None of these can be fixed safely by `cairn state repair`",
+            "`cairn stack export`, then `cairn stack import`",
+        ],
+    );
+    assert_eq!(
+        std::fs::read(sandbox.state_file("web", "dev")).unwrap(),
+        before
+    );
+}

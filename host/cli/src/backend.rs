@@ -25,6 +25,7 @@ use cairn_engine::deploy::journal::{self, JournalError, PersistError, Persister}
 use cairn_engine::state::integrity::verify_resources;
 use cairn_engine::state::{
     CheckpointV3, DEPLOYMENT_VERSION, DeploymentV3, JsonMap, Operation, VersionedCheckpoint,
+    sort_dependencies_first,
 };
 use serde::{Deserialize, Serialize};
 
@@ -153,7 +154,7 @@ impl FileBackend {
                 );
                 continue;
             }
-            let latest = self.latest(project, name)?;
+            let latest = self.latest_as_stored(project, name)?;
             let latest = latest.as_ref();
             stacks.push(StackSummary {
                 name: name.to_owned(),
@@ -188,9 +189,16 @@ impl FileBackend {
     }
 
     /// The stack's latest deployment, if it has one, including what the journal of an
-    /// interrupted deployment adds (replayed in memory: nothing is written). Warns (once per
-    /// process) if operations are pending.
+    /// interrupted deployment adds (replayed in memory: nothing is written), refused unless it
+    /// passes the integrity check. Warns (once per process) if operations are pending.
     pub fn latest(&self, project: &str, stack: &str) -> Result<Option<DeploymentV3>> {
+        let latest = self.latest_as_stored(project, stack)?;
+        checked(stack, latest)
+    }
+
+    /// Like [`FileBackend::latest`], without the integrity check: for commands that show or
+    /// fix a broken state (`stack export`, `state repair`, listings).
+    pub fn latest_as_stored(&self, project: &str, stack: &str) -> Result<Option<DeploymentV3>> {
         let latest = self.load(project, stack)?.checkpoint.latest;
         let latest = match self.read_journal(project, stack)? {
             None => latest,
@@ -215,9 +223,21 @@ impl FileBackend {
         project: &str,
         stack: &str,
     ) -> Result<Option<DeploymentV3>> {
+        let latest = self.recover_as_stored(lock, project, stack)?;
+        checked(stack, latest)
+    }
+
+    /// Like [`FileBackend::recover`], without the integrity check (`state repair`): every
+    /// completed operation the journal records is kept, whatever state it replays to.
+    pub fn recover_as_stored(
+        &self,
+        lock: &StackLock,
+        project: &str,
+        stack: &str,
+    ) -> Result<Option<DeploymentV3>> {
         lock.check(project, stack)?;
         let Some(journal) = self.read_journal(project, stack)? else {
-            return self.latest(project, stack);
+            return self.latest_as_stored(project, stack);
         };
         let latest = self.load(project, stack)?.checkpoint.latest;
         let latest = match self.replay_journal(project, stack, latest, &journal)? {
@@ -273,14 +293,17 @@ impl FileBackend {
         let Some(base) = latest else {
             return Err(anyhow!("the checkpoint records no deployment")).with_context(context);
         };
-        let deployment = match journal::replay(&base, journal) {
+        let mut deployment = match journal::replay(&base, journal) {
             Ok(deployment) => deployment,
             Err(JournalError::AlreadyCompacted { .. }) => return Ok(Replayed::Stale(Some(base))),
             Err(e) => return Err(e).with_context(context),
         };
-        verify_resources(&deployment.resources)
-            .map_err(|e| anyhow!("the journal replays to an inconsistent state: {e}"))
-            .with_context(context)?;
+        // Out-of-order states are put in order (nothing is lost by that); any other problem
+        // is reported when the state is used, and `cairn state repair` works on this result,
+        // so no completed operation the journal records is ever dropped.
+        if verify_resources(&deployment.resources).is_err() {
+            sort_dependencies_first(&mut deployment.resources);
+        }
         Ok(Replayed::Recovered(deployment))
     }
 
@@ -428,6 +451,19 @@ enum Replayed {
 static WARNED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
 
 /// Tells the user (on stderr, once per stack and process) that a deployment was interrupted.
+/// The deployment, if it passes the integrity check; else an error listing every problem and
+/// how to fix them.
+fn checked(stack: &str, deployment: Option<DeploymentV3>) -> Result<Option<DeploymentV3>> {
+    if let Some(deployment) = &deployment
+        && let Err(e) = verify_resources(&deployment.resources)
+    {
+        bail!(
+            "the state of stack {stack:?} is refused: {e}\n`cairn state repair` fixes what can be fixed safely (it shows the changes first); `cairn stack export` and `cairn stack import` let you edit the rest by hand"
+        );
+    }
+    Ok(deployment)
+}
+
 fn warn_pending(project: &str, stack: &str, pending: &[Operation<JsonMap>]) {
     if pending.is_empty() {
         return;
@@ -960,6 +996,41 @@ mod tests {
             ["a"]
         );
         assert!(!journal_path.exists());
+    }
+
+    #[test]
+    fn an_inconsistent_state_is_refused_on_every_load_with_every_problem() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = backend(dir.path(), 5);
+        let lock = backend.lock("proj", "dev", "test").unwrap();
+        stack_with_two(&backend, &lock);
+        let mut broken = backend.latest("proj", "dev").unwrap().unwrap();
+        let copy = broken.resources[0].clone();
+        broken.resources.push(copy);
+        broken.resources[1].parent = Some(
+            cairn_engine::urn::Urn::parse("urn:pulumi:dev::proj::test:index:Component::gone")
+                .unwrap(),
+        );
+        backend.save(&lock, "proj", "dev", broken).unwrap();
+        for err in [
+            backend.latest("proj", "dev").unwrap_err(),
+            backend.recover(&lock, "proj", "dev").unwrap_err(),
+        ] {
+            let message = format!("{err:#}");
+            assert!(
+                message.contains("the state of stack \"dev\" is refused")
+                    && message.contains("(2 problems)")
+                    && message.contains("::a appears more than once")
+                    && message.contains("Component::gone, which is not in the state")
+                    && message.contains("`cairn state repair`"),
+                "{message}"
+            );
+        }
+        // Shown and fixed as stored.
+        assert_eq!(
+            names(&backend.latest_as_stored("proj", "dev").unwrap().unwrap()),
+            ["a", "b", "a"]
+        );
     }
 
     #[test]

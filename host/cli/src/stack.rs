@@ -66,7 +66,7 @@ impl<'w> Stack<'w> {
         if !backend.stack_exists(self.project(), &self.name) {
             return Ok(None);
         }
-        let latest = backend.latest(self.project(), &self.name)?;
+        let latest = backend.latest_as_stored(self.project(), &self.name)?;
         let Some(provider) = latest.and_then(|d| d.secrets_providers) else {
             return Ok(None);
         };

@@ -282,7 +282,11 @@ mod tests {
         // (returned, given, expected)
         let cases: Vec<(PropertyMap, PropertyMap, PropertyMap)> = vec![
             // A plain copy of a secret input becomes secret again.
-            (props! {"pw" => "x"}, props! {"pw" => s("x".into())}, props! {"pw" => s("x".into())}),
+            (
+                props! {"pw" => "x"},
+                props! {"pw" => s("x".into())},
+                props! {"pw" => s("x".into())},
+            ),
             // Objects are compared key by key: only the secret member is marked.
             (
                 props! {"o" => obj(props! {"a" => "1", "b" => "2"})},
@@ -301,13 +305,21 @@ mod tests {
                 props! {"o" => s(obj(props! {"a" => "1"}))},
             ),
             // Keys the provider did not return, or returned already secret, are left alone.
-            (props! {"other" => "y"}, props! {"pw" => s("x".into())}, props! {"other" => "y"}),
+            (
+                props! {"other" => "y"},
+                props! {"pw" => s("x".into())},
+                props! {"other" => "y"},
+            ),
             (
                 props! {"pw" => s("x".into())},
                 props! {"pw" => s("x".into())},
                 props! {"pw" => s("x".into())},
             ),
-            (props! {"a" => "1"}, props! {"a" => "1"}, props! {"a" => "1"}),
+            (
+                props! {"a" => "1"},
+                props! {"a" => "1"},
+                props! {"a" => "1"},
+            ),
         ];
         for (mut returned, given, expected) in cases {
             let before = returned.clone();

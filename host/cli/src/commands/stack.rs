@@ -240,7 +240,7 @@ fn rm(
     };
     let project = workspace.name();
     let lock = workspace.backend.lock(project, &name, "cairn stack rm")?;
-    let deployment = workspace.backend.latest(project, &name)?;
+    let deployment = workspace.backend.latest_as_stored(project, &name)?;
     let count = deployment.as_ref().map_or(0, |d| d.resources.len());
     if count > 0 && !force {
         bail!(
@@ -384,7 +384,7 @@ fn export(workspace: &Workspace, file: Option<PathBuf>, show_secrets: bool) -> R
     let stack = Stack::current(workspace)?;
     let deployment = workspace
         .backend
-        .latest(stack.project(), &stack.name)?
+        .latest_as_stored(stack.project(), &stack.name)?
         .ok_or_else(|| anyhow!("stack {:?} has no deployment to export", stack.name))?;
     let deployment = if show_secrets {
         let config = stack.load_config()?;

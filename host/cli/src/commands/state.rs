@@ -1,5 +1,5 @@
-//! `cairn state`: edit a stack's recorded state directly (delete, protect, unprotect), and
-//! `cairn stack clear-pending`. No provider is called: only the state changes.
+//! `cairn state`: edit a stack's recorded state directly (delete, protect, unprotect, repair),
+//! and `cairn stack clear-pending`. No provider is called: only the state changes.
 
 use std::io::BufRead;
 
@@ -42,6 +42,14 @@ enum StateCommand {
     Protect(ProtectArgs),
     /// Remove the protection of a resource (or all).
     Unprotect(ProtectArgs),
+    /// Fix the integrity problems of the stack's state that can be fixed safely (order,
+    /// references to resources that are not in the state, identical duplicate entries),
+    /// showing the changes first.
+    Repair {
+        /// Do not ask for confirmation.
+        #[arg(short, long)]
+        yes: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -65,6 +73,7 @@ pub fn run(context: &Context, args: StateArgs) -> Result<()> {
         } => delete(&workspace, &urn, force, target_dependents, yes),
         StateCommand::Protect(args) => protect(&workspace, args, true),
         StateCommand::Unprotect(args) => protect(&workspace, args, false),
+        StateCommand::Repair { yes } => repair(&workspace, yes),
     }
 }
 
@@ -163,6 +172,56 @@ fn protect(workspace: &Workspace, args: ProtectArgs, protect: bool) -> Result<()
         ),
     }
     Ok(())
+}
+
+/// `cairn state repair`: works on the state as stored (with an interrupted deployment's
+/// journal replayed, so no completed operation is lost), without decrypting anything.
+fn repair(workspace: &Workspace, yes: bool) -> Result<()> {
+    let stack = Stack::current(workspace)?;
+    let project = stack.project();
+    let backend = &workspace.backend;
+    let lock = backend.lock(project, &stack.name, "cairn state repair")?;
+    let mut deployment = backend
+        .recover_as_stored(&lock, project, &stack.name)?
+        .ok_or_else(|| anyhow!("stack {:?} has no state to repair", stack.name))?;
+    let report = cairn_engine::state::repair::repair(&mut deployment.resources);
+    if report.repairs.is_empty() {
+        return match report.remaining {
+            None => {
+                outln!(
+                    "The state of stack {:?} passes its integrity check; nothing to repair.",
+                    stack.name
+                );
+                Ok(())
+            }
+            Some(problems) => Err(anyhow!(
+                "{problems}\nNone of these can be fixed safely by `cairn state repair`; edit the state by hand (`cairn stack export`, then `cairn stack import`)"
+            )),
+        };
+    }
+    let mut changes = format!(
+        "Repairing the state of stack {:?} makes {} change{}:",
+        stack.name,
+        report.repairs.len(),
+        if report.repairs.len() == 1 { "" } else { "s" }
+    );
+    for repair in &report.repairs {
+        changes.push_str(&format!("\n    {repair}"));
+    }
+    outln!("{changes}");
+    if !yes {
+        confirm(workspace, "Save the repaired state?", "repairing the state")?;
+    }
+    backend.save(&lock, project, &stack.name, deployment)?;
+    match report.remaining {
+        None => {
+            outln!("Repaired; the state passes its integrity check.");
+            Ok(())
+        }
+        Some(problems) => Err(anyhow!(
+            "saved the repairs, but {problems}\nThese cannot be fixed safely by `cairn state repair`; edit the state by hand (`cairn stack export`, then `cairn stack import`)"
+        )),
+    }
 }
 
 fn capitalized(word: &str) -> String {

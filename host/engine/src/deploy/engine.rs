@@ -180,6 +180,14 @@ impl Engine {
         journal: Arc<SnapshotManager>,
     ) -> Result<Engine, MonitorError> {
         let base = journal.base();
+        // A deployment acts on what the state says: one that is inconsistent (two live copies
+        // of a resource, a missing provider or parent) could make it delete or re-create a
+        // resource that exists. Whoever loaded it should have refused it already.
+        crate::state::verify_integrity(base).map_err(|e| {
+            err(format!(
+                "{e}\nrun `cairn state repair` to fix what can be fixed safely"
+            ))
+        })?;
         let mut plan = Plan::default();
         for (i, resource) in base.resources.iter().enumerate() {
             if !resource.delete {
