@@ -489,7 +489,8 @@ pub fn pending_warning(stack: &str, pending: &[Operation<JsonMap>]) -> String {
     }
     text.push_str(
         "\n  The resources may or may not exist. `cairn refresh` reconciles them with their \
-         providers; `cairn stack clear-pending` forgets them.",
+         providers (an interrupted create is imported with `--import-pending-creates <URN> <ID>` \
+         or forgotten with `--clear-pending-creates`); `cairn stack clear-pending` forgets them all.",
     );
     text
 }

@@ -218,6 +218,26 @@ impl Instrumented {
             futures::future::pending::<()>().await;
         }
     }
+
+    /// After the operation took effect: block, or die, as the behaviour says.
+    async fn performed<T>(
+        &self,
+        method: &str,
+        name: &str,
+        result: Result<T, ProviderError>,
+    ) -> Result<T, ProviderError> {
+        let behaviour = self.world.behaviour(name);
+        if result.is_ok() && behaviour.block_after.as_deref() == Some(method) {
+            self.world.blocked.notify_one();
+            futures::future::pending::<()>().await;
+        }
+        if result.is_ok() && behaviour.die_after.as_deref() == Some(method) {
+            return Err(ProviderError::outcome_unknown(format!(
+                "test@1.0.0 {method}: the provider process exited"
+            )));
+        }
+        result
+    }
 }
 
 #[async_trait]
@@ -280,8 +300,10 @@ impl Provider for Instrumented {
         call.news = request.properties.clone();
         self.world.record(call);
         let _in_flight = InFlight::enter(&self.world);
-        self.perform("create", request.urn.name()).await;
-        self.inner.create(request).await
+        let name = request.urn.name().to_owned();
+        self.perform("create", &name).await;
+        let result = self.inner.create(request).await;
+        self.performed("create", &name, result).await
     }
 
     async fn read(&self, request: ReadRequest) -> Result<ReadResult, ProviderError> {
@@ -300,8 +322,10 @@ impl Provider for Instrumented {
         call.olds = request.old_inputs.clone();
         self.world.record(call);
         let _in_flight = InFlight::enter(&self.world);
-        self.perform("update", request.urn.name()).await;
-        self.inner.update(request).await
+        let name = request.urn.name().to_owned();
+        self.perform("update", &name).await;
+        let result = self.inner.update(request).await;
+        self.performed("update", &name, result).await
     }
 
     async fn delete(&self, request: DeleteRequest) -> Result<(), ProviderError> {
@@ -310,8 +334,10 @@ impl Provider for Instrumented {
         call.olds = request.inputs.clone();
         self.world.record(call);
         let _in_flight = InFlight::enter(&self.world);
-        self.perform("delete", request.urn.name()).await;
-        self.inner.delete(request).await
+        let name = request.urn.name().to_owned();
+        self.perform("delete", &name).await;
+        let result = self.inner.delete(request).await;
+        self.performed("delete", &name, result).await
     }
 
     async fn cancel(&self) {

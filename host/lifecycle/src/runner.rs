@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use cairn_engine::deploy::events::{EngineEvent, EventSink, Severity};
 use cairn_engine::deploy::journal::{Persister, SnapshotManager};
-use cairn_engine::deploy::{DeployError, Deployment, DeploymentOptions, Outcome};
+use cairn_engine::deploy::{DeployError, Deployment, DeploymentOptions, Outcome, PendingCreate};
 use cairn_engine::state::{Manifest, ResourceState, Snapshot};
 use cairn_engine::urn::Urn;
 use indexmap::IndexMap;
@@ -276,6 +276,33 @@ fn run_deployment(
     options.replaces = resolve(&spec.replaces, "replaces");
     options.excludes = resolve(&spec.excludes, "excludes");
     options.target_dependents = spec.target_dependents;
+    for (name, decision) in &spec.pending_creates {
+        let urn = match resolve_names(std::slice::from_ref(name), program, &base) {
+            Ok(mut urns) => urns.pop(),
+            Err(e) => {
+                problems.push(format!("pendingCreates: {e}"));
+                None
+            }
+        };
+        let Some(urn) = urn else {
+            continue;
+        };
+        let decision = match decision {
+            crate::scenario::PendingCreateSpec::Word(word) if word == "clear" => {
+                PendingCreate::Clear
+            }
+            crate::scenario::PendingCreateSpec::Word(word) => {
+                problems.push(format!(
+                    "pendingCreates.{name}: {word:?} is not `clear` or {{import: ID}}"
+                ));
+                continue;
+            }
+            crate::scenario::PendingCreateSpec::Import { import } => {
+                PendingCreate::Import(import.clone())
+            }
+        };
+        options.pending_creates.insert(urn, decision);
+    }
     if !spec.analyzers.is_empty() {
         options.analyzers = cairn_engine::deploy::analyzer::Analyzers(vec![Arc::new(
             crate::provider::PolicyPack {

@@ -68,8 +68,21 @@ pub struct DeploymentSpec {
     /// The stored state becomes the replay of the journal onto the last checkpoint.
     #[serde(default)]
     pub kill: bool,
+    /// Refresh: how to resolve pending creates, by name: `clear` or `{import: ID}`.
+    #[serde(default)]
+    pub pending_creates: IndexMap<String, PendingCreateSpec>,
     #[serde(default)]
     pub expect: Expect,
+}
+
+/// A user's decision about an interrupted create.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum PendingCreateSpec {
+    /// `clear`
+    Word(String),
+    /// `{import: ID}`
+    Import { import: String },
 }
 
 /// One program statement: a resource (`name`), the stack outputs (`stackOutputs`) or a program
@@ -280,6 +293,14 @@ pub struct Behaviour {
     /// `create`, `update` or `delete`: that operation never finishes (see `kill`).
     #[serde(default)]
     pub block: Option<String>,
+    /// `create`, `update` or `delete`: that operation takes effect, then never finishes (a
+    /// kill after the provider acted, before the engine heard of it).
+    #[serde(default)]
+    pub block_after: Option<String>,
+    /// `create`, `update` or `delete`: that operation takes effect, then the provider dies
+    /// (the engine gets `OutcomeUnknown`).
+    #[serde(default)]
+    pub die_after: Option<String>,
 }
 
 impl Behaviour {
@@ -310,6 +331,11 @@ impl Behaviour {
                 .or_else(|| self.check_failures.clone()),
             delay_ms: other.delay_ms.or(self.delay_ms),
             block: other.block.clone().or_else(|| self.block.clone()),
+            block_after: other
+                .block_after
+                .clone()
+                .or_else(|| self.block_after.clone()),
+            die_after: other.die_after.clone().or_else(|| self.die_after.clone()),
         }
     }
 }

@@ -7,7 +7,7 @@ use anyhow::{Context as _, Result, anyhow, bail};
 use cairn_engine::config::ConfigKey;
 use cairn_engine::deploy::journal::{Persister, SnapshotManager};
 use cairn_engine::deploy::{
-    DeployError, Deployment, DeploymentOptions, Outcome, default_parallelism,
+    DeployError, Deployment, DeploymentOptions, Outcome, PendingCreate, default_parallelism,
 };
 use cairn_engine::state::{Manifest, Snapshot, decode_deployment};
 use cairn_engine::urn::Urn;
@@ -55,6 +55,14 @@ pub struct DeployArgs {
     /// `up` / `preview`: replace this resource and change nothing else (repeatable).
     #[arg(long = "target-replace", value_name = "URN")]
     target_replaces: Vec<String>,
+    /// `refresh`: forget the interrupted creates not imported with --import-pending-creates
+    /// (their resources were not created).
+    #[arg(long)]
+    clear_pending_creates: bool,
+    /// `refresh`: adopt the resource an interrupted create made, by its provider ID
+    /// (repeatable).
+    #[arg(long = "import-pending-creates", num_args = 2, value_names = ["URN", "ID"])]
+    import_pending_creates: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,6 +119,15 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
     let snapshot = decode_deployment(&deployment, Some(crypter.as_ref()))
         .with_context(|| format!("reading the state of stack {:?}", stack.name))?;
 
+    // Checked before the program is built: nothing can run until they are resolved.
+    if matches!(kind, Kind::Up | Kind::Destroy)
+        && let Some(refusal) = cairn_engine::deploy::unresolved_creates(
+            &snapshot,
+            &format!("`cairn {}`", kind.command()),
+        )
+    {
+        bail!("{refusal}");
+    }
     let mut options = DeploymentOptions::new(&project, &stack.name);
     options.parallel = args.parallel.unwrap_or_else(default_parallelism);
     options.targets = parse_urns(&args.targets, "--target")?;
@@ -118,6 +135,11 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
     options.target_dependents = args.target_dependents;
     options.replaces = parse_urns(&args.replaces, "--replace")?;
     options.target_replaces = parse_urns(&args.target_replaces, "--target-replace")?;
+    if kind == Kind::Refresh {
+        options.pending_creates = pending_create_decisions(context, &args, &snapshot)?;
+    } else if args.clear_pending_creates || !args.import_pending_creates.is_empty() {
+        bail!("--clear-pending-creates and --import-pending-creates belong to `cairn refresh`");
+    }
     let resolved = config_file.resolve(Some(crypter.as_ref()), &workspace.project)?;
     options.config = engine_config(&resolved);
     options.native_plugins = crate::program::native_plugins(&workspace.project);
@@ -256,6 +278,73 @@ async fn deploy(
     };
     events.finish();
     result.map_err(|e: DeployError| anyhow!(e))
+}
+
+/// What `cairn refresh` does with each interrupted create: as the flags say, else (in a
+/// terminal) as the user answers; the rest stay pending.
+fn pending_create_decisions(
+    context: &Context,
+    args: &DeployArgs,
+    snapshot: &Snapshot,
+) -> Result<IndexMap<Urn, PendingCreate>> {
+    let mut decisions = IndexMap::new();
+    for pair in args.import_pending_creates.chunks(2) {
+        let [urn, id] = pair else {
+            bail!("--import-pending-creates takes a URN and an ID");
+        };
+        let urn = Urn::parse(urn).with_context(|| {
+            format!("--import-pending-creates {}", crate::terminal::quoted(urn))
+        })?;
+        if id.is_empty() {
+            bail!("--import-pending-creates {urn}: the ID is empty");
+        }
+        decisions.insert(urn, PendingCreate::Import(id.clone()));
+    }
+    let creates: Vec<_> = snapshot
+        .pending_operations
+        .iter()
+        .filter(|op| op.kind.may_have_created() && !decisions.contains_key(&op.resource.urn))
+        .collect();
+    let asked = args.clear_pending_creates || !args.import_pending_creates.is_empty();
+    for op in creates {
+        let urn = &op.resource.urn;
+        if args.clear_pending_creates {
+            decisions.insert(urn.clone(), PendingCreate::Clear);
+            continue;
+        }
+        if asked || !context.interactive || args.yes {
+            continue;
+        }
+        loop {
+            crate::terminal::prompt(&format!(
+                "The create of {urn} was interrupted; the resource may exist.\n  [i]mport it by its ID, [c]lear it (it was not created), or [s]kip (leave it pending)? "
+            ));
+            let answer = read_line()?;
+            match answer.as_str() {
+                "i" | "import" => {
+                    crate::terminal::prompt("  its ID: ");
+                    let id = read_line()?;
+                    if id.is_empty() {
+                        continue;
+                    }
+                    decisions.insert(urn.clone(), PendingCreate::Import(id));
+                }
+                "c" | "clear" => {
+                    decisions.insert(urn.clone(), PendingCreate::Clear);
+                }
+                "s" | "skip" | "" => {}
+                _ => continue,
+            }
+            break;
+        }
+    }
+    Ok(decisions)
+}
+
+fn read_line() -> Result<String> {
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    Ok(answer.trim().to_owned())
 }
 
 fn confirm(kind: Kind) -> Result<bool> {

@@ -43,7 +43,7 @@ use super::provider::{
 };
 use super::providers::{ProviderRegistry, version_input};
 use super::scope::{Caller, ComponentScope, ExpectedRoot};
-use super::{DeploymentOptions, StepFailure};
+use super::{DeploymentOptions, PendingCreate, StepFailure};
 
 /// Which old states this deployment has accounted for, and what it has registered.
 #[derive(Default)]
@@ -2876,34 +2876,199 @@ impl Engine {
         }
     }
 
-    /// Resolves the pending operations an interrupted deployment left in the base snapshot:
-    /// the refresh has re-read every resource that still exists, so what remains to say is
-    /// what may have escaped the state (an interrupted create). Then they are forgotten.
-    pub fn resolve_pending(&self) -> Result<(), MonitorError> {
+    /// Resolves the pending operations an interrupted deployment left in the base snapshot.
+    /// The refresh has re-read every resource that is still in the state, which settles
+    /// interrupted updates, deletes and reads. An interrupted create (or import) may have made
+    /// a resource the state does not know: it is imported by the ID the user gives, forgotten
+    /// if the user says so, and otherwise stays pending (reported on every command).
+    pub async fn resolve_pending(&self) -> Result<(), MonitorError> {
         let pending = &self.base().pending_operations;
+        let decisions = &self.options.pending_creates;
+        for urn in decisions.keys() {
+            let known = pending
+                .iter()
+                .any(|op| op.resource.urn == *urn && op.kind.may_have_created());
+            if !known {
+                let pending = if pending.is_empty() {
+                    "none".to_owned()
+                } else {
+                    describe_pending(pending)
+                };
+                return Err(err(format!(
+                    "{urn} has no pending create to resolve (pending: {pending})"
+                )));
+            }
+        }
         if pending.is_empty() {
             return Ok(());
         }
+        let mut kept = Vec::new();
+        let mut failures = Vec::new();
         for op in pending {
             let urn = &op.resource.urn;
-            let verb = match op.kind {
-                OperationKind::Creating => "creating",
-                OperationKind::Updating => "updating",
-                OperationKind::Deleting => "deleting",
-                OperationKind::Reading => "reading",
-                OperationKind::Importing => "importing",
-            };
-            let advice = match op.kind {
-                OperationKind::Creating | OperationKind::Importing => {
-                    "if the provider created it, it is not tracked: check, and delete it or adopt it with the `import` option"
-                }
-                _ => "the refresh has recorded its current state",
-            };
-            self.warn(Some(urn), format!("{verb} {urn} was interrupted; {advice}"));
+            match op.kind {
+                kind if kind.may_have_created() => match decisions.get(urn) {
+                    Some(PendingCreate::Clear) => {
+                        self.warn(Some(urn), format!("forgot the interrupted create of {urn}"));
+                    }
+                    Some(PendingCreate::Import(id)) => {
+                        if let Err(e) = self.import_pending(&op.resource, id).await {
+                            failures.push(e.message);
+                            kept.push(op);
+                        }
+                    }
+                    None => {
+                        self.warn(
+                                Some(urn),
+                                format!(
+                                    "the create of {urn} was interrupted and is still pending: if the provider created it, import it with `cairn refresh --import-pending-creates {urn} <ID>`; if not, forget it with `cairn refresh --clear-pending-creates`"
+                                ),
+                            );
+                        kept.push(op);
+                    }
+                },
+                kind => self.warn(
+                    Some(urn),
+                    format!(
+                        "{} {urn} was interrupted; the refresh has recorded its current state",
+                        kind.verb()
+                    ),
+                ),
+            }
         }
-        self.journal
-            .drop_base_pending()
-            .map_err(|e| err(Self::journal_err(e)))
+        let journal_err = |e| err(Self::journal_err(e));
+        self.journal.drop_base_pending().map_err(journal_err)?;
+        // What stays pending is recorded again, as an operation begun and never ended.
+        for op in kept {
+            self.journal
+                .begin(op.kind, &op.resource)
+                .map_err(journal_err)?;
+        }
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(err(failures.join("; ")))
+        }
+    }
+
+    /// Before an update or destroy: interrupted creates must be resolved first (doing them
+    /// again could duplicate a resource that exists); a preview only warns.
+    pub fn check_pending_creates(&self, command: &str) -> Result<(), MonitorError> {
+        let Some(message) = super::unresolved_creates(self.base(), command) else {
+            return Ok(());
+        };
+        if self.preview() {
+            self.warn(None, message);
+            Ok(())
+        } else {
+            Err(err(message))
+        }
+    }
+
+    /// After an update that succeeded: interrupted updates and reads are settled (every
+    /// resource the program declares was brought to what it declares), and so are
+    /// interrupted deletes of resources no longer in the state; an interrupted delete of a
+    /// resource the state still holds stays pending until a refresh reads it.
+    pub fn settle_pending_after_update(&self) -> Result<(), MonitorError> {
+        let pending = &self.base().pending_operations;
+        if pending.is_empty() || !self.options.targets.is_empty() || self.preview() {
+            return Ok(());
+        }
+        let live: HashSet<Urn> = self
+            .journal
+            .current()
+            .resources
+            .into_iter()
+            .filter(|r| !r.delete)
+            .map(|r| r.urn)
+            .collect();
+        let journal_err = |e| err(Self::journal_err(e));
+        self.journal.drop_base_pending().map_err(journal_err)?;
+        for op in pending {
+            let settled = match op.kind {
+                OperationKind::Updating | OperationKind::Reading => true,
+                OperationKind::Deleting => !live.contains(&op.resource.urn),
+                OperationKind::Creating | OperationKind::Importing => false,
+            };
+            if !settled {
+                self.journal
+                    .begin(op.kind, &op.resource)
+                    .map_err(journal_err)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Adopts the resource an interrupted create may have made, by the ID the user gives: the
+    /// provider reads it, and it is recorded with the inputs the create was given.
+    async fn import_pending(&self, pending: &ResourceState, id: &str) -> Result<(), MonitorError> {
+        let urn = &pending.urn;
+        let fail = |message: String| {
+            err(format!(
+                "cannot import the pending create of {urn} as {id:?}: {message}"
+            ))
+        };
+        crate::limits::check_len("ID", id, crate::limits::MAX_ID_BYTES)
+            .map_err(|e| fail(e.to_string()))?;
+        let live = |target: &Urn| lock(&self.plan).live.contains_key(target);
+        if let Some(parent) = pending.parent.as_ref().filter(|p| !live(p)) {
+            return Err(fail(format!("its parent {parent} is not in the state")));
+        }
+        let provider = self
+            .provider_for_old(pending)
+            .await
+            .map_err(fail)?
+            .ok_or_else(|| fail("it is not a custom resource".to_owned()))?;
+        let mut info = self.step_info(StepOp::Import, urn, pending.resource_type.as_str(), true);
+        let read = {
+            let _permit = self
+                .permits
+                .acquire()
+                .await
+                .map_err(|_| err("the deployment is shutting down"))?;
+            provider
+                .read(ReadRequest {
+                    urn: urn.clone(),
+                    id: id.to_owned(),
+                    inputs: PropertyMap::new(),
+                    state: PropertyMap::new(),
+                })
+                .await
+                .map_err(|e| fail(e.to_string()))?
+        };
+        accept_read(&*provider, urn, &read).map_err(fail)?;
+        if read.id.is_empty() {
+            return Err(fail(format!(
+                "{} found no such resource",
+                provider.describe()
+            )));
+        }
+        let mut state = pending.clone();
+        // What the create was given stays its inputs unless the provider says otherwise.
+        if !read.inputs.is_empty() {
+            state.inputs = read.inputs;
+            crate::value::restore_secrets(&mut state.inputs, &pending.inputs);
+        }
+        // References to what is no longer in the state are dropped, so the state stays whole.
+        state.dependencies.retain(|d| live(d));
+        for targets in state.property_dependencies.values_mut() {
+            targets.retain(|d| live(d));
+        }
+        state.deleted_with = state.deleted_with.filter(|d| live(d));
+        state.id = Some(read.id);
+        state.outputs = secure_outputs(
+            read.outputs,
+            &state.inputs,
+            &state.additional_secret_outputs,
+        );
+        state.import_id = Some(id.to_owned());
+        info.new = Some(step_state(&state));
+        self.emit(EngineEvent::StepFinished {
+            step: info,
+            duration: Duration::ZERO,
+        });
+        self.count(StepOp::Import);
+        self.apply(vec![Mutation::Append(state)])
     }
 
     async fn refresh_one(&self, index: BaseIndex) -> Result<Refreshed, MonitorError> {
@@ -3139,6 +3304,15 @@ fn scoped_result<T>(
 }
 
 /// Runs a provider operation under its custom timeout (0: no limit beyond the provider's own).
+/// `creating urn:…, deleting urn:…`: pending operations in one line.
+pub(crate) fn describe_pending(pending: &[crate::state::Operation<PropertyMap>]) -> String {
+    pending
+        .iter()
+        .map(|op| format!("{} {}", op.kind.verb(), op.resource.urn))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 async fn with_timeout<T>(
     seconds: f64,
     work: impl Future<Output = Result<T, ProviderError>>,

@@ -62,6 +62,43 @@ pub struct DeploymentOptions {
     /// (Python and Node.js programs, as with Pulumi). What a sandboxed provider registers in
     /// `construct` or `call` always resolves under the stricter rule.
     pub native_plugins: provider::NativePlugins,
+    /// Refresh: what to do with each pending create (or import) an interrupted deployment
+    /// left; those not named stay pending.
+    pub pending_creates: IndexMap<Urn, PendingCreate>,
+}
+
+/// Why `command` (an update or destroy) must not run on `snapshot`: interrupted creates whose
+/// resources may exist untracked, listed with how to resolve them; `None` if there are none.
+pub fn unresolved_creates(snapshot: &Snapshot, command: &str) -> Option<String> {
+    let creates: Vec<_> = snapshot
+        .pending_operations
+        .iter()
+        .filter(|op| op.kind.may_have_created())
+        .collect();
+    if creates.is_empty() {
+        return None;
+    }
+    let mut message = format!(
+        "{} interrupted create{} may have made resources the state does not record, and {command} would create them again:",
+        creates.len(),
+        if creates.len() == 1 { "" } else { "s" },
+    );
+    for op in &creates {
+        message.push_str(&format!("\n    {} {}", op.kind.verb(), op.resource.urn));
+    }
+    message.push_str(
+        "\nResolve them first with `cairn refresh`: it asks what to do with each (non-interactively, `--import-pending-creates <URN> <ID>` adopts a resource that was created and `--clear-pending-creates` forgets the others)",
+    );
+    Some(message)
+}
+
+/// How `cairn refresh` resolves an interrupted create, as the user decides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PendingCreate {
+    /// The provider did create it: adopt the resource with this ID.
+    Import(String),
+    /// It was not created (or is handled elsewhere): forget the operation.
+    Clear,
 }
 
 impl DeploymentOptions {
@@ -79,6 +116,7 @@ impl DeploymentOptions {
             config: IndexMap::new(),
             analyzers: analyzer::Analyzers::default(),
             native_plugins: provider::NativePlugins::ProjectNamed,
+            pending_creates: IndexMap::new(),
         }
     }
 }
@@ -203,6 +241,9 @@ impl Deployment {
         let started = self.start(Operation::Update);
         let result = async {
             self.engine
+                .check_pending_creates("`cairn up`")
+                .map_err(|e| DeployError::Engine(e.message))?;
+            self.engine
                 .register_root()
                 .await
                 .map_err(|e| DeployError::Engine(e.message))?;
@@ -219,7 +260,10 @@ impl Deployment {
             let deleted = self.engine.delete_all(deletions).await;
             self.check_interrupted()?;
             self.check_failures()?;
-            deleted.map_err(|e| DeployError::Engine(e.message))
+            deleted.map_err(|e| DeployError::Engine(e.message))?;
+            self.engine
+                .settle_pending_after_update()
+                .map_err(|e| DeployError::Engine(e.message))
         }
         .await;
         self.finish(Operation::Update, started, result)
@@ -235,7 +279,7 @@ impl Deployment {
                     message: DeployError::Interrupted.to_string(),
                 });
             }
-            self.engine.resolve_pending()
+            self.engine.resolve_pending().await
         }
         .await
         .map_err(|e| {
@@ -255,6 +299,9 @@ impl Deployment {
     pub async fn destroy(&self) -> Result<Outcome, DeployError> {
         let started = self.start(Operation::Destroy);
         let result = async {
+            self.engine
+                .check_pending_creates("`cairn destroy`")
+                .map_err(|e| DeployError::Engine(e.message))?;
             let base = self.engine.base();
             let options = &self.engine.options;
             let mut chosen: Vec<usize> = (0..base.resources.len()).collect();

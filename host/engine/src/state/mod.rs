@@ -184,6 +184,25 @@ pub enum OperationKind {
     Importing,
 }
 
+impl OperationKind {
+    /// `creating`, `updating`, ...: as the checkpoint format names it.
+    pub fn verb(self) -> &'static str {
+        match self {
+            OperationKind::Creating => "creating",
+            OperationKind::Updating => "updating",
+            OperationKind::Deleting => "deleting",
+            OperationKind::Reading => "reading",
+            OperationKind::Importing => "importing",
+        }
+    }
+
+    /// Whether the operation may have made a resource the state does not record, so that
+    /// doing it again could make a second one.
+    pub fn may_have_created(self) -> bool {
+        matches!(self, OperationKind::Creating | OperationKind::Importing)
+    }
+}
+
 /// Per-operation timeouts, in seconds (0 or absent means the provider's default).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct CustomTimeouts {
