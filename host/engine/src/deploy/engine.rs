@@ -3324,7 +3324,10 @@ async fn with_timeout<T>(
     };
     match tokio::time::timeout(limit, work).await {
         Ok(result) => result,
-        Err(_) => Err(ProviderError::Timeout { seconds }),
+        // The call was abandoned, not answered: the provider may have acted all the same.
+        Err(_) => Err(ProviderError::outcome_unknown(format!(
+            "the operation did not finish within its custom timeout of {seconds} s and was abandoned"
+        ))),
     }
 }
 
