@@ -542,3 +542,88 @@ fn a_python_component_provider_cannot_reach_outside_its_component() {
     }
     assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["deleted"]);
 }
+
+/// Every file under `dir` (state, journals, history, backups), read whole.
+fn files_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    crate::support::tree(dir)
+        .into_iter()
+        .filter_map(|(path, bytes)| bytes.map(|b| (path, b)))
+        .collect()
+}
+
+#[test]
+fn a_secret_given_to_a_dynamic_provider_stays_secret() {
+    // Dynamic providers do not accept secrets: the SDK's provider gets (and returns) plain
+    // text. What came from a secret input must be secret again in the state and the display.
+    const SECRET: &str = "hunter2-plain-secret";
+    let (sandbox, _, _) = sdk_project(Sdk::Python);
+    sandbox.write(
+        "__main__.py",
+        &format!(
+            r#"import pulumi
+from pulumi.dynamic import CreateResult, Resource, ResourceProvider
+
+
+class Echo(ResourceProvider):
+    def create(self, props):
+        return CreateResult(id_="echo-1", outs={{**props, "echo": props["password"], "nested": {{"pw": props["password"], "plain": "x"}}}})
+
+
+class Thing(Resource):
+    password: pulumi.Output[str]
+    echo: pulumi.Output[str]
+    nested: pulumi.Output[dict]
+
+    def __init__(self, name, password):
+        super().__init__(Echo(), name, {{"password": password, "echo": None, "nested": None, "note": "visible"}})
+
+
+thing = Thing("thing", pulumi.Output.secret("{SECRET}"))
+pulumi.export("password", thing.password)
+pulumi.export("echo", thing.echo)
+"#
+        ),
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    let preview = sandbox.run(&["preview", "--show-sames"]);
+    let up = sandbox.run(&["up", "--yes"]);
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let shown = sandbox.run(&["stack", "output"]);
+    for (what, output) in [("preview", &preview), ("up", &up), ("stack output", &shown)] {
+        for stream in [&output.stdout, &output.stderr] {
+            assert!(
+                !String::from_utf8_lossy(stream).contains(SECRET),
+                "{what} shows the secret: {}",
+                String::from_utf8_lossy(stream)
+            );
+        }
+    }
+    for (path, bytes) in files_under(&sandbox.home) {
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(SECRET),
+            "{} holds the secret in plain text",
+            path.display()
+        );
+    }
+    let v = outputs(&sandbox, false);
+    assert_eq!(v["password"], "[secret]");
+    assert_eq!(v["echo"], "[secret]");
+    assert_eq!(outputs(&sandbox, true)["echo"], SECRET);
+    // Only the member that came from the secret is secret in the nested output.
+    let state: Value = serde_json::from_str(&sandbox.ok(&["stack", "export"])).unwrap();
+    let thing = resource(&state, "thing").unwrap();
+    assert_eq!(thing["outputs"]["nested"]["plain"], "x", "{thing}");
+    assert!(
+        thing["outputs"]["nested"]["pw"]["ciphertext"].is_string(),
+        "{thing}"
+    );
+    assert!(
+        thing["inputs"]["password"]["ciphertext"].is_string(),
+        "{thing}"
+    );
+    assert_eq!(thing["inputs"]["note"], "visible");
+}

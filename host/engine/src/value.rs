@@ -246,6 +246,48 @@ macro_rules! props {
     }};
 }
 
+/// Marks as secret every text in `values` (not already inside a secret) that equals a secret
+/// text of `reference`: a provider that copies a secret it was given into an output of another
+/// name (which [`restore_secrets`] cannot see) does not reveal it either. Over-marking a value
+/// that happens to equal a secret only masks it.
+pub fn mark_secret_copies(values: &mut PropertyMap, reference: &PropertyMap) {
+    fn collect<'a>(value: &'a PropertyValue, secret: bool, into: &mut Vec<&'a str>) {
+        match value {
+            PropertyValue::String(s) if secret && !s.is_empty() => into.push(s),
+            PropertyValue::Array(items) => items.iter().for_each(|v| collect(v, secret, into)),
+            PropertyValue::Object(map) => map.values().for_each(|v| collect(v, secret, into)),
+            PropertyValue::Secret(inner) => collect(inner, true, into),
+            PropertyValue::Output(o) => {
+                if let Some(v) = &o.value {
+                    collect(v, secret || o.secret, into)
+                }
+            }
+            _ => {}
+        }
+    }
+    fn mark(value: &mut PropertyValue, secrets: &std::collections::HashSet<&str>) {
+        match value {
+            PropertyValue::String(s) if secrets.contains(s.as_str()) => {
+                *value = PropertyValue::secret(std::mem::take(value));
+            }
+            PropertyValue::Array(items) => items.iter_mut().for_each(|v| mark(v, secrets)),
+            PropertyValue::Object(map) => map.values_mut().for_each(|v| mark(v, secrets)),
+            _ => {}
+        }
+    }
+    let mut texts = Vec::new();
+    for value in reference.values() {
+        collect(value, false, &mut texts);
+    }
+    if texts.is_empty() {
+        return;
+    }
+    let secrets: std::collections::HashSet<&str> = texts.into_iter().collect();
+    for value in values.values_mut() {
+        mark(value, &secrets);
+    }
+}
+
 /// Carries the secretness of `reference` over to `values`, for what a provider hands back
 /// (checked inputs, outputs, read state) that it received secret but returned in plain text
 /// (providers that do not accept secrets, or simply drop the marker): where a key is in both,
@@ -326,6 +368,28 @@ mod tests {
             restore_secrets(&mut returned, &given);
             assert_eq!(returned, expected, "returned {before:?}, given {given:?}");
         }
+    }
+
+    #[test]
+    fn copies_of_a_secret_under_other_names_are_secret() {
+        let s = PropertyValue::secret;
+        let given = props! {"pw" => s("hunter2".into()), "o" => s(PropertyValue::Object(props! {"k" => "key-1"})), "plain" => "open"};
+        let mut returned = props! {
+            "echo" => "hunter2",
+            "list" => vec![PropertyValue::from("key-1"), "other".into()],
+            "plain" => "open",
+            "already" => s("hunter2".into()),
+        };
+        mark_secret_copies(&mut returned, &given);
+        assert_eq!(
+            returned,
+            props! {
+                "echo" => s("hunter2".into()),
+                "list" => vec![s("key-1".into()), "other".into()],
+                "plain" => "open",
+                "already" => s("hunter2".into()),
+            }
+        );
     }
 
     fn output(value: Option<PropertyValue>, secret: bool) -> PropertyValue {

@@ -158,6 +158,7 @@ fn secure_outputs(
     additional: &[String],
 ) -> PropertyMap {
     crate::value::restore_secrets(&mut outputs, inputs);
+    crate::value::mark_secret_copies(&mut outputs, inputs);
     for key in additional {
         if let Some(value) = outputs.get_mut(key)
             && !value.is_secret()
@@ -964,6 +965,7 @@ impl Engine {
             })?;
             let mut inputs = result.inputs;
             crate::value::restore_secrets(&mut inputs, news);
+            crate::value::mark_secret_copies(&mut inputs, news);
             return Ok(inputs);
         }
         // A provider may report any number of failures; show the first few.
