@@ -65,6 +65,8 @@ pub struct World {
     pub max_in_flight: AtomicUsize,
     /// Signalled when an operation blocks for good (`block`).
     pub blocked: tokio::sync::Notify,
+    /// Signalled when a create, update or delete starts (`interrupt`).
+    pub started: tokio::sync::Notify,
     pub loads: Mutex<Vec<String>>,
 }
 
@@ -97,6 +99,7 @@ impl<'a> InFlight<'a> {
             .fetch_add(1, Ordering::SeqCst)
             .wrapping_add(1);
         world.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        world.started.notify_one();
         InFlight(world)
     }
 }

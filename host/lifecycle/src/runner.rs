@@ -353,6 +353,7 @@ fn run_deployment(
         });
         let op = spec.op;
         let kill = spec.kill;
+        let interrupt = spec.interrupt;
         let world = world.clone();
         let recorder = recorder.clone();
         let scripted = scripted.clone();
@@ -367,6 +368,7 @@ fn run_deployment(
                 Ok(d) => d,
                 Err(e) => return Ended::Setup(format!("Deployment::new failed: {e}")),
             };
+            let interrupter = deployment.interrupter();
             let mut handle = tokio::spawn(async move {
                 match op {
                     Op::Up | Op::Preview => deployment.update(scripted).await,
@@ -385,6 +387,16 @@ fn run_deployment(
                 tokio::select! {
                     _ = world.blocked.notified() => Ended::Killed,
                     ended = finished => ended,
+                }
+            } else if interrupt {
+                let started = world.started.notified();
+                tokio::pin!(finished);
+                tokio::select! {
+                    _ = started => {
+                        interrupter.interrupt().await;
+                        finished.await
+                    }
+                    ended = &mut finished => ended,
                 }
             } else {
                 finished.await

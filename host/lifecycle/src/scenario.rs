@@ -68,6 +68,10 @@ pub struct DeploymentSpec {
     /// The stored state becomes the replay of the journal onto the last checkpoint.
     #[serde(default)]
     pub kill: bool,
+    /// Interrupt the deployment (as Ctrl-C does) once a provider create, update or delete
+    /// has started, then let it finish.
+    #[serde(default)]
+    pub interrupt: bool,
     /// Refresh: how to resolve pending creates, by name: `clear` or `{import: ID}`.
     #[serde(default)]
     pub pending_creates: IndexMap<String, PendingCreateSpec>,
