@@ -296,8 +296,12 @@ fn a_sigint_to_cairn_s_process_group_does_not_reach_its_children() {
             "a child in cairn's process group: {child:#?}"
         );
     }
-    let signalled = std::process::Command::new("sh")
-        .args(["-c", &format!("kill -INT -- -{}", cairn.id())])
+    let signalled = std::process::Command::new(python())
+        .args([
+            "-c",
+            "import os, signal, sys; os.killpg(int(sys.argv[1]), signal.SIGINT)",
+            &cairn.id().to_string(),
+        ])
         .status()
         .unwrap();
     assert!(signalled.success());

@@ -478,10 +478,11 @@ fn exited(process: &PluginProcess, status: &tonic::Status) -> Option<std::proces
         return Some(exit);
     }
     let transport = (status.source().is_some() && !timed_out(status))
-        || matches!(
+        || (matches!(
             status.code(),
             tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Internal
-        ) && (status.message().contains("transport") || status.message().contains("connection"));
+        ) && (status.message().contains("transport")
+            || status.message().contains("connection")));
     let multi_thread = tokio::runtime::Handle::try_current()
         .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
     if !transport || !multi_thread {

@@ -124,3 +124,35 @@ async fn shutting_a_plugin_down_asks_it_to_stop_then_kills_its_group() {
         members(pid)
     );
 }
+
+/// The parent-death signal follows the *thread* that forked a child; children are forked by a
+/// thread that lives as long as the process, so one started from a thread that then ends (a
+/// tokio blocking thread expiring, say) lives on.
+#[test]
+fn a_child_started_from_a_thread_that_ends_outlives_that_thread() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let handle = runtime.handle().clone();
+    let (mut child, group) = std::thread::spawn(move || {
+        let _entered = handle.enter();
+        let mut command = tokio::process::Command::new("sleep");
+        command.arg("300");
+        cairn_grpc::child::spawn(command).unwrap()
+    })
+    .join()
+    .unwrap();
+    let pid = group.id();
+    assert_eq!(group_of(pid), Some(pid), "the child leads its own group");
+    // Had the ended thread forked it, the kernel would kill it at once.
+    let died = runtime.block_on(within(1, || group_of(pid).is_none()));
+    assert!(!died, "the child died with the thread that started it");
+    drop(group);
+    runtime.block_on(async {
+        let status = child.wait().await.unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(9), "dropping the group killed it");
+    });
+}
