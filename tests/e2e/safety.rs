@@ -211,6 +211,23 @@ fn assert_nothing_left(root: &Path) {
     );
 }
 
+/// A cairn running in the background; a test that fails midway kills it (and so, through the
+/// parent-death signal, what it started) and opens the gate its provider may wait at.
+struct Background {
+    cairn: Child,
+    gate: Option<PathBuf>,
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.cairn.kill();
+        let _ = self.cairn.wait();
+        if let Some(gate) = &self.gate {
+            let _ = std::fs::write(gate, "");
+        }
+    }
+}
+
 /// `cairn up --yes` in the background, in a process group of its own (as a terminal runs a
 /// command), its output discarded.
 fn up_in_background(sandbox: &Sandbox, env: &[(&str, &str)]) -> Child {
@@ -230,9 +247,13 @@ fn kill_9_of_cairn_mid_create_leaves_no_python_program_or_dynamic_provider_runni
     let (sandbox, effects) = effects_project(Sdk::Python);
     let gate = sandbox.root().join("gate");
     sandbox.ok(&["config", "set", "gate", gate.to_str().unwrap()]);
-    let mut cairn = up_in_background(&sandbox, &[]);
+    let mut background = Background {
+        cairn: up_in_background(&sandbox, &[]),
+        gate: Some(gate),
+    };
+    let cairn = &mut background.cairn;
     // The dynamic provider is inside Create, waiting for the gate.
-    wait_for(&effects.join("a.started"), &mut cairn);
+    wait_for(&effects.join("a.started"), cairn);
     let running = processes_in(sandbox.root());
     for (what, fragment) in [
         ("cairn", "--non-interactive"),
@@ -247,21 +268,24 @@ fn kill_9_of_cairn_mid_create_leaves_no_python_program_or_dynamic_provider_runni
     cairn.kill().unwrap();
     cairn.wait().unwrap();
     assert_nothing_left(sandbox.root());
-    std::fs::write(&gate, "").unwrap();
 }
 
 #[test]
 fn kill_9_of_cairn_mid_create_leaves_no_plugin_running() {
     let sandbox = crate::sdk::crashy_project();
     let started = sandbox.root().join("started");
-    let mut cairn = up_in_background(
-        &sandbox,
-        &[
-            ("CRASHY_HANG", "1"),
-            ("CRASHY_STARTED", started.to_str().unwrap()),
-        ],
-    );
-    wait_for(&started, &mut cairn);
+    let mut background = Background {
+        cairn: up_in_background(
+            &sandbox,
+            &[
+                ("CRASHY_HANG", "1"),
+                ("CRASHY_STARTED", started.to_str().unwrap()),
+            ],
+        ),
+        gate: None,
+    };
+    let cairn = &mut background.cairn;
+    wait_for(&started, cairn);
     let running = processes_in(sandbox.root());
     assert!(
         running
@@ -281,8 +305,12 @@ fn a_sigint_to_cairn_s_process_group_does_not_reach_its_children() {
     let (sandbox, effects) = effects_project(Sdk::Python);
     let gate = sandbox.root().join("gate");
     sandbox.ok(&["config", "set", "gate", gate.to_str().unwrap()]);
-    let mut cairn = up_in_background(&sandbox, &[]);
-    wait_for(&effects.join("a.started"), &mut cairn);
+    let mut background = Background {
+        cairn: up_in_background(&sandbox, &[]),
+        gate: Some(gate.clone()),
+    };
+    let cairn = &mut background.cairn;
+    wait_for(&effects.join("a.started"), cairn);
     let running = processes_in(sandbox.root());
     let children: Vec<&Process> = running.iter().filter(|p| p.pid != cairn.id()).collect();
     assert!(
