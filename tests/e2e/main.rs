@@ -7,6 +7,7 @@ mod grpc;
 mod journal;
 mod names;
 mod program;
+mod safety;
 mod sdk;
 mod stack;
 mod state;

@@ -213,8 +213,9 @@ fn a_python_provider_plugin_builds_a_component() {
     assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["deleted"]);
 }
 
-/// A project whose program declares `crashy:index:Thing` served by the hostile plugin.
-fn crashy_project() -> Sandbox {
+/// A project whose program declares `crashy:index:Thing` `boom` served by the hostile plugin
+/// (tests/data/hostile-plugin/pulumi-resource-crashy).
+pub(crate) fn crashy_project() -> Sandbox {
     let python = python();
     let venv = python.parent().unwrap().parent().unwrap();
     let sandbox = Sandbox::new("crash");
@@ -259,27 +260,99 @@ fn a_plugin_that_hangs_mid_create_times_out_naming_it() {
     );
 }
 
+/// Two things of the crashy plugin: `keep`, then `boom` (which depends on it).
+const KEEP_AND_BOOM: &str = "import pulumi\n\
+    keep = pulumi.CustomResource('crashy:index:Thing', 'keep', {'size': 1})\n\
+    pulumi.CustomResource('crashy:index:Thing', 'boom', {'size': 2}, pulumi.ResourceOptions(depends_on=[keep]))\n";
+
+/// `cairn up --yes` with the crashy plugin dying where `crash` says; returns its stderr.
+fn up_crashing(sandbox: &Sandbox, crash: &str) -> String {
+    let output = sandbox
+        .command(&["up", "--yes"])
+        .env("CRASHY_CRASH", crash)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        output.status.success() == (crash == "none"),
+        "{crash}: {stderr}"
+    );
+    stderr
+}
+
+/// The pending operations of a stack's state: `(type, resource name)`.
+fn pending(state: &Value) -> Vec<(String, String)> {
+    state["deployment"]["pending_operations"]
+        .as_array()
+        .map(|ops| {
+            ops.iter()
+                .map(|op| {
+                    let urn = op["resource"]["urn"].as_str().unwrap_or_default();
+                    (
+                        op["type"].as_str().unwrap_or_default().to_owned(),
+                        urn.rsplit("::").next().unwrap_or_default().to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A plugin that dies during a Create or a Delete: whether the operation took effect is
+/// unknown, so it is left pending; the error says so and quotes the plugin; everything else
+/// the deployment did is recorded.
 #[test]
-fn a_plugin_that_crashes_mid_create_fails_cleanly() {
+fn a_plugin_that_dies_mid_create_or_delete_leaves_the_operation_pending() {
+    // Create.
     let sandbox = crashy_project();
-    let err = sandbox.fails(&["up", "--yes"]);
+    sandbox.write("__main__.py", KEEP_AND_BOOM);
     assert_contains(
-        &err,
+        &up_crashing(&sandbox, "create:boom"),
         &[
-            "pulumi-resource-crashy",
-            "exited unexpectedly",
+            "pulumi-resource-crashy Create: the plugin exited unexpectedly",
             "segmentation fault while creating",
+            "whether the operation took effect is unknown",
         ],
     );
     let state: Value = serde_json::from_str(&sandbox.ok(&["stack", "export"])).unwrap();
-    let pending = &state["deployment"]["pending_operations"];
-    assert!(
-        pending.is_null() || pending.as_array().is_some_and(Vec::is_empty),
-        "{pending}"
+    assert_eq!(
+        pending(&state),
+        [("creating".to_owned(), "boom".to_owned())]
     );
-    assert!(
-        !state.to_string().contains("crashy:index:Thing::boom"),
-        "a resource whose create failed is not recorded"
+    assert_eq!(
+        resource(&state, "keep").expect("keep is recorded")["id"],
+        "keep"
+    );
+    assert!(resource(&state, "boom").is_none(), "boom was never created");
+
+    // Delete.
+    let sandbox = crashy_project();
+    sandbox.write("__main__.py", KEEP_AND_BOOM);
+    up_crashing(&sandbox, "none");
+    sandbox.write(
+        "__main__.py",
+        "import pulumi\npulumi.CustomResource('crashy:index:Thing', 'keep', {'size': 1})\n",
+    );
+    assert_contains(
+        &up_crashing(&sandbox, "delete:boom"),
+        &[
+            "pulumi-resource-crashy Delete: the plugin exited unexpectedly",
+            "segmentation fault while deleting",
+            "whether the operation took effect is unknown",
+        ],
+    );
+    let state: Value = serde_json::from_str(&sandbox.ok(&["stack", "export"])).unwrap();
+    assert_eq!(
+        pending(&state),
+        [("deleting".to_owned(), "boom".to_owned())]
+    );
+    assert_eq!(
+        resource(&state, "keep").expect("keep is kept")["id"],
+        "keep"
+    );
+    assert_eq!(
+        resource(&state, "boom").expect("boom may still exist: it stays recorded")["id"],
+        "boom"
     );
 }
 

@@ -4,9 +4,20 @@
 //!
 //! Start-up follows the plugin protocol (see [`crate::plugin`]), then `Handshake` (older
 //! plugins answer `Unimplemented`, which is fine) and `GetPluginInfo`. Values sent to the plugin
-//! are downgraded to what its `Configure` response says it accepts. Every failure names the
-//! plugin and the method; when the plugin process died, the message says so and quotes the end
-//! of its stderr.
+//! are downgraded to what it says it accepts: its `Handshake` response, else its `Configure`
+//! response. Every failure names the plugin and the method; when the plugin process died, the
+//! message says so and quotes the end of its stderr.
+//!
+//! **Previews never act.** In a preview, `Create` and `Update` reach the plugin only when it
+//! supports previews (it answered `Handshake`, or its `Configure` response says
+//! `supportsPreview`), as in Pulumi's provider client. Otherwise the client answers itself: the
+//! checked inputs as the outputs (an empty ID for `Create`), or nothing at all when the
+//! provider's configuration held unknowns; the SDK then treats the other outputs as unknown.
+//! Python and Node.js dynamic providers never support previews.
+//!
+//! **Unknown outcomes.** When the plugin dies or the connection to it breaks during `Create`,
+//! `Update` or `Delete`, the operation may or may not have happened: the error is
+//! [`ProviderError::OutcomeUnknown`], which the engine leaves as a pending operation.
 //!
 //! Everything a plugin answers is checked before the engine sees it: values in
 //! [`crate::convert`], IDs, URNs, keys and paths with [`crate::wire`], messages capped at
@@ -14,6 +25,7 @@
 //! or `Update` succeeded but its reply cannot be accepted whole, the resource exists: the error
 //! carries a partial state (its ID and the outputs that could be kept) so the engine records it.
 
+use std::error::Error as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -59,8 +71,8 @@ pub struct GrpcProvider {
     /// The same channel with room for a large schema.
     schema_client: ResourceProviderClient<Channel>,
     process: Option<Arc<PluginProcess>>,
-    /// What the plugin accepts (from its `Configure` response).
-    accepts: Mutex<Marshal>,
+    /// What the plugin accepts and supports.
+    protocol: Mutex<Protocol>,
     /// How the plugin was found (native code either way).
     origin: ProviderOrigin,
 }
@@ -101,7 +113,7 @@ impl GrpcProvider {
             schema_client: ResourceProviderClient::new(channel)
                 .max_decoding_message_size(limit.max(wire::SCHEMA_MESSAGE_BYTES)),
             process,
-            accepts: Mutex::new(Marshal::PLAIN),
+            protocol: Mutex::new(Protocol::default()),
             origin: ProviderOrigin::DiscoveredPlugin,
         }
     }
@@ -123,11 +135,16 @@ impl GrpcProvider {
         });
         if let Ok(Ok(response)) = tokio::time::timeout(INTRODUCE_TIMEOUT, handshake).await {
             let r = response.into_inner();
-            *lock(&self.accepts) = Marshal {
+            let mut protocol = lock(&self.protocol);
+            protocol.accepts = Marshal {
                 secrets: r.accept_secrets,
                 resources: r.accept_resources,
                 outputs: false,
             };
+            // A plugin that handshakes supports previews (the protocol says so), and its
+            // answer is final: `Configure`'s does not change it.
+            protocol.supports_preview = true;
+            protocol.handshaken = true;
         }
         match tokio::time::timeout(INTRODUCE_TIMEOUT, client.get_plugin_info(())).await {
             Ok(Ok(info)) => {
@@ -164,16 +181,40 @@ impl GrpcProvider {
     }
 
     fn out(&self, map: &PropertyMap) -> prost_types::Struct {
-        to_struct(map, *lock(&self.accepts))
+        to_struct(map, lock(&self.protocol).accepts)
     }
 
-    /// Turns a failed call into the engine's error, naming the plugin and method.
+    /// What a preview's `Create` or `Update` answers without asking the plugin, as Pulumi
+    /// does: nothing when the provider's configuration held unknowns, the inputs when the
+    /// plugin does not support previews. `None`: the plugin is asked.
+    fn preview_without_plugin(&self, inputs: &PropertyMap) -> Option<PropertyMap> {
+        let protocol = *lock(&self.protocol);
+        if !protocol.config_known {
+            Some(PropertyMap::new())
+        } else if !protocol.supports_preview {
+            Some(inputs.clone())
+        } else {
+            None
+        }
+    }
+
+    /// Turns a failed call into the engine's error, naming the plugin and method. A plugin
+    /// that died, or a connection that broke, during a call that changes a resource leaves its
+    /// outcome unknown.
     fn error(&self, method: &'static str, status: tonic::Status) -> ProviderError {
+        let changes_a_resource = matches!(method, "Create" | "Update" | "Delete");
+        let lost = |message: String| {
+            if changes_a_resource {
+                ProviderError::outcome_unknown(message)
+            } else {
+                ProviderError::failed(message)
+            }
+        };
         if let Some(process) = &self.process
             && let Some(exit) = exited(process, &status)
         {
             let tail = process.stderr_tail();
-            return ProviderError::failed(format!(
+            return lost(format!(
                 "{} {method}: the plugin exited unexpectedly ({exit}){}",
                 self.name(),
                 if tail.trim().is_empty() {
@@ -183,7 +224,7 @@ impl GrpcProvider {
                 }
             ));
         }
-        if status.code() == tonic::Code::Cancelled && status.message().contains("Timeout expired") {
+        if timed_out(&status) {
             return ProviderError::failed(format!(
                 "{} {method}: the plugin did not answer within {} s (CAIRN_PLUGIN_CALL_TIMEOUT)",
                 self.name(),
@@ -196,12 +237,26 @@ impl GrpcProvider {
                 self.name()
             ));
         }
+        let text = cap_message(status.message());
         match status.code() {
             tonic::Code::Unimplemented => return ProviderError::Unimplemented { method },
+            tonic::Code::Unavailable => {
+                return lost(format!(
+                    "{} {method}: the plugin is unreachable: {text}",
+                    self.name()
+                ));
+            }
+            // A status with a source was made here from a transport failure (the plugin
+            // never answered), not sent by the plugin.
+            _ if status.source().is_some() => {
+                return lost(format!(
+                    "{} {method}: the connection to the plugin broke: {text}",
+                    self.name()
+                ));
+            }
             tonic::Code::Cancelled => return ProviderError::Cancelled,
             _ => {}
         }
-        let text = cap_message(status.message());
         if status.code() == tonic::Code::Internal
             && text.starts_with("failed to decode Protobuf message")
         {
@@ -215,13 +270,23 @@ impl GrpcProvider {
         }
         let message = match status.code() {
             tonic::Code::Unknown | tonic::Code::Internal => text.into_owned(),
-            tonic::Code::Unavailable => format!(
-                "{} {method}: the plugin is unreachable: {text}",
-                self.name(),
-            ),
             code => format!("{} {method}: {code:?}: {text}", self.name()),
         };
         ProviderError::failed(message)
+    }
+
+    /// [`Self::error`] for `Create` and `Update`: in a preview nothing can have happened, so
+    /// a plugin that died there failed the preview, no more.
+    fn mutation_error(
+        &self,
+        method: &'static str,
+        preview: bool,
+        status: tonic::Status,
+    ) -> ProviderError {
+        match self.error(method, status) {
+            ProviderError::OutcomeUnknown { message } if preview => ProviderError::failed(message),
+            other => other,
+        }
     }
 
     /// A failure that left a resource behind (`ErrorResourceInitFailed`), its state checked like
@@ -382,17 +447,42 @@ impl Drop for GrpcProvider {
     }
 }
 
+/// What a plugin accepts and supports, and whether its configuration is known.
+#[derive(Debug, Clone, Copy)]
+struct Protocol {
+    /// Which kinds of values may be sent as they are (the rest are downgraded).
+    accepts: Marshal,
+    /// `Create` and `Update` may be called in a preview.
+    supports_preview: bool,
+    /// The plugin answered `Handshake`: what it said there is final.
+    handshaken: bool,
+    /// The configuration it was given held no unknowns.
+    config_known: bool,
+}
+
+impl Default for Protocol {
+    fn default() -> Self {
+        Protocol {
+            accepts: Marshal::PLAIN,
+            supports_preview: false,
+            handshaken: false,
+            config_known: true,
+        }
+    }
+}
+
 /// The plugin's exit status if it has died. A connection that broke may be seen before the
 /// process is reaped, so on a transport failure this waits briefly for the exit.
 fn exited(process: &PluginProcess, status: &tonic::Status) -> Option<std::process::ExitStatus> {
     if let Some(exit) = process.exit_status() {
         return Some(exit);
     }
-    let transport = matches!(
-        status.code(),
-        tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Internal
-    ) && (status.message().contains("transport")
-        || status.message().contains("connection"));
+    let transport = (status.source().is_some() && !timed_out(status))
+        || (matches!(
+            status.code(),
+            tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Internal
+        ) && (status.message().contains("transport")
+            || status.message().contains("connection")));
     let multi_thread = tokio::runtime::Handle::try_current()
         .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
     if !transport || !multi_thread {
@@ -407,6 +497,11 @@ fn exited(process: &PluginProcess, status: &tonic::Status) -> Option<std::proces
         }
         None
     })
+}
+
+/// The call timeout (`CAIRN_PLUGIN_CALL_TIMEOUT`) expired.
+fn timed_out(status: &tonic::Status) -> bool {
+    status.code() == tonic::Code::Cancelled && status.message().contains("Timeout expired")
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -611,6 +706,7 @@ impl Provider for GrpcProvider {
     }
 
     async fn configure(&self, inputs: PropertyMap, _preview: bool) -> Result<(), ProviderError> {
+        let known = !inputs.values().any(PropertyValue::contains_unknowns);
         let r = self
             .client
             .clone()
@@ -626,11 +722,16 @@ impl Provider for GrpcProvider {
             .await
             .map_err(|s| self.error("Configure", s))?
             .into_inner();
-        *lock(&self.accepts) = Marshal {
-            secrets: r.accept_secrets,
-            resources: r.accept_resources,
-            outputs: false,
-        };
+        let mut protocol = lock(&self.protocol);
+        if !protocol.handshaken {
+            protocol.accepts = Marshal {
+                secrets: r.accept_secrets,
+                resources: r.accept_resources,
+                outputs: false,
+            };
+            protocol.supports_preview = r.supports_preview;
+        }
+        protocol.config_known = known;
         Ok(())
     }
 
@@ -659,6 +760,14 @@ impl Provider for GrpcProvider {
     }
 
     async fn create(&self, request: p::CreateRequest) -> Result<p::CreateResult, ProviderError> {
+        if request.preview
+            && let Some(outputs) = self.preview_without_plugin(&request.properties)
+        {
+            return Ok(p::CreateResult {
+                id: String::new(),
+                outputs,
+            });
+        }
         let r = self
             .client
             .clone()
@@ -671,7 +780,7 @@ impl Provider for GrpcProvider {
                 preview: request.preview,
             })
             .await
-            .map_err(|s| self.error("Create", s))?
+            .map_err(|s| self.mutation_error("Create", request.preview, s))?
             .into_inner();
         if request.preview {
             wire::id("id", &r.id).map_err(|e| self.bad_field("Create", e))?;
@@ -727,6 +836,11 @@ impl Provider for GrpcProvider {
     }
 
     async fn update(&self, request: p::UpdateRequest) -> Result<p::UpdateResult, ProviderError> {
+        if request.preview
+            && let Some(outputs) = self.preview_without_plugin(&request.news)
+        {
+            return Ok(p::UpdateResult { outputs });
+        }
         let id = request.id.clone();
         let r = self
             .client
@@ -748,7 +862,7 @@ impl Provider for GrpcProvider {
                 preview: request.preview,
             })
             .await
-            .map_err(|s| self.error("Update", s))?
+            .map_err(|s| self.mutation_error("Update", request.preview, s))?
             .into_inner();
         let outputs = if request.preview {
             from_struct(r.properties.as_ref()).map_err(|e| self.bad_reply("Update", e))?

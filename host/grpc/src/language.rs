@@ -6,8 +6,18 @@
 //!   monitor and engine address, project, stack, dry-run, parallelism, organization, config and
 //!   secret keys — and runs the program (`__main__.py` of the project, or `main`) inside its
 //!   stack, as the SDK's own automation server does.
-//! * Node.js: `@pulumi/pulumi/cmd/run` with its flags; config through `PULUMI_CONFIG` and
-//!   `PULUMI_CONFIG_SECRET_KEYS`.
+//! * Node.js: `@pulumi/pulumi/cmd/run` with its flags, started by a small bootstrap that puts
+//!   the config into the process's `PULUMI_CONFIG` and `PULUMI_CONFIG_SECRET_KEYS` (where the
+//!   SDK reads it) before it loads the run script.
+//!
+//! The config (secrets decrypted) reaches both bootstraps as JSON on the program's stdin: no
+//! size limit (a single argument or environment string is limited to 128 KiB by `execve`), no
+//! secret in a file or in another process's view of the command line or environment.
+//!
+//! The process runs in a process group of its own and dies with cairn ([`crate::child`]);
+//! when the program exits, whatever it left running in its group is killed; when the
+//! deployment stops waiting for it, the group is asked to stop and killed after
+//! [`PROGRAM_GRACE`].
 //!
 //! The process's stdout and stderr are shown as the program's messages, lines cut at
 //! `MAX_MESSAGE_BYTES` and up to the log limit (`CAIRN_GRPC_LOG_MB`), then dropped with a note;
@@ -23,14 +33,19 @@ use cairn_engine::deploy::monitor::Monitor;
 use cairn_engine::deploy::program::{Program, ProgramError};
 use cairn_engine::limits::cap_message;
 use cairn_engine::text::visible_text;
-use tokio::io::BufReader;
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
+use crate::child;
 use crate::monitor::{Failures, program_config, serve_monitor};
 use crate::wire::{self, Admit, LogBudget};
 
 /// How long a program may keep running after one of its requests failed.
 const FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long a program the deployment no longer waits for has to exit after SIGTERM, before
+/// its process group is killed.
+pub const PROGRAM_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The end of the program's stderr quoted in errors.
 const STDERR_TAIL: usize = 4000;
@@ -74,7 +89,8 @@ reset_options(
     preview=env["CAIRN_DRY_RUN"] == "true",
     organization=env["CAIRN_ORGANIZATION"],
 )
-set_all_config(json.loads(env.get("PULUMI_CONFIG", "{}")), json.loads(env.get("PULUMI_CONFIG_SECRET_KEYS", "[]")))
+settings = json.loads(sys.stdin.buffer.read() or b"{}")
+set_all_config(settings.get("config", {}), settings.get("secretKeys", []))
 main = env["CAIRN_MAIN"]
 sys.path.insert(0, main if os.path.isdir(main) else os.path.dirname(os.path.abspath(main)))
 sys.argv = [main]
@@ -95,6 +111,34 @@ except BaseException:
 finally:
     sys.stdout.flush()
     sys.stderr.flush()
+"#;
+
+/// Reads the config from stdin into the environment the Node.js SDK reads it from, then runs
+/// the SDK's run script (`process.argv[1]`) with the flags that follow it.
+const NODE_BOOTSTRAP: &str = r#"
+"use strict";
+const fs = require("fs");
+const path = require("path");
+const chunks = [];
+const buffer = Buffer.alloc(1 << 16);
+for (;;) {
+    let n;
+    try {
+        n = fs.readSync(0, buffer, 0, buffer.length, null);
+    } catch (e) {
+        if (e.code === "EAGAIN") continue;
+        if (e.code === "EOF") break;
+        throw e;
+    }
+    if (n === 0) break;
+    chunks.push(Buffer.from(buffer.subarray(0, n)));
+}
+const settings = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}");
+process.env.PULUMI_CONFIG = JSON.stringify(settings.config || {});
+process.env.PULUMI_CONFIG_SECRET_KEYS = JSON.stringify(settings.secretKeys || []);
+// Processes the program forks must not run this bootstrap again.
+process.execArgv = [];
+require(path.resolve(process.argv[1]));
 "#;
 
 /// Passes events on, keeping the messages logged at error severity.
@@ -149,7 +193,8 @@ impl LanguageProgram {
             }
             Language::Node { node, run_script } => {
                 let mut cmd = Command::new(node);
-                cmd.arg(run_script)
+                cmd.args(["-e", NODE_BOOTSTRAP])
+                    .arg(run_script)
                     .args(["--monitor", address, "--engine", address])
                     .args(["--project", monitor.project(), "--stack", monitor.stack()])
                     .arg("--pwd")
@@ -163,7 +208,6 @@ impl LanguageProgram {
                 cmd
             }
         };
-        let (config, secret_keys) = program_config(monitor);
         cmd.current_dir(&self.dir)
             .env("CAIRN_PROJECT", monitor.project())
             .env("CAIRN_STACK", monitor.stack())
@@ -172,18 +216,12 @@ impl LanguageProgram {
             .env("CAIRN_PARALLEL", self.parallel.to_string())
             .env("CAIRN_DRY_RUN", dry_run)
             .env("CAIRN_ORGANIZATION", "organization")
-            .env(
-                "PULUMI_CONFIG",
-                serde_json::to_string(&config).unwrap_or_else(|_| "{}".into()),
-            )
-            .env(
-                "PULUMI_CONFIG_SECRET_KEYS",
-                serde_json::to_string(&secret_keys).unwrap_or_else(|_| "[]".into()),
-            )
-            .stdin(Stdio::null())
+            // The config comes on stdin; none inherited from cairn's environment may mix in.
+            .env_remove("PULUMI_CONFIG")
+            .env_remove("PULUMI_CONFIG_SECRET_KEYS")
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+            .stderr(Stdio::piped());
         cmd
     }
 }
@@ -206,10 +244,8 @@ impl Program for LanguageProgram {
         )
         .await
         .map_err(|e| ProgramError::new(e.to_string()))?;
-        let mut child = self
-            .command(&monitor, &served.target())
-            .spawn()
-            .map_err(|e| {
+        let (mut child, group) =
+            child::spawn(self.command(&monitor, &served.target())).map_err(|e| {
                 ProgramError::new(format!(
                     "starting the {} program: {e} (is {} installed?)",
                     self.name(),
@@ -219,6 +255,18 @@ impl Program for LanguageProgram {
                     }
                 ))
             })?;
+        // Until the program has exited, leaving (the deployment stopped waiting) stops it.
+        let group = group.with_grace_on_drop(PROGRAM_GRACE);
+        if let Some(mut stdin) = child.stdin.take() {
+            let (config, secret_keys) = program_config(&monitor);
+            let settings = serde_json::json!({ "config": config, "secretKeys": secret_keys });
+            let bytes = serde_json::to_vec(&settings).unwrap_or_else(|_| b"{}".to_vec());
+            // A program that exits without reading it fails on its own; nothing to report.
+            tokio::spawn(async move {
+                let _ = stdin.write_all(&bytes).await;
+                let _ = stdin.shutdown().await;
+            });
+        }
         let tail = Arc::new(Mutex::new(String::new()));
         let budget = Arc::new(LogBudget::from_settings());
         let mut readers = Vec::new();
@@ -285,7 +333,8 @@ impl Program for LanguageProgram {
                 ProgramError::new(format!("waiting for the {} program: {e}", self.name()))
             })?,
             first = stuck => {
-                let _ = child.kill().await;
+                group.kill();
+                let _ = child.wait().await;
                 for reader in readers {
                     let _ = reader.await;
                 }
@@ -295,6 +344,8 @@ impl Program for LanguageProgram {
                 )));
             }
         };
+        // What the program left running (in its group) would hold its output open.
+        group.kill();
         for reader in readers {
             let _ = reader.await;
         }

@@ -1,6 +1,7 @@
 //! Starting a plugin process the way the plugin protocol says: the engine address as the last
 //! argument, the plugin's port on the first line of its stdout. Later stdout and stderr lines
-//! are forwarded as log messages; the process is killed when the handle is dropped.
+//! are forwarded as log messages. The plugin runs in a process group of its own and dies with
+//! cairn ([`crate::child`]); the group is killed when the handle is dropped.
 //!
 //! What a plugin writes is bounded: the port line is read up to [`MAX_PORT_LINE`] bytes, later
 //! lines are cut at `MAX_MESSAGE_BYTES`, and each plugin's output is shown up to the log limit
@@ -16,6 +17,7 @@ use cairn_engine::text::visible_text;
 use tokio::io::{AsyncBufRead, BufReader};
 use tokio::process::{Child, Command};
 
+use crate::child::{self, ProcessGroup};
 use crate::wire::{self, Admit, LogBudget};
 
 /// A line a plugin wrote after its port: `(stderr?, line)`.
@@ -102,6 +104,8 @@ pub struct PluginProcess {
     pub name: String,
     pub port: u16,
     child: Mutex<Option<Child>>,
+    /// The plugin's process group: killed when the handle is dropped.
+    group: ProcessGroup,
     stderr_tail: Arc<Mutex<String>>,
 }
 
@@ -118,21 +122,18 @@ impl PluginProcess {
             .and_then(|c| c.try_wait().ok().flatten())
     }
 
-    /// Waits up to `grace` for the process to exit, then kills it.
+    /// The plugin's process ID (also its process group's).
+    pub fn pid(&self) -> u32 {
+        self.group.id()
+    }
+
+    /// Asks the plugin's process group to stop (SIGTERM), waits up to `grace` for the plugin
+    /// to exit, then kills what is left of the group.
     pub async fn shutdown(&self, grace: Duration) {
         let child = lock(&self.child).take();
-        if let Some(mut child) = child
-            && tokio::time::timeout(grace, child.wait()).await.is_err()
-        {
-            let _ = child.kill().await;
-        }
-    }
-}
-
-impl Drop for PluginProcess {
-    fn drop(&mut self) {
-        if let Some(child) = lock(&self.child).as_mut() {
-            let _ = child.start_kill();
+        match child {
+            Some(mut child) => self.group.stop(&mut child, grace).await,
+            None => self.group.kill(),
         }
     }
 }
@@ -201,7 +202,8 @@ pub async fn launch(
     for (k, v) in &command.env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().map_err(|e| PluginError::Spawn {
+    // The group is killed if start-up fails (when it goes out of scope).
+    let (mut child, group) = child::spawn(cmd).map_err(|e| PluginError::Spawn {
         plugin: command.name.clone(),
         path: command.program.display().to_string(),
         message: e.to_string(),
@@ -277,6 +279,7 @@ pub async fn launch(
         name: command.name.clone(),
         port,
         child: Mutex::new(Some(child)),
+        group,
         stderr_tail: tail,
     })
 }

@@ -113,6 +113,10 @@ pub struct Hostile {
     pub created: Mutex<Vec<String>>,
     /// What each of `construct_registrations` got: the URN, or the refusal.
     pub construct_results: Mutex<Vec<Result<String, String>>>,
+    /// What its `Configure` answers for `supportsPreview`.
+    pub supports_preview: std::sync::atomic::AtomicBool,
+    /// Every `Create`, `Update` and `Delete` it received: `"Create a (preview)"`, `"Update a"`.
+    pub mutations: Mutex<Vec<String>>,
 }
 
 impl Hostile {
@@ -133,6 +137,16 @@ fn scripted<T>(
 
 fn name_of(urn: &str) -> String {
     urn.rsplit("::").next().unwrap_or_default().to_owned()
+}
+
+impl Hostile {
+    fn mutated(&self, method: &str, urn: &str, preview: bool) {
+        self.mutations.lock().unwrap().push(format!(
+            "{method} {}{}",
+            name_of(urn),
+            if preview { " (preview)" } else { "" }
+        ));
+    }
 }
 
 #[async_trait]
@@ -177,6 +191,9 @@ impl ResourceProvider for Hostile {
         Ok(Response::new(rpc::ConfigureResponse {
             accept_secrets: true,
             accept_resources: true,
+            supports_preview: self
+                .supports_preview
+                .load(std::sync::atomic::Ordering::SeqCst),
             ..Default::default()
         }))
     }
@@ -230,6 +247,7 @@ impl ResourceProvider for Hostile {
     ) -> Result<Response<rpc::CreateResponse>, Status> {
         let r = r.into_inner();
         self.created.lock().unwrap().push(name_of(&r.urn));
+        self.mutated("Create", &r.urn, r.preview);
         scripted(&mut self.script.lock().unwrap().create, || {
             rpc::CreateResponse {
                 id: format!("{}-1", name_of(&r.urn)),
@@ -257,12 +275,14 @@ impl ResourceProvider for Hostile {
         r: Request<rpc::UpdateRequest>,
     ) -> Result<Response<rpc::UpdateResponse>, Status> {
         let r = r.into_inner();
+        self.mutated("Update", &r.urn, r.preview);
         scripted(&mut self.script.lock().unwrap().update, || {
             rpc::UpdateResponse { properties: r.news }
         })
     }
 
-    async fn delete(&self, _: Request<rpc::DeleteRequest>) -> Result<Response<()>, Status> {
+    async fn delete(&self, r: Request<rpc::DeleteRequest>) -> Result<Response<()>, Status> {
+        self.mutated("Delete", &r.into_inner().urn, false);
         Ok(Response::new(()))
     }
 
@@ -317,18 +337,24 @@ impl ResourceProvider for Hostile {
 
 /// The hostile plugin, served, and a configured provider talking to it.
 pub async fn hostile() -> (Arc<Hostile>, GrpcProvider, Running) {
-    let plugin = Arc::new(Hostile::default());
-    let running = serve(
-        tonic::transport::Server::builder()
-            .add_service(ResourceProviderServer::from_arc(plugin.clone())),
-    )
-    .await;
+    let (plugin, running) = hostile_served(Hostile::default()).await;
     let provider = provider_at(running.port).await;
     provider
         .configure(cairn_engine::PropertyMap::new(), false)
         .await
         .unwrap();
     (plugin, provider, running)
+}
+
+/// `plugin`, served.
+pub async fn hostile_served(plugin: Hostile) -> (Arc<Hostile>, Running) {
+    let plugin = Arc::new(plugin);
+    let running = serve(
+        tonic::transport::Server::builder()
+            .add_service(ResourceProviderServer::from_arc(plugin.clone())),
+    )
+    .await;
+    (plugin, running)
 }
 
 /// A provider for package `hostile` talking to the plugin at `port`.
