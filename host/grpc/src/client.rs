@@ -225,7 +225,8 @@ impl GrpcProvider {
             ));
         }
         if timed_out(&status) {
-            return ProviderError::failed(format!(
+            // Abandoned, not answered: the plugin may have acted all the same.
+            return lost(format!(
                 "{} {method}: the plugin did not answer within {} s (CAIRN_PLUGIN_CALL_TIMEOUT)",
                 self.name(),
                 crate::plugin::call_timeout().as_secs_f64()
