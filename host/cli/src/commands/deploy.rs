@@ -1,6 +1,10 @@
 //! `cairn up`, `cairn preview`, `cairn refresh` and `cairn destroy`: run a deployment of the
 //! current stack with the live display (after a preview and a confirmation, unless `--yes`).
+//! Ctrl-C and SIGTERM interrupt it gracefully, twice at once (see [`crate::interrupt`]);
+//! `--target`, `--exclude`, `--replace` and `--target-replace` must name resources of the stack
+//! (for `up`, `--target` and `--exclude` may also name resources the program registers).
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result, anyhow, bail};
@@ -16,6 +20,7 @@ use clap::Args;
 use indexmap::IndexMap;
 
 use crate::display::{Display, DisplayOptions};
+use crate::interrupt::{Interrupted, Signals};
 use crate::stack::{LazyCrypter, Stack};
 use crate::workspace::Context;
 
@@ -89,6 +94,12 @@ impl Kind {
 }
 
 pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
+    // First, so a signal from here on ends the command in order (locks released).
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let signals = Signals::install(&runtime)?;
     let workspace = context.project()?;
     let stack = Stack::current(&workspace)?;
     let project = stack.project().to_owned();
@@ -118,6 +129,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
     options.target_dependents = args.target_dependents;
     options.replaces = parse_urns(&args.replaces, "--replace")?;
     options.target_replaces = parse_urns(&args.target_replaces, "--target-replace")?;
+    check_targets_before(kind, &options, &snapshot)?;
     let resolved = config_file.resolve(Some(crypter.as_ref()), &workspace.project)?;
     options.config = engine_config(&resolved);
     options.native_plugins = crate::program::native_plugins(&workspace.project);
@@ -151,10 +163,6 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
         Ok(Setup { loader, program })
     };
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
     let display_options = |interactive: bool| DisplayOptions {
         json: args.json,
         interactive,
@@ -180,6 +188,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             crypter.clone(),
             display_options(context.interactive),
             &setup,
+            &signals,
         ));
         outcome?;
         if kind == Kind::Preview {
@@ -201,6 +210,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             crypter.clone(),
             display_options(context.interactive),
             &setup,
+            &signals,
         ))?;
         let refreshed = workspace
             .backend
@@ -220,6 +230,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             crypter,
             display_options(context.interactive),
             &setup,
+            &signals,
         ))
         .map(|_| ())
 }
@@ -230,6 +241,7 @@ struct Setup {
     program: Option<Arc<dyn cairn_engine::deploy::program::Program>>,
 }
 
+#[allow(clippy::too_many_arguments, reason = "one call per phase of `run`")]
 async fn deploy(
     kind: Kind,
     options: DeploymentOptions,
@@ -238,7 +250,9 @@ async fn deploy(
     crypter: Arc<LazyCrypter>,
     display: DisplayOptions,
     setup: &dyn Fn(Arc<Display>) -> Result<Setup>,
+    signals: &Signals,
 ) -> Result<Outcome> {
+    let olds: HashSet<Urn> = snapshot.resources.iter().map(|r| r.urn.clone()).collect();
     let journal = Arc::new(SnapshotManager::new(
         snapshot,
         Manifest::new(),
@@ -247,15 +261,101 @@ async fn deploy(
     )?);
     let events = Arc::new(Display::new(display));
     let Setup { loader, program } = setup(events.clone())?;
-    let deployment = Deployment::new(options, Arc::new(loader), events.clone(), journal)?;
-    let result = match (kind, program) {
-        (Kind::Up | Kind::Preview, Some(program)) => deployment.update(program).await,
-        (Kind::Up | Kind::Preview, None) => unreachable!("up and preview load the program"),
-        (Kind::Refresh, _) => deployment.refresh().await,
-        (Kind::Destroy, _) => deployment.destroy().await,
+    let deployment = Deployment::new(options.clone(), Arc::new(loader), events.clone(), journal)?;
+    let result = {
+        let counter = events.clone();
+        let _running = signals.running(deployment.interrupter(), options.preview, move || {
+            counter.in_flight()
+        });
+        match (kind, program) {
+            (Kind::Up | Kind::Preview, Some(program)) => deployment.update(program).await,
+            (Kind::Up | Kind::Preview, None) => unreachable!("up and preview load the program"),
+            (Kind::Refresh, _) => deployment.refresh().await,
+            (Kind::Destroy, _) => deployment.destroy().await,
+        }
     };
     events.finish();
-    result.map_err(|e: DeployError| anyhow!(e))
+    if let Some(signal) = signals.received() {
+        let message = match result {
+            Err(e) => e.to_string(),
+            Ok(_) => "interrupted after the deployment finished".to_owned(),
+        };
+        return Err(Interrupted::new(signal, message).into());
+    }
+    let outcome = result.map_err(|e: DeployError| anyhow!(e))?;
+    if kind.runs_program() {
+        let met: HashSet<Urn> = olds.union(&events.seen()).cloned().collect();
+        check_targets(
+            &options.stack,
+            &met,
+            &[
+                ("--target", &options.targets),
+                ("--exclude", &options.excludes),
+            ],
+        )?;
+    }
+    Ok(outcome)
+}
+
+/// `--target`, `--exclude`, `--replace` and `--target-replace` that must name resources of the
+/// stack before anything runs, as Pulumi checks them: for `refresh` and `destroy` all of them;
+/// for `up` and `preview` the replacements (targets and excludes may also name resources the
+/// program is about to register, so they are checked after it ran).
+fn check_targets_before(
+    kind: Kind,
+    options: &DeploymentOptions,
+    snapshot: &Snapshot,
+) -> Result<()> {
+    let olds: HashSet<Urn> = snapshot.resources.iter().map(|r| r.urn.clone()).collect();
+    let flags: &[(&str, &[Urn])] = if kind.runs_program() {
+        &[
+            ("--replace", &options.replaces),
+            ("--target-replace", &options.target_replaces),
+        ]
+    } else {
+        &[
+            ("--target", &options.targets),
+            ("--exclude", &options.excludes),
+            ("--replace", &options.replaces),
+            ("--target-replace", &options.target_replaces),
+        ]
+    };
+    check_targets(&options.stack, &olds, flags)
+}
+
+/// Fails naming every URN given to a flag that is not in `known`, as Pulumi does ("no resource
+/// named '…' found").
+fn check_targets(stack: &str, known: &HashSet<Urn>, flags: &[(&str, &[Urn])]) -> Result<()> {
+    let missing: Vec<(&str, &Urn)> = flags
+        .iter()
+        .flat_map(|(flag, urns)| {
+            urns.iter()
+                .filter(|urn| !known.contains(*urn))
+                .map(move |urn| (*flag, urn))
+        })
+        .collect();
+    let mut message = match missing.as_slice() {
+        [] => return Ok(()),
+        [(flag, urn)] => format!("no resource named '{urn}' found in stack {stack:?} ({flag})"),
+        _ => {
+            let lines: Vec<String> = missing
+                .iter()
+                .map(|(flag, urn)| format!("\n  {flag} '{urn}'"))
+                .collect();
+            format!(
+                "{} resources named by flags were not found in stack {stack:?}:{}",
+                missing.len(),
+                lines.concat()
+            )
+        }
+    };
+    // A shell expands `$name` in an unquoted URN of a nested type (`a:b:C$d:e:F`).
+    if missing.iter().all(|(_, urn)| !urn.as_str().contains('$'))
+        && known.iter().any(|urn| urn.as_str().contains('$'))
+    {
+        message.push_str("\n(if a URN holds a `$`, quote it so your shell does not expand it)");
+    }
+    bail!(message)
 }
 
 fn confirm(kind: Kind) -> Result<bool> {
