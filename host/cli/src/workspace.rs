@@ -129,7 +129,12 @@ fn check_home(home: &Path, from_env: bool) -> Result<()> {
     match std::fs::metadata(home) {
         Ok(meta) if !meta.is_dir() => bail!(problem("is not a directory")),
         Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
             std::fs::create_dir_all(home).with_context(|| problem("cannot be created"))?;
         }
         Err(e) => return Err(e).with_context(|| problem("cannot be read")),
