@@ -171,9 +171,9 @@ fn a_cairn_home_that_cannot_be_one_is_named() {
         (
             under_file.clone(),
             format!(
-                "error: CAIRN_HOME names {}, which cannot be created\n  caused by: Not a \
-                 directory (os error 20)\n",
-                under_file.display()
+                "error: CAIRN_HOME names {}, which cannot be created: {} is not a directory\n",
+                under_file.display(),
+                file.display()
             ),
         ),
         // Not writable, even by root: nothing can be created in /proc (the cause depends on

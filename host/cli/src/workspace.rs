@@ -112,9 +112,10 @@ impl Context {
     }
 }
 
-/// Checks that the Cairn home is a directory this process can write (creating it if need be):
-/// plugins, compiled components, stack selections and the default backend live there, so
-/// nearly every command writes to it. `from_env` says whether `CAIRN_HOME` named it.
+/// Checks that the Cairn home is a directory this process can write, or can be created (it is
+/// created on first use): plugins, compiled components, stack selections and the default
+/// backend live there, so nearly every command writes to it. `from_env` says whether
+/// `CAIRN_HOME` named it.
 fn check_home(home: &Path, from_env: bool) -> Result<()> {
     let problem = |what: &str| {
         if from_env {
@@ -135,7 +136,16 @@ fn check_home(home: &Path, from_env: bool) -> Result<()> {
                 std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
             ) =>
         {
-            std::fs::create_dir_all(home).with_context(|| problem("cannot be created"))?;
+            // Not created here (a command that fails early must leave no trace): the nearest
+            // existing ancestor must be a directory.
+            let existing = home.ancestors().skip(1).find(|a| a.exists());
+            return match existing {
+                Some(a) if !a.is_dir() => bail!(problem(&format!(
+                    "cannot be created: {} is not a directory",
+                    a.display()
+                ))),
+                _ => Ok(()),
+            };
         }
         Err(e) => return Err(e).with_context(|| problem("cannot be read")),
     }

@@ -1599,6 +1599,20 @@ custom: !tag value
     }
 
     #[test]
+    fn long_keys_are_written_as_explicit_keys_and_read_back() {
+        // YAML readers refuse implicit keys over 1,024 characters.
+        let long = "k".repeat(1100);
+        let mut f = StackConfigFile::new(FILE);
+        ok(f.set(&key(&long), "v", false, None));
+        ok(f.set_path(&format!("obj.{long}[0]"), "w", false, None, PROJECT));
+        let written = f.to_yaml();
+        assert!(written.contains(&format!("  ? proj:{long}\n  : v\n")), "{written}");
+        let read = file(&written);
+        assert_eq!(read, f);
+        assert_eq!(read.to_yaml(), written);
+    }
+
+    #[test]
     fn set_get_remove_plain_and_secret() {
         let mut f = StackConfigFile::new(FILE);
         ok(f.set(&key("name"), "world", false, None));

@@ -278,7 +278,9 @@ async fn deploy(
     if let Some(signal) = signals.received() {
         let message = match result {
             Err(e) => e.to_string(),
-            Ok(_) => "interrupted after the deployment finished".to_owned(),
+            Ok(_) => "interrupted, but the deployment had already finished: everything it did is \
+                      recorded"
+                .to_owned(),
         };
         return Err(Interrupted::new(signal, message).into());
     }
