@@ -1606,7 +1606,10 @@ custom: !tag value
         ok(f.set(&key(&long), "v", false, None));
         ok(f.set_path(&format!("obj.{long}[0]"), "w", false, None, PROJECT));
         let written = f.to_yaml();
-        assert!(written.contains(&format!("  ? proj:{long}\n  : v\n")), "{written}");
+        assert!(
+            written.contains(&format!("  ? proj:{long}\n  : v\n")),
+            "{written}"
+        );
         let read = file(&written);
         assert_eq!(read, f);
         assert_eq!(read.to_yaml(), written);

@@ -336,7 +336,7 @@ fn check_targets(stack: &str, known: &HashSet<Urn>, flags: &[(&str, &[Urn])]) ->
                 .map(move |urn| (*flag, urn))
         })
         .collect();
-    let mut message = match missing.as_slice() {
+    let message = match missing.as_slice() {
         [] => return Ok(()),
         [(flag, urn)] => format!("no resource named '{urn}' found in stack {stack:?} ({flag})"),
         _ => {
@@ -351,12 +351,6 @@ fn check_targets(stack: &str, known: &HashSet<Urn>, flags: &[(&str, &[Urn])]) ->
             )
         }
     };
-    // A shell expands `$name` in an unquoted URN of a nested type (`a:b:C$d:e:F`).
-    if missing.iter().all(|(_, urn)| !urn.as_str().contains('$'))
-        && known.iter().any(|urn| urn.as_str().contains('$'))
-    {
-        message.push_str("\n(if a URN holds a `$`, quote it so your shell does not expand it)");
-    }
     bail!(message)
 }
 
@@ -373,8 +367,22 @@ fn confirm(kind: Kind) -> Result<bool> {
 fn parse_urns(values: &[String], flag: &str) -> Result<Vec<Urn>> {
     values
         .iter()
-        .map(|v| Urn::parse(v).with_context(|| format!("{flag} {}", crate::terminal::quoted(v))))
+        .map(|v| {
+            Urn::parse(v)
+                .with_context(|| format!("{flag} {}{}", crate::terminal::quoted(v), shell_hint(v)))
+        })
         .collect()
+}
+
+/// A shell expands `$name` in an unquoted URN of a nested type: `my:mod:Comp$aws:s3:Bucket`
+/// becomes `my:mod:Comp:s3:Bucket`, a type of more than three parts. Says so, as Pulumi does.
+fn shell_hint(urn: &str) -> &'static str {
+    let qualified_type = urn.split("::").nth(2).unwrap_or_default();
+    if !qualified_type.contains('$') && qualified_type.split(':').count() > 3 {
+        " (did you forget to quote a `$` in it? your shell may have expanded it)"
+    } else {
+        ""
+    }
 }
 
 /// Stack configuration as the engine takes it: secrets stay secret.
@@ -393,4 +401,79 @@ pub fn engine_config(
             (key.to_string(), value)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn urn(name: &str) -> Urn {
+        Urn::parse(&format!("urn:pulumi:dev::p::{name}")).unwrap()
+    }
+
+    #[test]
+    fn targets_not_in_the_stack_are_named_with_their_flag() {
+        let known: HashSet<Urn> = [urn("a:b:C::x"), urn("a:b:C$d:e:F::y")].into();
+        let (x, y, gone, nested) = (
+            urn("a:b:C::x"),
+            urn("a:b:C$d:e:F::y"),
+            urn("a:b:C::gone"),
+            urn("a:b:C$d:e:F::gone"),
+        );
+        let both = [x.clone(), nested.clone()];
+        /// The flags given, and the error (if any).
+        type Case<'a> = (Vec<(&'a str, &'a [Urn])>, Option<String>);
+        let cases: [Case<'_>; 4] = [
+            (
+                vec![
+                    ("--target", std::slice::from_ref(&x)),
+                    ("--exclude", std::slice::from_ref(&y)),
+                ],
+                None,
+            ),
+            (vec![("--target", &[][..])], None),
+            (
+                vec![("--replace", std::slice::from_ref(&gone))],
+                Some(format!(
+                    "no resource named '{gone}' found in stack \"dev\" (--replace)"
+                )),
+            ),
+            (
+                vec![
+                    ("--target", std::slice::from_ref(&gone)),
+                    ("--exclude", &both[..]),
+                ],
+                Some(format!(
+                    "2 resources named by flags were not found in stack \"dev\":\n  --target \
+                     '{gone}'\n  --exclude '{nested}'"
+                )),
+            ),
+        ];
+        for (flags, expected) in cases {
+            let got = check_targets("dev", &known, &flags)
+                .err()
+                .map(|e| e.to_string());
+            assert_eq!(got, expected, "{flags:?}");
+        }
+    }
+
+    #[test]
+    fn a_urn_whose_dollar_the_shell_ate_gets_a_hint() {
+        let eaten = "urn:pulumi:dev::p::my:mod:Comp:s3:Bucket::b".to_owned();
+        let err = parse_urns(std::slice::from_ref(&eaten), "--target").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "--target \"{eaten}\" (did you forget to quote a `$` in it? your shell may have \
+                 expanded it)"
+            )
+        );
+        let plain = parse_urns(&["urn:pulumi:dev::p::nope".into()], "--target").unwrap_err();
+        assert_eq!(plain.to_string(), "--target \"urn:pulumi:dev::p::nope\"");
+        parse_urns(
+            &["urn:pulumi:dev::p::my:mod:Comp$aws:s3:Bucket::b".into()],
+            "--target",
+        )
+        .unwrap();
+    }
 }
