@@ -5,7 +5,8 @@
 //! A first signal lets the create finish and records it, saves, prints the summary and exits
 //! 130 (143 for SIGTERM); the next `up` does not create it again. A second signal exits at
 //! once, and the next command reports the create as pending. A signal during a preview stops it
-//! at once. The stack lock is released in every case.
+//! at once. The stack lock is released in every case. With a Python SDK program (a child
+//! process), the program is told (its next request is refused) and no process outlives cairn.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -13,7 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::background::{Background, touch};
-use crate::support::{Sandbox, assert_contains, finished_steps, ops_of, test_wasm};
+use crate::support::{Sandbox, assert_contains, finished_steps, ops_of, python, test_wasm};
 
 /// Long enough for a debug build to compile the components on first use.
 const START: Duration = Duration::from_secs(180);
@@ -24,18 +25,40 @@ const FIRST: &str = "urn:pulumi:dev::prog::gate:index:Gate::first";
 /// A stack `dev` running `program-probe` in mode `gates` against the `gate` provider, granted
 /// the project's `gates` directory.
 fn gate_stack() -> (Sandbox, PathBuf) {
-    let sandbox = Sandbox::new("prog");
     let program = test_wasm("program-probe");
+    let (sandbox, gates) = gate_stack_of(&format!(
+        "name: prog\nruntime: wasm\nmain: {}\n",
+        program.to_str().unwrap()
+    ));
+    sandbox.ok(&["config", "set", "mode", "gates"]);
+    (sandbox, gates)
+}
+
+/// The same stack with a Python SDK program declaring gates `first` and `second` (which
+/// depends on `first`).
+fn python_gate_stack() -> (Sandbox, PathBuf) {
+    let venv = python().parent().unwrap().parent().unwrap().to_owned();
+    let (sandbox, gates) = gate_stack_of(&format!(
+        "name: prog\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
+        venv.display()
+    ));
     sandbox.write(
-        "Pulumi.yaml",
-        &format!(
-            "name: prog\nruntime: wasm\nmain: {}\n",
-            program.to_str().unwrap()
-        ),
+        "__main__.py",
+        "import pulumi\n\
+         first = pulumi.CustomResource(\"gate:index:Gate\", \"first\", {})\n\
+         pulumi.CustomResource(\"gate:index:Gate\", \"second\", {},\n\
+         \x20   pulumi.ResourceOptions(depends_on=[first]))\n",
     );
+    (sandbox, gates)
+}
+
+/// A stack `dev` of project `prog` described by `project` (its Pulumi.yaml), with the `gate`
+/// provider installed and granted the project's `gates` directory.
+fn gate_stack_of(project: &str) -> (Sandbox, PathBuf) {
+    let sandbox = Sandbox::new("prog");
+    sandbox.write("Pulumi.yaml", project);
     sandbox.ok(&["stack", "init", "dev"]);
     sandbox.ok(&["plugin", "install", test_wasm("gate").to_str().unwrap()]);
-    sandbox.ok(&["config", "set", "mode", "gates"]);
     let gates = sandbox.project.join("gates");
     std::fs::create_dir_all(&gates).unwrap();
     for (path, value) in [
@@ -192,4 +215,74 @@ fn a_signal_during_a_preview_stops_it_at_once() {
     );
     assert!(!lock_file(&sandbox).exists(), "the lock is left");
     assert!(!gates.join("first.creates").exists());
+}
+
+/// Processes (other than this test's) whose working directory is inside `dir`.
+fn processes_in(dir: &std::path::Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        if std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir)) {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            found.push(format!(
+                "{pid}: {}",
+                String::from_utf8_lossy(&cmdline).replace('\0', " ")
+            ));
+        }
+    }
+    found
+}
+
+/// Waits (at most `limit`) until no process works inside `dir`.
+fn no_process_in(dir: &std::path::Path, limit: Duration) {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let left = processes_in(dir);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "processes outlived cairn: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A first signal: the create finishes and is recorded, the program's next request is refused,
+/// and cairn waits for the program's process.
+#[test]
+fn a_python_program_is_told_and_ends_with_cairn() {
+    let (sandbox, gates) = python_gate_stack();
+    let mut up = start_at_first_gate(&sandbox, &gates, &["up", "--yes"]);
+    assert!(
+        !processes_in(&sandbox.project).is_empty(),
+        "the program runs"
+    );
+    up.signal("INT");
+    up.wait_for_stderr("interrupting", EXIT);
+    touch(&gates.join("first.open"));
+    let exit = up.wait(EXIT);
+    assert_eq!(exit.code(), Some(130), "{}", up.stderr());
+    assert!(urns(&export(&sandbox)).iter().any(|u| u == FIRST));
+    assert!(!gates.join("second.entered").exists());
+    assert_eq!(processes_in(&sandbox.project), Vec::<String>::new());
+}
+
+/// A second signal: cairn stops at once, and the program (a child process) does not outlive it.
+#[test]
+fn a_second_signal_leaves_no_python_program_running() {
+    let (sandbox, gates) = python_gate_stack();
+    let mut up = start_at_first_gate(&sandbox, &gates, &["up", "--yes"]);
+    up.signal("INT");
+    up.wait_for_stderr("interrupting", EXIT);
+    up.signal("INT");
+    assert_eq!(up.wait(EXIT).code(), Some(130), "{}", up.stderr());
+    no_process_in(&sandbox.project, Duration::from_secs(30));
+    assert!(!lock_file(&sandbox).exists());
 }
