@@ -3,8 +3,8 @@
 //! granted directory `/gates`; for a `gate:index:Gate` named N:
 //!
 //! * `create` appends a line to `N.creates`, writes `N.entered`, then waits until `N.open`
-//!   exists, and returns ID N with its inputs as outputs (in a preview: at once, acting on
-//!   nothing);
+//!   exists, and returns ID N with its inputs as outputs (a preview never calls it: the SDK's
+//!   default `preview_create` acts on nothing);
 //! * `check` with input `checkGate` true writes `N.checking`, then waits until `N.check-open`
 //!   exists;
 //! * `update` returns the new inputs; `delete` appends a line to `N.deletes`.
@@ -65,10 +65,8 @@ impl Provider for Gate {
 
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
         let name = r.name().to_owned();
-        if !r.preview {
-            count(&name, "creates")?;
-            wait_at(&name, "entered", "open")?;
-        }
+        count(&name, "creates")?;
+        wait_at(&name, "entered", "open")?;
         Ok(CreateResult {
             id: name,
             outputs: r.properties,
