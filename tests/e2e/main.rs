@@ -1,10 +1,14 @@
 //! End-to-end tests: each drives the real `cairn` binary against a temporary home, backend and
 //! project, and checks what a user would see: output, exit status, and files written.
 
+mod background;
 mod config;
 mod deploy;
 mod grpc;
+mod input;
+mod interrupt;
 mod journal;
+mod lock;
 mod names;
 mod program;
 mod safety;

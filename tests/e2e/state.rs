@@ -179,7 +179,8 @@ fn a_wrong_passphrase_is_a_clear_error() {
 fn a_locked_stack_refuses_a_second_writer() {
     let sandbox = Sandbox::new("web");
     sandbox.ok(&["stack", "init", "dev"]);
-    // A lock held by a live process on this host: this test's own process.
+    // A lock held by a live process on this host: this test's own process, which locks the file
+    // (an advisory lock, as cairn takes it) after writing who it is.
     let lock = sandbox.home.join("locks/web/dev.lock");
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_owned())
@@ -193,6 +194,8 @@ fn a_locked_stack_refuses_a_second_writer() {
         .to_string(),
     )
     .unwrap();
+    let held = std::fs::File::open(&lock).unwrap();
+    held.lock().unwrap();
     let file = sandbox.write("state.json", &valid_state());
     assert_contains(
         &sandbox.fails(&["stack", "import", "--file", file.to_str().unwrap()]),
@@ -202,7 +205,7 @@ fn a_locked_stack_refuses_a_second_writer() {
             "dev.lock",
         ],
     );
-    std::fs::remove_file(&lock).unwrap();
+    drop(held);
     sandbox.ok(&["stack", "import", "--file", file.to_str().unwrap()]);
 }
 

@@ -433,6 +433,8 @@ fn lock_files_config_files_and_store_entries_are_shown_escaped() {
         "time": HOSTILE,
     });
     std::fs::write(&lock, serde_json::to_vec(&holder).unwrap()).unwrap();
+    let held = std::fs::File::open(&lock).unwrap();
+    held.lock().unwrap();
     let output = clean_failure(&sandbox, &["up", "--yes"]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -442,7 +444,7 @@ fn lock_files_config_files_and_store_entries_are_shown_escaped() {
         "{stderr}"
     );
     assert_eq!(faked(&stderr), Vec::<&str>::new(), "{stderr}");
-    std::fs::remove_file(&lock).unwrap();
+    drop(held);
 
     // A settings file with hostile values (YAML escapes) is listed one row per key.
     let mut settings: serde_yaml_ng::Value =

@@ -5,7 +5,8 @@
 //! * `stacks/<project>/<stack>.journal` — the journal of a deployment in progress (or
 //!   interrupted): JSON lines replayed onto the checkpoint (see `cairn_engine::deploy::journal`);
 //! * `history/<project>/<stack>/<stack>-<unix nanos>.checkpoint.json` — previous versions;
-//! * `locks/<project>/<stack>.lock` — held by the one process allowed to write the stack.
+//! * `locks/<project>/<stack>.lock` — locked (`flock`) by the one process allowed to write the
+//!   stack, and naming it (see [`StackLock`]).
 //!
 //! Every checkpoint write is atomic (temporary file, fsync, rename, fsync of the directory), so a
 //! crash leaves either the old or the new checkpoint, never a torn one. Journal lines are appended
@@ -621,12 +622,80 @@ struct LockHolder {
     time: String,
 }
 
-/// The write lock of one stack, released when dropped.
+/// The write lock of one stack: an exclusive advisory lock (`flock`) on
+/// `locks/<project>/<stack>.lock`, held through the open file and released when dropped.
+///
+/// The kernel releases the lock when its holder exits, however it ends (kill -9 included), so a
+/// lock file left behind is simply free to take: there is no staleness to judge and nothing to
+/// take over. Only the holder removes the file, while still holding the lock, and only if the
+/// path still names the file it locked; a process that locked a file which was removed (or
+/// replaced) in the meantime starts again, so two processes never both hold the stack.
 #[derive(Debug)]
 pub struct StackLock {
     path: PathBuf,
     project: String,
     stack: String,
+    /// The locked file: the lock lives as long as this descriptor (opened close-on-exec, so no
+    /// child process inherits it).
+    _file: File,
+    /// The locked file's device and inode: the lock file is ours while the path names it.
+    identity: FileIdentity,
+}
+
+/// A file's device and inode number.
+type FileIdentity = (u64, u64);
+
+fn identity(meta: &fs::Metadata) -> FileIdentity {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (meta.dev(), meta.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        (0, 0)
+    }
+}
+
+/// How many times acquiring starts again after the file it locked was removed under it.
+const LOCK_ATTEMPTS: usize = 100;
+
+/// The stack locks this process holds (path and identity), for [`release_held_locks`].
+static HELD: Mutex<Vec<(PathBuf, FileIdentity)>> = Mutex::new(Vec::new());
+
+fn held() -> std::sync::MutexGuard<'static, Vec<(PathBuf, FileIdentity)>> {
+    HELD.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Removes the lock files this process holds, for a process about to exit without unwinding
+/// (a second Ctrl-C): the kernel releases the locks themselves at exit.
+pub fn release_held_locks() {
+    for (path, id) in held().drain(..) {
+        remove_if_ours(&path, id);
+    }
+}
+
+/// Removes the lock file at `path` if it is still the file with identity `id`.
+fn remove_if_ours(path: &Path, id: FileIdentity) {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if identity(&meta) == id => {
+            if let Err(e) = fs::remove_file(path) {
+                tracing::warn!("could not remove lock {}: {e}", path.display());
+            }
+        }
+        Ok(_) => tracing::warn!(
+            "lock {} was replaced while this process held it; leaving the new one",
+            path.display()
+        ),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            tracing::warn!(
+                "lock {} was removed while this process held it",
+                path.display()
+            );
+        }
+        Err(e) => tracing::warn!("could not check lock {}: {e}", path.display()),
+    }
 }
 
 impl StackLock {
@@ -641,59 +710,60 @@ impl StackLock {
             command: command.to_owned(),
             time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         };
-        // Two attempts: the second after clearing a lock left by a process that died.
-        for _ in 0..2 {
-            match OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(mut file) => {
-                    let bytes = serde_json::to_vec(&me)?;
-                    file.write_all(&bytes)
-                        .and_then(|()| file.sync_all())
-                        .with_context(|| format!("writing lock {}", path.display()))?;
-                    return Ok(StackLock {
-                        path,
-                        project: project.to_owned(),
-                        stack: stack.to_owned(),
+        for _ in 0..LOCK_ATTEMPTS {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .with_context(|| format!("opening lock {}", path.display()))?;
+            test_hook::pause("opened", &path);
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(held_by_another(&file, stack, &path));
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(e).with_context(|| {
+                        format!(
+                            "locking {} (the backend's file system must support file locks)",
+                            path.display()
+                        )
                     });
                 }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    let holder = fs::read_to_string(&path)
-                        .ok()
-                        .and_then(|text| serde_json::from_str::<LockHolder>(&text).ok());
-                    match holder {
-                        Some(holder) if holder.host == me.host && !process_alive(holder.pid) => {
-                            tracing::warn!(
-                                "removing stale lock {} left by pid {} ({})",
-                                path.display(),
-                                holder.pid,
-                                holder.command
-                            );
-                            fs::remove_file(&path).with_context(|| {
-                                format!("removing stale lock {}", path.display())
-                            })?;
-                        }
-                        Some(holder) => bail!(
-                            "stack {stack:?} is locked by `{}` (pid {} on {}, user {}, since {}); \
-                             wait for it to finish, or if that process is gone remove {}",
-                            holder.command,
-                            holder.pid,
-                            holder.host,
-                            holder.user,
-                            holder.time,
-                            path.display()
-                        ),
-                        None => bail!(
-                            "stack {stack:?} is locked by another process (lock file {} is unreadable); \
-                             if no cairn command is running on this stack, remove it",
-                            path.display()
-                        ),
-                    }
-                }
+            }
+            // The previous holder removes the file before releasing it, so the file locked here
+            // may no longer be the lock file (and another process may have created and locked
+            // a new one): the lock counts only if the path still names this file.
+            let mine = identity(
+                &file
+                    .metadata()
+                    .with_context(|| format!("reading lock {}", path.display()))?,
+            );
+            match fs::symlink_metadata(&path) {
+                Ok(meta) if identity(&meta) == mine => {}
+                Ok(_) => continue,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                 Err(e) => {
-                    return Err(e).with_context(|| format!("creating lock {}", path.display()));
+                    return Err(e).with_context(|| format!("reading lock {}", path.display()));
                 }
             }
+            write_holder(&file, &me).with_context(|| format!("writing lock {}", path.display()))?;
+            held().push((path.clone(), mine));
+            test_hook::pause("held", &path);
+            return Ok(StackLock {
+                path,
+                project: project.to_owned(),
+                stack: stack.to_owned(),
+                _file: file,
+                identity: mine,
+            });
         }
-        bail!("could not lock stack {stack:?} at {}", path.display())
+        bail!(
+            "could not lock stack {stack:?}: the lock file {} kept being replaced",
+            path.display()
+        )
     }
 
     /// Guards against saving one stack while holding another's lock.
@@ -711,18 +781,102 @@ impl StackLock {
 
 impl Drop for StackLock {
     fn drop(&mut self) {
-        if let Err(e) = fs::remove_file(&self.path) {
-            tracing::warn!("could not release lock {}: {e}", self.path.display());
-        }
+        // Removed while still locked (the file closes after this), and only if it is ours.
+        held().retain(|(path, id)| !(path == &self.path && *id == self.identity));
+        remove_if_ours(&self.path, self.identity);
     }
 }
 
-/// Whether a process with this ID runs on this machine (conservatively true where unknown).
-fn process_alive(pid: u32) -> bool {
-    if cfg!(target_os = "linux") {
-        Path::new(&format!("/proc/{pid}")).exists()
-    } else {
-        true
+/// Writes who holds the lock over the file's contents in one write, padded with spaces to the
+/// previous length (JSON allows trailing whitespace), so a reader sees whole contents.
+fn write_holder(file: &File, holder: &LockHolder) -> io::Result<()> {
+    let mut bytes = serde_json::to_vec(holder)?;
+    let previous = usize::try_from(file.metadata()?.len()).unwrap_or(usize::MAX);
+    if previous > bytes.len() {
+        bytes.resize(previous, b' ');
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.write_all_at(&bytes, 0)?;
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Seek, SeekFrom};
+        let mut file = file;
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(&bytes)?;
+    }
+    file.sync_data()
+}
+
+/// The error a second writer gets, naming the holder from the locked file's contents.
+fn held_by_another(file: &File, stack: &str, path: &Path) -> anyhow::Error {
+    // The holder writes its details right after locking: give it a moment to finish.
+    let mut holder = None;
+    for _ in 0..20 {
+        let mut text = String::new();
+        let read = {
+            use std::io::{Read, Seek, SeekFrom};
+            let mut file = file;
+            file.seek(SeekFrom::Start(0))
+                .and_then(|_| file.read_to_string(&mut text))
+        };
+        holder = read
+            .ok()
+            .and_then(|_| serde_json::from_str::<LockHolder>(&text).ok());
+        if holder.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    match holder {
+        Some(holder) => anyhow!(
+            "stack {stack:?} is locked by `{}` (pid {} on {}, user {}, since {}; lock file {}); \
+             wait for it to finish",
+            holder.command,
+            holder.pid,
+            holder.host,
+            holder.user,
+            holder.time,
+            path.display()
+        ),
+        None => anyhow!(
+            "stack {stack:?} is locked by another process (lock file {}, which does not say \
+             which); wait for it to finish",
+            path.display()
+        ),
+    }
+}
+
+/// A test-only hook: `CAIRN_TEST_LOCK_PAUSE=<point>:<file>` makes a process that reaches
+/// `<point>` of taking a stack lock (`opened`: the lock file is open, not yet locked; `held`:
+/// the lock is taken) write `<file>.reached` and wait until `<file>` exists (at most a minute),
+/// so tests can stop a process exactly where races happen. Unset, it costs one variable lookup.
+mod test_hook {
+    use std::path::{Path, PathBuf};
+    use std::time::{Duration, Instant};
+
+    pub fn pause(point: &str, lock: &Path) {
+        let Ok(setting) = std::env::var("CAIRN_TEST_LOCK_PAUSE") else {
+            return;
+        };
+        let Some((at, file)) = setting.split_once(':') else {
+            return;
+        };
+        if at != point {
+            return;
+        }
+        let release = PathBuf::from(file);
+        let reached = PathBuf::from(format!("{file}.reached"));
+        let _ = std::fs::write(
+            &reached,
+            format!("{} {}", std::process::id(), lock.display()),
+        );
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !release.exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 }
 
@@ -800,20 +954,53 @@ mod tests {
     }
 
     #[test]
-    fn a_lock_left_by_a_dead_process_is_taken_over() {
+    fn a_lock_file_left_by_a_dead_process_is_free() {
         let dir = tempfile::tempdir().unwrap();
         let backend = backend(dir.path(), 1);
         let path = backend.lock_path("proj", "dev").unwrap();
         fs::create_dir_all(path.parent().unwrap()).unwrap();
+        // What a killed holder leaves: its details, longer than ours, and no lock.
         let dead = LockHolder {
             pid: u32::MAX - 1,
             host: gethostname::gethostname().to_string_lossy().into_owned(),
-            user: "u".into(),
+            user: "u".repeat(500),
             command: "cairn up".into(),
             time: "t".into(),
         };
         fs::write(&path, serde_json::to_vec(&dead).unwrap()).unwrap();
-        backend.lock("proj", "dev", "cairn refresh").unwrap();
+        let lock = backend.lock("proj", "dev", "cairn refresh").unwrap();
+        let written: LockHolder = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        assert_eq!(written.pid, std::process::id());
+        assert_eq!(written.command, "cairn refresh");
+        drop(lock);
+        assert!(!path.exists(), "the holder removes its lock file");
+    }
+
+    #[test]
+    fn a_lock_file_replaced_under_its_holder_is_not_removed_by_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = backend(dir.path(), 1);
+        let path = backend.lock_path("proj", "dev").unwrap();
+        let first = backend.lock("proj", "dev", "cairn up").unwrap();
+        // Someone removes the lock file by hand; a second writer then gets a new one.
+        fs::remove_file(&path).unwrap();
+        let second = backend.lock("proj", "dev", "cairn destroy").unwrap();
+        drop(first);
+        assert!(
+            path.exists(),
+            "the first holder must not remove the second's lock"
+        );
+        let err = backend
+            .lock("proj", "dev", "cairn refresh")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is locked by `cairn destroy`"), "{err}");
+        drop(second);
+        assert!(!path.exists());
+        assert!(
+            !held().iter().any(|(p, _)| p == &path),
+            "no lock is left registered"
+        );
     }
 
     #[test]

@@ -129,6 +129,16 @@ pub struct DisplayOptions {
 pub struct Display {
     shared: Arc<Shared>,
     ticker: Mutex<Option<Ticker>>,
+    tracked: Mutex<Tracked>,
+}
+
+/// What the command needs to know of the events besides their rendering.
+#[derive(Default)]
+struct Tracked {
+    /// Steps started and not yet ended (all modes): the operations in flight.
+    in_flight: HashSet<(Urn, StepOp)>,
+    /// Every URN an event named: the resources the deployment met.
+    seen: HashSet<Urn>,
 }
 
 /// The state every caller (and the redraw thread) shares.
@@ -225,6 +235,41 @@ impl Display {
         Display {
             shared,
             ticker: Mutex::new(ticker),
+            tracked: Mutex::new(Tracked::default()),
+        }
+    }
+
+    /// How many steps have started and not ended.
+    pub fn in_flight(&self) -> usize {
+        self.tracked().in_flight.len()
+    }
+
+    /// Every URN an event named so far (steps, diagnostics, outputs).
+    pub fn seen(&self) -> HashSet<Urn> {
+        self.tracked().seen.clone()
+    }
+
+    fn tracked(&self) -> MutexGuard<'_, Tracked> {
+        self.tracked.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn track(&self, event: &EngineEvent) {
+        let mut tracked = self.tracked();
+        match event {
+            EngineEvent::StepStarted(step) => {
+                tracked.seen.insert(step.urn.clone());
+                if !step.preview {
+                    tracked.in_flight.insert((step.urn.clone(), step.op));
+                }
+            }
+            EngineEvent::StepFinished { step, .. } | EngineEvent::StepFailed { step, .. } => {
+                tracked.in_flight.remove(&(step.urn.clone(), step.op));
+                tracked.seen.insert(step.urn.clone());
+            }
+            EngineEvent::Diagnostic { urn: Some(urn), .. } | EngineEvent::Outputs { urn, .. } => {
+                tracked.seen.insert(urn.clone());
+            }
+            _ => {}
         }
     }
 
@@ -253,6 +298,7 @@ impl Drop for Display {
 
 impl EventSink for Display {
     fn emit(&self, event: EngineEvent) {
+        self.track(&event);
         let shared = &self.shared;
         if shared.json {
             // Formatted before taking the lock: only the write is serialised.

@@ -4,6 +4,7 @@ mod backend;
 mod builtins;
 mod commands;
 mod display;
+mod interrupt;
 mod names;
 mod passphrase;
 mod program;
@@ -11,6 +12,7 @@ mod providers;
 mod stack;
 mod terminal;
 mod workspace;
+mod yaml;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -80,7 +82,11 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             terminal::err(&error_report(&err));
-            ExitCode::FAILURE
+            // A command ended by a signal exits as conventional (130 for SIGINT, 143 for SIGTERM).
+            match err.downcast_ref::<interrupt::Interrupted>() {
+                Some(interrupted) => ExitCode::from(interrupted.signal.exit_code()),
+                None => ExitCode::FAILURE,
+            }
         }
     }
 }

@@ -155,6 +155,7 @@ pub fn plugin_directory(name: &str, path: &Path) -> Result<Option<PluginCommand>
     }
     let text = std::fs::read_to_string(&manifest)
         .with_context(|| format!("reading {}", manifest.display()))?;
+    crate::yaml::check_nesting(&text, &manifest.display().to_string())?;
     let yaml: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text)
         .with_context(|| format!("{} is not valid YAML", manifest.display()))?;
     let (runtime, options) = match &yaml["runtime"] {

@@ -47,7 +47,10 @@ impl<'w> Stack<'w> {
         let path = self.config_path()?;
         let name = self.workspace.display_path(&path).to_string();
         match std::fs::read_to_string(&path) {
-            Ok(text) => Ok(StackConfigFile::from_yaml(&text, &name)?),
+            Ok(text) => {
+                crate::yaml::check_nesting(&text, &name)?;
+                Ok(StackConfigFile::from_yaml(&text, &name)?)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(StackConfigFile::new(&name)),
             Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
         }

@@ -43,14 +43,19 @@ impl Context {
             }
             None => process_cwd,
         };
-        let home = match std::env::var_os("CAIRN_HOME") {
-            Some(home) => cwd.join(home),
-            None => PathBuf::from(
-                std::env::var_os("HOME")
-                    .ok_or_else(|| anyhow!("neither CAIRN_HOME nor HOME is set"))?,
-            )
-            .join(".cairn"),
+        let (home, from_env) = match std::env::var_os("CAIRN_HOME") {
+            Some(home) if !home.is_empty() => (cwd.join(home), true),
+            Some(_) => bail!("CAIRN_HOME is set but empty: set it to a directory, or unset it"),
+            None => (
+                PathBuf::from(
+                    std::env::var_os("HOME")
+                        .ok_or_else(|| anyhow!("neither CAIRN_HOME nor HOME is set"))?,
+                )
+                .join(".cairn"),
+                false,
+            ),
         };
+        check_home(&home, from_env)?;
         let interactive = !non_interactive
             && std::env::var_os("CI").is_none()
             && std::io::stdin().is_terminal()
@@ -73,6 +78,7 @@ impl Context {
                 if file.is_file() {
                     let text = std::fs::read_to_string(&file)
                         .with_context(|| format!("reading {}", file.display()))?;
+                    crate::yaml::check_nesting(&text, &file.display().to_string())?;
                     let project = Project::from_yaml(&text, &file.display().to_string())?;
                     // The project's name becomes backend paths.
                     names::check_project_name(&project.name, &format!("in {}", file.display()))?;
@@ -104,6 +110,54 @@ impl Context {
             backend,
         })
     }
+}
+
+/// Checks that the Cairn home is a directory this process can write, or can be created (it is
+/// created on first use): plugins, compiled components, stack selections and the default
+/// backend live there, so nearly every command writes to it. `from_env` says whether
+/// `CAIRN_HOME` named it.
+fn check_home(home: &Path, from_env: bool) -> Result<()> {
+    let problem = |what: &str| {
+        if from_env {
+            format!("CAIRN_HOME names {}, which {what}", home.display())
+        } else {
+            format!(
+                "the Cairn home {} {what} (set CAIRN_HOME to use another directory)",
+                home.display()
+            )
+        }
+    };
+    match std::fs::metadata(home) {
+        Ok(meta) if !meta.is_dir() => bail!(problem("is not a directory")),
+        Ok(_) => {}
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            // Not created here (a command that fails early must leave no trace): the nearest
+            // existing ancestor must be a directory.
+            let existing = home.ancestors().skip(1).find(|a| a.exists());
+            return match existing {
+                Some(a) if !a.is_dir() => bail!(problem(&format!(
+                    "cannot be created: {} is not a directory",
+                    a.display()
+                ))),
+                _ => Ok(()),
+            };
+        }
+        Err(e) => return Err(e).with_context(|| problem("cannot be read")),
+    }
+    // Permission bits do not tell (root, read-only mounts, ACLs): create and remove a file.
+    let probe = home.join(format!(".cairn-write-check-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&probe)
+        .and_then(|_| std::fs::remove_file(&probe))
+        .with_context(|| problem("is not writable"))
 }
 
 /// A project, its backend, and the user's stack selection for it.

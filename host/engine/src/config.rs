@@ -1174,11 +1174,24 @@ mod emit {
             if i > 0 || !first_inline {
                 push_indent(out, indent);
             }
-            out.push_str(&key_text(k));
+            let key = key_text(k);
+            if key.len() > MAX_IMPLICIT_KEY_BYTES {
+                // YAML readers refuse an implicit key of over 1,024 characters; a long key is
+                // written as an explicit one (`? key` then `: value`), as go-yaml does.
+                out.push_str("? ");
+                out.push_str(&key);
+                out.push('\n');
+                push_indent(out, indent);
+            } else {
+                out.push_str(&key);
+            }
             out.push(':');
             after_indicator(out, v, indent);
         }
     }
+
+    /// The longest key written as `key: value` (go-yaml's limit for simple keys).
+    const MAX_IMPLICIT_KEY_BYTES: usize = 128;
 
     /// Writes list items, the first one on the current line when `first_inline` (`- - x`).
     fn sequence(out: &mut String, items: &[Yaml], indent: usize, first_inline: bool) {
@@ -1583,6 +1596,23 @@ custom: !tag value
             second.config[&key("lines")],
             ConfigValue::Plain("one\ntwo\n  three\u{2028}".into())
         );
+    }
+
+    #[test]
+    fn long_keys_are_written_as_explicit_keys_and_read_back() {
+        // YAML readers refuse implicit keys over 1,024 characters.
+        let long = "k".repeat(1100);
+        let mut f = StackConfigFile::new(FILE);
+        ok(f.set(&key(&long), "v", false, None));
+        ok(f.set_path(&format!("obj.{long}[0]"), "w", false, None, PROJECT));
+        let written = f.to_yaml();
+        assert!(
+            written.contains(&format!("  ? proj:{long}\n  : v\n")),
+            "{written}"
+        );
+        let read = file(&written);
+        assert_eq!(read, f);
+        assert_eq!(read.to_yaml(), written);
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! `cairn up`, `cairn preview`, `cairn refresh` and `cairn destroy`: run a deployment of the
 //! current stack with the live display (after a preview and a confirmation, unless `--yes`).
+//! Ctrl-C and SIGTERM interrupt it gracefully, twice at once (see [`crate::interrupt`]);
+//! `--target`, `--exclude`, `--replace` and `--target-replace` must name resources of the stack
+//! (for `up`, `--target` and `--exclude` may also name resources the program registers).
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result, anyhow, bail};
@@ -16,6 +20,7 @@ use clap::Args;
 use indexmap::IndexMap;
 
 use crate::display::{Display, DisplayOptions};
+use crate::interrupt::{Interrupted, Signals};
 use crate::stack::{LazyCrypter, Stack};
 use crate::workspace::Context;
 
@@ -97,6 +102,12 @@ impl Kind {
 }
 
 pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
+    // First, so a signal from here on ends the command in order (locks released).
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let signals = Signals::install(&runtime)?;
     let workspace = context.project()?;
     let stack = Stack::current(&workspace)?;
     let project = stack.project().to_owned();
@@ -140,6 +151,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
     } else if args.clear_pending_creates || !args.import_pending_creates.is_empty() {
         bail!("--clear-pending-creates and --import-pending-creates belong to `cairn refresh`");
     }
+    check_targets_before(kind, &options, &snapshot)?;
     let resolved = config_file.resolve(Some(crypter.as_ref()), &workspace.project)?;
     options.config = engine_config(&resolved);
     options.native_plugins = crate::program::native_plugins(&workspace.project);
@@ -173,10 +185,6 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
         Ok(Setup { loader, program })
     };
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
     let display_options = |interactive: bool| DisplayOptions {
         json: args.json,
         interactive,
@@ -202,6 +210,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             crypter.clone(),
             display_options(context.interactive),
             &setup,
+            &signals,
         ));
         outcome?;
         if kind == Kind::Preview {
@@ -223,6 +232,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             crypter.clone(),
             display_options(context.interactive),
             &setup,
+            &signals,
         ))?;
         let refreshed = workspace
             .backend
@@ -242,6 +252,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             crypter,
             display_options(context.interactive),
             &setup,
+            &signals,
         ))
         .map(|_| ())
 }
@@ -252,6 +263,7 @@ struct Setup {
     program: Option<Arc<dyn cairn_engine::deploy::program::Program>>,
 }
 
+#[allow(clippy::too_many_arguments, reason = "one call per phase of `run`")]
 async fn deploy(
     kind: Kind,
     options: DeploymentOptions,
@@ -260,7 +272,9 @@ async fn deploy(
     crypter: Arc<LazyCrypter>,
     display: DisplayOptions,
     setup: &dyn Fn(Arc<Display>) -> Result<Setup>,
+    signals: &Signals,
 ) -> Result<Outcome> {
+    let olds: HashSet<Urn> = snapshot.resources.iter().map(|r| r.urn.clone()).collect();
     let journal = Arc::new(SnapshotManager::new(
         snapshot,
         Manifest::new(),
@@ -269,15 +283,97 @@ async fn deploy(
     )?);
     let events = Arc::new(Display::new(display));
     let Setup { loader, program } = setup(events.clone())?;
-    let deployment = Deployment::new(options, Arc::new(loader), events.clone(), journal)?;
-    let result = match (kind, program) {
-        (Kind::Up | Kind::Preview, Some(program)) => deployment.update(program).await,
-        (Kind::Up | Kind::Preview, None) => unreachable!("up and preview load the program"),
-        (Kind::Refresh, _) => deployment.refresh().await,
-        (Kind::Destroy, _) => deployment.destroy().await,
+    let deployment = Deployment::new(options.clone(), Arc::new(loader), events.clone(), journal)?;
+    let result = {
+        let counter = events.clone();
+        let _running = signals.running(deployment.interrupter(), options.preview, move || {
+            counter.in_flight()
+        });
+        match (kind, program) {
+            (Kind::Up | Kind::Preview, Some(program)) => deployment.update(program).await,
+            (Kind::Up | Kind::Preview, None) => unreachable!("up and preview load the program"),
+            (Kind::Refresh, _) => deployment.refresh().await,
+            (Kind::Destroy, _) => deployment.destroy().await,
+        }
     };
     events.finish();
-    result.map_err(|e: DeployError| anyhow!(e))
+    if let Some(signal) = signals.received() {
+        let message = match result {
+            Err(e) => e.to_string(),
+            Ok(_) => "interrupted, but the deployment had already finished: everything it did is \
+                      recorded"
+                .to_owned(),
+        };
+        return Err(Interrupted::new(signal, message).into());
+    }
+    let outcome = result.map_err(|e: DeployError| anyhow!(e))?;
+    if kind.runs_program() {
+        let met: HashSet<Urn> = olds.union(&events.seen()).cloned().collect();
+        check_targets(
+            &options.stack,
+            &met,
+            &[
+                ("--target", &options.targets),
+                ("--exclude", &options.excludes),
+            ],
+        )?;
+    }
+    Ok(outcome)
+}
+
+/// `--target`, `--exclude`, `--replace` and `--target-replace` that must name resources of the
+/// stack before anything runs, as Pulumi checks them: for `refresh` and `destroy` all of them;
+/// for `up` and `preview` the replacements (targets and excludes may also name resources the
+/// program is about to register, so they are checked after it ran).
+fn check_targets_before(
+    kind: Kind,
+    options: &DeploymentOptions,
+    snapshot: &Snapshot,
+) -> Result<()> {
+    let olds: HashSet<Urn> = snapshot.resources.iter().map(|r| r.urn.clone()).collect();
+    let flags: &[(&str, &[Urn])] = if kind.runs_program() {
+        &[
+            ("--replace", &options.replaces),
+            ("--target-replace", &options.target_replaces),
+        ]
+    } else {
+        &[
+            ("--target", &options.targets),
+            ("--exclude", &options.excludes),
+            ("--replace", &options.replaces),
+            ("--target-replace", &options.target_replaces),
+        ]
+    };
+    check_targets(&options.stack, &olds, flags)
+}
+
+/// Fails naming every URN given to a flag that is not in `known`, as Pulumi does ("no resource
+/// named '…' found").
+fn check_targets(stack: &str, known: &HashSet<Urn>, flags: &[(&str, &[Urn])]) -> Result<()> {
+    let missing: Vec<(&str, &Urn)> = flags
+        .iter()
+        .flat_map(|(flag, urns)| {
+            urns.iter()
+                .filter(|urn| !known.contains(*urn))
+                .map(move |urn| (*flag, urn))
+        })
+        .collect();
+    let message = match missing.as_slice() {
+        [] => return Ok(()),
+        [(flag, urn)] => format!("no resource named '{urn}' found in stack {stack:?} ({flag})"),
+        _ => {
+            let lines: Vec<String> = missing
+                .iter()
+                .map(|(flag, urn)| format!("\n  {flag} '{urn}'"))
+                .collect();
+            format!(
+                "{} resources named by flags were not found in stack {stack:?}:{}",
+                missing.len(),
+                lines.concat()
+            )
+        }
+    };
+    bail!(message)
 }
 
 /// What `cairn refresh` does with each interrupted create: as the flags say, else (in a
@@ -360,8 +456,22 @@ fn confirm(kind: Kind) -> Result<bool> {
 fn parse_urns(values: &[String], flag: &str) -> Result<Vec<Urn>> {
     values
         .iter()
-        .map(|v| Urn::parse(v).with_context(|| format!("{flag} {}", crate::terminal::quoted(v))))
+        .map(|v| {
+            Urn::parse(v)
+                .with_context(|| format!("{flag} {}{}", crate::terminal::quoted(v), shell_hint(v)))
+        })
         .collect()
+}
+
+/// A shell expands `$name` in an unquoted URN of a nested type: `my:mod:Comp$aws:s3:Bucket`
+/// becomes `my:mod:Comp:s3:Bucket`, a type of more than three parts. Says so, as Pulumi does.
+fn shell_hint(urn: &str) -> &'static str {
+    let qualified_type = urn.split("::").nth(2).unwrap_or_default();
+    if !qualified_type.contains('$') && qualified_type.split(':').count() > 3 {
+        " (did you forget to quote a `$` in it? your shell may have expanded it)"
+    } else {
+        ""
+    }
 }
 
 /// Stack configuration as the engine takes it: secrets stay secret.
@@ -380,4 +490,79 @@ pub fn engine_config(
             (key.to_string(), value)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn urn(name: &str) -> Urn {
+        Urn::parse(&format!("urn:pulumi:dev::p::{name}")).unwrap()
+    }
+
+    #[test]
+    fn targets_not_in_the_stack_are_named_with_their_flag() {
+        let known: HashSet<Urn> = [urn("a:b:C::x"), urn("a:b:C$d:e:F::y")].into();
+        let (x, y, gone, nested) = (
+            urn("a:b:C::x"),
+            urn("a:b:C$d:e:F::y"),
+            urn("a:b:C::gone"),
+            urn("a:b:C$d:e:F::gone"),
+        );
+        let both = [x.clone(), nested.clone()];
+        /// The flags given, and the error (if any).
+        type Case<'a> = (Vec<(&'a str, &'a [Urn])>, Option<String>);
+        let cases: [Case<'_>; 4] = [
+            (
+                vec![
+                    ("--target", std::slice::from_ref(&x)),
+                    ("--exclude", std::slice::from_ref(&y)),
+                ],
+                None,
+            ),
+            (vec![("--target", &[][..])], None),
+            (
+                vec![("--replace", std::slice::from_ref(&gone))],
+                Some(format!(
+                    "no resource named '{gone}' found in stack \"dev\" (--replace)"
+                )),
+            ),
+            (
+                vec![
+                    ("--target", std::slice::from_ref(&gone)),
+                    ("--exclude", &both[..]),
+                ],
+                Some(format!(
+                    "2 resources named by flags were not found in stack \"dev\":\n  --target \
+                     '{gone}'\n  --exclude '{nested}'"
+                )),
+            ),
+        ];
+        for (flags, expected) in cases {
+            let got = check_targets("dev", &known, &flags)
+                .err()
+                .map(|e| e.to_string());
+            assert_eq!(got, expected, "{flags:?}");
+        }
+    }
+
+    #[test]
+    fn a_urn_whose_dollar_the_shell_ate_gets_a_hint() {
+        let eaten = "urn:pulumi:dev::p::my:mod:Comp:s3:Bucket::b".to_owned();
+        let err = parse_urns(std::slice::from_ref(&eaten), "--target").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "--target \"{eaten}\" (did you forget to quote a `$` in it? your shell may have \
+                 expanded it)"
+            )
+        );
+        let plain = parse_urns(&["urn:pulumi:dev::p::nope".into()], "--target").unwrap_err();
+        assert_eq!(plain.to_string(), "--target \"urn:pulumi:dev::p::nope\"");
+        parse_urns(
+            &["urn:pulumi:dev::p::my:mod:Comp$aws:s3:Bucket::b".into()],
+            "--target",
+        )
+        .unwrap();
+    }
 }

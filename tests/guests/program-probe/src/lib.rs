@@ -24,6 +24,9 @@
 //! * `hostile-fail`: thing `bad` fails with [`HOSTILE`] as its error.
 //! * `hostile-panic`: the program panics with [`HOSTILE`].
 //! * `hostile-name` / `hostile-type`: a thing whose name / type holds an escape sequence.
+//! * `gates`: gates `first` and `second` (which depends on `first`) of the `gate` test provider
+//!   (tests/guests/gate), each waiting at its gate file; config `checkGate` (bool) makes
+//!   `first`'s check wait too. Exports `first` (its ID).
 
 /// Every kind of control character a terminal acts on (CSI, OSC with BEL, CR, backspace, C1
 /// CSI, NEL, a bidi override, DEL, NUL) and a newline followed by a fake line of Cairn's own.
@@ -204,6 +207,22 @@ fn main(ctx: &Context) -> Result<()> {
                 Args::new(),
                 ResourceOptions::new(),
             );
+        }
+        "gates" => {
+            let check_gate = config.get_bool("checkGate")?.unwrap_or(false);
+            let first = custom(
+                "gate:index:Gate",
+                "first",
+                Args::new().set("checkGate", check_gate),
+                ResourceOptions::new(),
+            );
+            custom(
+                "gate:index:Gate",
+                "second",
+                Args::new(),
+                ResourceOptions::new().depends_on(&first),
+            );
+            ctx.export("first", &first.id);
         }
         other => return Err(format!("unknown mode {other:?}").into()),
     }
