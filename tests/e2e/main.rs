@@ -2,6 +2,7 @@
 //! project, and checks what a user would see: output, exit status, and files written.
 
 mod config;
+mod crash;
 mod deploy;
 mod grpc;
 mod journal;
