@@ -312,20 +312,24 @@ impl Harness {
         }
     }
 
-    /// Starts `cairn <command> --yes --parallel P` in a process group of its own (as a shell
-    /// runs a foreground job), printing into a log file of the sandbox (a pipe nobody reads
-    /// could block it).
-    fn spawn(&mut self, command: &str) -> (Child, PathBuf) {
+    /// `cairn <command> --yes --parallel P`.
+    fn deploy(&self, command: &'static str) -> [&'static str; 4] {
+        [command, "--yes", "--parallel", self.parallel]
+    }
+
+    /// Starts `cairn args` in a process group of its own (as a shell runs a foreground job),
+    /// printing into a log file of the sandbox (a pipe nobody reads could block it).
+    fn spawn(&mut self, args: &[&str]) -> (Child, PathBuf) {
         use std::os::unix::process::CommandExt;
         self.runs += 1;
         let log = self
             .sandbox
             .root()
-            .join(format!("run-{}-{command}.log", self.runs));
+            .join(format!("run-{}-{}.log", self.runs, args[0]));
         let out = std::fs::File::create(&log).unwrap();
         let child = self
             .sandbox
-            .command(&[command, "--yes", "--parallel", self.parallel])
+            .command(args)
             .stdin(Stdio::null())
             .stdout(out.try_clone().unwrap())
             .stderr(out)
@@ -335,21 +339,22 @@ impl Harness {
         (child, log)
     }
 
-    /// Runs `cairn <command>` and stops it as `stop` says once `reached` holds for the
-    /// directory; returns when cairn is gone. Processes of the run still alive after cairn
-    /// are recorded as findings (and killed, so the harness goes on).
+    /// Runs `cairn args` and stops it as `stop` says once `reached` holds for the directory;
+    /// returns when cairn is gone. Processes of the run still alive after cairn are recorded
+    /// as findings (and killed, so the harness goes on).
     fn stop_during(
         &mut self,
-        command: &str,
+        args: &[&str],
         stop: Stop,
         what: &str,
         reached: impl Fn(&Path) -> bool,
     ) {
+        let command = args[0];
         assert!(
             !reached(&self.dir),
             "{what}: the stop point is reached before cairn {command} starts"
         );
-        let (mut child, log) = self.spawn(command);
+        let (mut child, log) = self.spawn(args);
         let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
         let mut finished = None;
         let hit = poll(RUN_DEADLINE, || {
@@ -545,10 +550,11 @@ impl Harness {
         }
     }
 
-    /// Resolves what a stop left pending, as a user would: an interrupted create whose file
-    /// exists is imported by its ID (the path), the others are cleared; `cairn refresh`
-    /// settles interrupted updates and deletes. Before that, `up` must refuse to run.
-    fn resolve(&mut self, what: &str, state: &State) {
+    /// The `cairn refresh` that resolves what a stop left pending, as a user would resolve
+    /// it: an interrupted create whose file exists is imported by its ID (the path), the
+    /// others are cleared; interrupted updates and deletes are settled by reading. Checks
+    /// first that `up` refuses to run while creates are pending.
+    fn resolution(&self, state: &State) -> Vec<String> {
         let creates: Vec<&Value> = state.pending_of("creating").collect();
         let mut args: Vec<String> = vec!["refresh".into(), "--yes".into()];
         if !creates.is_empty() {
@@ -574,6 +580,13 @@ impl Harness {
                 args.push("--clear-pending-creates".into());
             }
         }
+        args
+    }
+
+    /// Resolves what a stop left pending (see [`Harness::resolution`]): afterwards nothing is
+    /// pending and the state and the files agree.
+    fn resolve(&mut self, what: &str, state: &State) {
+        let args = self.resolution(state);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = self.sandbox.run(&args);
         assert!(
@@ -591,16 +604,16 @@ impl Harness {
         self.check_files(&what, &settled, true);
     }
 
-    /// Stops `cairn <command>` as `stop` says once `reached` holds, checks the state and
-    /// resolves what is pending. A graceful stop must leave nothing pending.
+    /// Stops `cairn <command>` as `stop` says once `reached` holds, checks the state (a
+    /// graceful stop must leave nothing pending) and resolves what is pending.
     fn stop_and_resolve(
         &mut self,
-        command: &str,
+        command: &'static str,
         stop: Stop,
         what: &str,
         reached: impl Fn(&Path) -> bool,
     ) {
-        self.stop_during(command, stop, what, reached);
+        self.stop_during(&self.deploy(command), stop, what, reached);
         let state = self.check(what);
         if stop.graceful() && !state.pending.is_empty() {
             let shown: Vec<String> = state
@@ -620,8 +633,8 @@ impl Harness {
     }
 
     /// Runs `cairn <command>` to the end, which must succeed.
-    fn finish(&mut self, command: &str) {
-        let (mut child, log) = self.spawn(command);
+    fn finish(&mut self, command: &'static str) {
+        let (mut child, log) = self.spawn(&self.deploy(command));
         let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
         let status = self.wait_exit(&mut child, command, &read_log);
         assert!(status.success(), "cairn {command} failed:\n{}", read_log());
@@ -783,10 +796,11 @@ fn crash_wasm_interrupt_during_create_update_and_destroy() {
 }
 
 /// A Python program with 100 files made by its dynamic provider (8 operations in flight),
-/// stopped mid-create five ways: kill -9 of cairn, of the program, of the provider process;
-/// Ctrl-C (SIGINT to the process group); SIGTERM to cairn alone.
+/// stopped during create five ways (kill -9 of cairn, of the program, of the provider process;
+/// Ctrl-C, i.e. SIGINT to the process group; SIGTERM to cairn alone), and killed during update
+/// and destroy (cairn, the program, the provider).
 #[test]
-fn crash_python_kill_cairn_program_and_provider_during_create() {
+fn crash_python_kill_cairn_program_and_provider_during_create_update_and_destroy() {
     let mut h = Harness::python(100, 40);
     let n = h.count;
     let stops = [
@@ -805,11 +819,42 @@ fn crash_python_kill_cairn_program_and_provider_during_create() {
         );
     }
     h.converge(1);
+
+    h.sandbox.ok(&["config", "set", "generation", "2"]);
+    let stops = [
+        (Stop::KillProvider, "kill -9 of the dynamic provider", n / 5),
+        (Stop::KillCairn, "kill -9 of cairn", n / 2),
+        (Stop::KillProgram, "kill -9 of the program", 3 * n / 4),
+    ];
+    for (stop, how, k) in stops {
+        h.stop_and_resolve(
+            "up",
+            stop,
+            &format!("{how} during update, at {k} files updated"),
+            |dir| at_generation(dir, 2) >= k,
+        );
+    }
+    h.converge(2);
+
+    let stops = [
+        (Stop::KillProvider, "kill -9 of the dynamic provider", n / 4),
+        (Stop::KillCairn, "kill -9 of cairn", n / 2),
+    ];
+    for (stop, how, k) in stops {
+        h.stop_and_resolve(
+            "destroy",
+            stop,
+            &format!("{how} during destroy, at {k} files deleted"),
+            |dir| file_count(dir) <= n - k,
+        );
+    }
     h.destroyed();
     h.assert_no_findings();
-    assert!(
-        h.resolved.get("creating").is_some_and(|n| *n > 0),
-        "no stop left a create pending: {:?}",
-        h.resolved
-    );
+    for kind in ["creating", "updating", "deleting"] {
+        assert!(
+            h.resolved.get(kind).is_some_and(|n| *n > 0),
+            "no stop left a {kind} operation pending: {:?}",
+            h.resolved
+        );
+    }
 }

@@ -1,9 +1,10 @@
 """The crash harness's Python program (tests/e2e/crash.rs).
 
 It declares config `count` files `f000.txt`, `f001.txt`, ... in the directory config `dir`,
-each made by a dynamic provider with real side effects: `create` refuses to overwrite a file
-that exists (so a duplicate create fails loudly) and waits config `delayMs` before and after
-writing (so a kill lands while creates are in flight, before or after their file appears).
+holding `generation <g> of f<i>` (config `generation`, default 1), each made by a dynamic
+provider with real side effects: `create` refuses to overwrite a file that exists (so a
+duplicate create fails loudly); create, update and delete wait config `delayMs` before and
+after acting (so a kill lands while operations are in flight, before or after they act).
 """
 
 import os
@@ -45,15 +46,21 @@ class FileProvider(ResourceProvider):
         return DiffResult(changes=bool(changed), replaces=[k for k in changed if k != "content"])
 
     def update(self, id_, _olds, news):
+        delay = news["delayMs"] / 1000
+        time.sleep(delay)
         with open(os.path.join(news["dir"], id_), "w") as f:
             f.write(news["content"])
+        time.sleep(delay)
         return UpdateResult(outs=inputs_of(news))
 
     def delete(self, id_, props):
+        delay = props["delayMs"] / 1000
+        time.sleep(delay)
         try:
             os.remove(os.path.join(props["dir"], id_))
         except FileNotFoundError:
             pass
+        time.sleep(delay)
 
 
 class File(Resource):
@@ -64,6 +71,7 @@ class File(Resource):
 config = pulumi.Config()
 count = config.get_int("count") or 100
 delay = config.get_int("delayMs") or 0
+generation = config.get_int("generation") or 1
 directory = config.require("dir")
 for i in range(count):
     name = f"f{i:03}"
@@ -72,7 +80,7 @@ for i in range(count):
         {
             "dir": directory,
             "path": f"{name}.txt",
-            "content": f"generation 1 of {name}\n",
+            "content": f"generation {generation} of {name}\n",
             "delayMs": delay,
         },
     )
