@@ -3,6 +3,7 @@
 
 mod background;
 mod config;
+mod crash;
 mod deploy;
 mod grpc;
 mod input;

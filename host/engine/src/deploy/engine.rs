@@ -3028,12 +3028,15 @@ impl Engine {
                 .acquire()
                 .await
                 .map_err(|_| err("the deployment is shutting down"))?;
+            // Read as a refresh reads (as Pulumi does once it has set the ID): with what the
+            // create was given, which some providers need to read at all (a dynamic
+            // provider finds its code there).
             provider
                 .read(ReadRequest {
                     urn: urn.clone(),
                     id: id.to_owned(),
-                    inputs: PropertyMap::new(),
-                    state: PropertyMap::new(),
+                    inputs: pending.inputs.clone(),
+                    state: pending.outputs.clone(),
                 })
                 .await
                 .map_err(|e| fail(e.to_string()))?
