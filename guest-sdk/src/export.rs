@@ -80,10 +80,19 @@ impl<I: Instance> Guest for Adapter<I> {
         run::<I, _>(|provider| provider.diff(request)).map(diff_result)
     }
 
+    /// A preview never reaches `Provider::create`: it goes to `preview_create`.
     fn create(r: wit::CreateRequest) -> WitResult<wit::CreateResult> {
+        let preview = r.preview;
         let request = create_request(r);
-        run::<I, _>(|provider| provider.create(request)).map(|result| wit::CreateResult {
-            id: result.id,
+        run::<I, _>(|provider| {
+            if preview {
+                provider.preview_create(request)
+            } else {
+                provider.create(request)
+            }
+        })
+        .map(|result| wit::CreateResult {
+            id: if preview { String::new() } else { result.id },
             outputs: result.outputs.into_wire(),
         })
     }
@@ -97,9 +106,18 @@ impl<I: Instance> Guest for Adapter<I> {
         })
     }
 
+    /// A preview never reaches `Provider::update`: it goes to `preview_update`.
     fn update(r: wit::UpdateRequest) -> WitResult<wit::UpdateResult> {
+        let preview = r.preview;
         let request = update_request(r);
-        run::<I, _>(|provider| provider.update(request)).map(|result| wit::UpdateResult {
+        run::<I, _>(|provider| {
+            if preview {
+                provider.preview_update(request)
+            } else {
+                provider.update(request)
+            }
+        })
+        .map(|result| wit::UpdateResult {
             outputs: result.outputs.into_wire(),
         })
     }
@@ -183,7 +201,6 @@ fn create_request(r: wit::CreateRequest) -> p::CreateRequest {
         urn: r.urn,
         properties: Properties::from_wire(r.properties),
         timeout: r.timeout,
-        preview: r.preview,
     }
 }
 
@@ -205,7 +222,6 @@ fn update_request(r: wit::UpdateRequest) -> p::UpdateRequest {
         news: Properties::from_wire(r.news),
         timeout: r.timeout,
         ignore_changes: r.ignore_changes,
-        preview: r.preview,
     }
 }
 
@@ -438,6 +454,49 @@ mod tests {
         .unwrap();
         assert_eq!(diff.changes, wit::DiffChanges::Some);
         assert_eq!(diff.replace_keys, ["a"]);
+    }
+
+    #[test]
+    fn a_preview_never_runs_create_or_update() {
+        // Echo's create adds `configured` and fails on `fail`; its update always fails: the
+        // defaults answer the preview from the inputs without reaching either.
+        let inputs = props! {"a" => 1, "fail" => true, "later" => Value::Unknown};
+        let created = A::create(wit::CreateRequest {
+            urn: "urn:pulumi:s::p::echo:index:E::e".into(),
+            properties: wire::encode_map(&inputs),
+            timeout: 0.0,
+            preview: true,
+        })
+        .unwrap();
+        assert_eq!(created.id, "");
+        assert_eq!(wire::decode_map(created.outputs).unwrap(), inputs);
+        let news = props! {"a" => 2};
+        let updated = A::update(wit::UpdateRequest {
+            urn: "urn:pulumi:s::p::echo:index:E::e".into(),
+            id: "id-1".into(),
+            old_inputs: wire::encode_map(&props! {"a" => 1}),
+            old_outputs: wire::encode_map(&props! {"a" => 1, "configured" => 0}),
+            news: wire::encode_map(&news),
+            timeout: 0.0,
+            ignore_changes: vec![],
+            preview: true,
+        })
+        .unwrap();
+        assert_eq!(wire::decode_map(updated.outputs).unwrap(), news);
+        // The same requests outside a preview reach the bodies.
+        assert!(matches!(
+            A::update(wit::UpdateRequest {
+                urn: "urn:pulumi:s::p::echo:index:E::e".into(),
+                id: "id-1".into(),
+                old_inputs: empty(),
+                old_outputs: empty(),
+                news: wire::encode_map(&news),
+                timeout: 0.0,
+                ignore_changes: vec![],
+                preview: false,
+            }),
+            Err(wit::ProviderError::Timeout(_))
+        ));
     }
 
     /// A malformed table: an array that contains itself.

@@ -118,19 +118,19 @@ pub struct DiffResult {
     pub delete_before_replace: bool,
 }
 
-/// `create`: in a preview, compute the state as well as possible without creating anything.
+/// `create` / `preview_create`: the resource to make (or, in a preview, to describe).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CreateRequest {
     pub urn: String,
+    /// The checked inputs (what `check` returned); in a preview they may contain unknowns.
     pub properties: Properties,
     /// Seconds; 0 means the provider's default.
     pub timeout: f64,
-    pub preview: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CreateResult {
-    /// Ignored in a preview.
+    /// The new resource's ID; empty (and ignored) in a preview.
     pub id: String,
     pub outputs: Properties,
 }
@@ -159,16 +159,19 @@ impl ReadResult {
     }
 }
 
+/// `update` / `preview_update`: the resource to change in place (or, in a preview, to
+/// describe changed).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct UpdateRequest {
     pub urn: String,
     pub id: String,
     pub old_inputs: Properties,
     pub old_outputs: Properties,
+    /// The new checked inputs (what `check` returned); in a preview they may contain unknowns.
     pub news: Properties,
+    /// Seconds; 0 means the provider's default.
     pub timeout: f64,
     pub ignore_changes: Vec<String>,
-    pub preview: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -267,7 +270,13 @@ urn_accessors!(
 /// A provider. Only `create`, `update` and `delete` are required.
 ///
 /// The host calls one method at a time on an instance (component instances are not
-/// re-entrant), after `configure` for every resource operation. Defaults:
+/// re-entrant), after `configure` for every resource operation.
+///
+/// `create` and `update` are called only to act. In a preview (`cairn preview`, or the plan
+/// `cairn up` shows before asking) the SDK calls [`Provider::preview_create`] and
+/// [`Provider::preview_update`] instead, which must not act; their defaults describe the
+/// result from the inputs alone, so a provider that implements only `create` and `update`
+/// never acts in a preview. Defaults:
 ///
 /// | method | default |
 /// | --- | --- |
@@ -276,6 +285,8 @@ urn_accessors!(
 /// | `diff_config` | [`diff_inputs`] with no replacements |
 /// | `diff` | [`diff_inputs`] with [`Provider::replace_on_change`] |
 /// | `configure` | store nothing |
+/// | `preview_create` | the inputs as the outputs, no ID |
+/// | `preview_update` | the news as the outputs |
 /// | `read` | the recorded state unchanged (no drift detection) |
 /// | `construct`, `invoke`, `call` | [`Error::Unimplemented`] |
 /// | `cancel` | nothing |
@@ -339,9 +350,20 @@ pub trait Provider: 'static {
         Ok(result)
     }
 
-    /// Creates a resource, or in a preview computes its outputs (unknown where they cannot be
-    /// known).
+    /// Creates a resource. Never called in a preview: see [`Provider::preview_create`].
     fn create(&self, request: CreateRequest) -> Result<CreateResult>;
+
+    /// In a preview, instead of `create`: describes the resource `create` would make, without
+    /// acting (no side effects: write nothing, call no API that changes anything). The
+    /// default returns the inputs as the outputs, with no ID. Override it to add the outputs
+    /// `create` computes, as [`Value::Unknown`] where only creating tells (a generated value,
+    /// an ID assigned by a service).
+    fn preview_create(&self, request: CreateRequest) -> Result<CreateResult> {
+        Ok(CreateResult {
+            id: String::new(),
+            outputs: request.properties,
+        })
+    }
 
     /// Reads the resource's current state; the default returns the recorded state.
     fn read(&self, request: ReadRequest) -> Result<ReadResult> {
@@ -352,8 +374,18 @@ pub trait Provider: 'static {
         })
     }
 
-    /// Updates a resource in place.
+    /// Updates a resource in place. Never called in a preview: see
+    /// [`Provider::preview_update`].
     fn update(&self, request: UpdateRequest) -> Result<UpdateResult>;
+
+    /// In a preview, instead of `update`: describes the resource `update` would leave, without
+    /// acting. The default returns the news as the outputs. Override it to carry over or
+    /// compute the outputs `update` would (unknown where only updating tells).
+    fn preview_update(&self, request: UpdateRequest) -> Result<UpdateResult> {
+        Ok(UpdateResult {
+            outputs: request.news,
+        })
+    }
 
     /// Deletes a resource.
     fn delete(&self, request: DeleteRequest) -> Result<()>;

@@ -34,6 +34,9 @@
 //!   long-name entries), followed by the two zero blocks that end a tar stream. Equal contents
 //!   therefore give equal hashes regardless of map order or file-system metadata.
 //!   [`Archive::write`] with [`ArchiveFormat::Tar`] emits exactly this stream.
+//!
+//! [`fill_hashes`] fills in the missing hashes of every asset and archive in a value, where
+//! values are admitted, so the state always records them.
 
 use std::fmt;
 use std::fs;
@@ -409,8 +412,26 @@ impl Asset {
     }
 
     /// The lower-case hex SHA-256 of the contents, computed afresh (ignores `self.hash`).
+    /// Local files are hashed as they are read, never held in memory whole.
     pub fn compute_hash(&self, ctx: &AssetContext<'_>) -> Result<String, AssetError> {
-        self.bytes(ctx).map(|bytes| sha256_hex(&bytes))
+        let local = match &self.source {
+            AssetSource::Path(path) => Some(ctx.resolve(path)),
+            AssetSource::Uri(uri) => match classify_uri(uri)? {
+                UriTarget::Local(path) => Some(path),
+                UriTarget::Remote => None,
+            },
+            AssetSource::Text(_) | AssetSource::HashOnly => None,
+        };
+        match local {
+            Some(path) => {
+                let read = io_error("asset file", &path);
+                let mut file = fs::File::open(&path).map_err(io_error("asset file", &path))?;
+                let mut hasher = HashWriter(Sha256::new());
+                io::copy(&mut file, &mut hasher).map_err(read)?;
+                Ok(hex::encode(hasher.0.finalize()))
+            }
+            None => self.bytes(ctx).map(|bytes| sha256_hex(&bytes)),
+        }
     }
 
     /// Fills `hash` if it is absent and returns it.
@@ -891,6 +912,110 @@ fn write_zip(members: &[(String, Vec<u8>)], out: &mut impl Write) -> Result<(), 
     let cursor = writer.finish().map_err(|e| write_error(e.to_string()))?;
     out.write_all(cursor.get_ref())
         .map_err(|e| write_error(e.to_string()))
+}
+
+/// An asset or archive in a property value whose hash could not be computed.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: computing the {what}'s hash: {source}")]
+pub struct HashError {
+    /// The property path, as errors print it (`code["index.js"]`, `files[0]`).
+    pub path: String,
+    /// "asset" or "archive".
+    pub what: &'static str,
+    #[source]
+    pub source: AssetError,
+}
+
+/// Fills in the hash of every asset and archive in `values` that has none, so every one the
+/// state records carries its SHA-256 `hash` (Pulumi's SDK programs send assets without one;
+/// Pulumi's engine computes it where it receives them).
+///
+/// Walks objects, arrays, secrets and known outputs. A hash already present is kept. An
+/// archive's members are not hashed one by one: the archive's hash covers them (as in Pulumi).
+/// Relative paths resolve against `ctx.base_dir` (the program's directory); remote URIs are
+/// fetched through `ctx.fetcher`. Stops at the first failure, naming its property path.
+pub fn fill_hashes(
+    values: &mut crate::value::PropertyMap,
+    ctx: &AssetContext<'_>,
+) -> Result<(), HashError> {
+    let mut path = Vec::new();
+    for (key, value) in values.iter_mut() {
+        path.push(PathStep::Key(key.clone()));
+        fill_value(value, ctx, &mut path)?;
+        path.pop();
+    }
+    Ok(())
+}
+
+/// One step of the property path to the value being hashed (owned: the walk mutates).
+enum PathStep {
+    Key(String),
+    Index(usize),
+}
+
+fn fill_value(
+    value: &mut crate::value::PropertyValue,
+    ctx: &AssetContext<'_>,
+    path: &mut Vec<PathStep>,
+) -> Result<(), HashError> {
+    use crate::value::PropertyValue;
+    let failed = |what: &'static str, path: &[PathStep], source: AssetError| {
+        let steps: Vec<crate::limits::Step<'_>> = path
+            .iter()
+            .map(|step| match step {
+                PathStep::Key(key) => crate::limits::Step::Key(key),
+                PathStep::Index(i) => crate::limits::Step::Index(*i),
+            })
+            .collect();
+        HashError {
+            path: crate::limits::format_path(&steps),
+            what,
+            source,
+        }
+    };
+    match value {
+        PropertyValue::Asset(asset) => {
+            if asset.hash.is_none() {
+                asset
+                    .ensure_hash(ctx)
+                    .map_err(|e| failed("asset", &path[..], e))?;
+            }
+        }
+        PropertyValue::Archive(archive) => {
+            if archive.hash.is_none() {
+                archive
+                    .ensure_hash(ctx)
+                    .map_err(|e| failed("archive", &path[..], e))?;
+            }
+        }
+        PropertyValue::Object(map) => {
+            for (key, item) in map.iter_mut() {
+                path.push(PathStep::Key(key.clone()));
+                fill_value(item, ctx, path)?;
+                path.pop();
+            }
+        }
+        PropertyValue::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                path.push(PathStep::Index(i));
+                fill_value(item, ctx, path)?;
+                path.pop();
+            }
+        }
+        PropertyValue::Secret(inner) => fill_value(inner, ctx, path)?,
+        PropertyValue::Output(output) => {
+            if let Some(inner) = output.value.as_deref_mut() {
+                fill_value(inner, ctx, path)?;
+            }
+        }
+        PropertyValue::Null
+        | PropertyValue::Bool(_)
+        | PropertyValue::Number(_)
+        | PropertyValue::String(_)
+        | PropertyValue::ResourceReference(_)
+        | PropertyValue::Computed => {}
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -1616,5 +1741,199 @@ mod tests {
         for (uri, want) in cases {
             assert_eq!(uri_file_name(uri), want, "{uri}");
         }
+    }
+}
+
+#[cfg(test)]
+mod fill_tests {
+    //! `fill_hashes`: every asset and archive of a value gets its hash, wherever it sits.
+    use super::*;
+    use crate::value::{OutputValue, PropertyMap, PropertyValue};
+
+    const HELLO_HASH: &str = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824";
+
+    fn hash_of(value: &PropertyValue) -> Option<&str> {
+        match value {
+            PropertyValue::Asset(a) => a.hash.as_deref(),
+            PropertyValue::Archive(a) => a.hash.as_deref(),
+            PropertyValue::Secret(inner) => hash_of(inner),
+            PropertyValue::Output(o) => o.value.as_deref().and_then(hash_of),
+            other => panic!("not an asset or archive: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_asset_and_archive_gets_its_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("hello.txt"), "hello").unwrap();
+        fs::create_dir(dir.path().join("site")).unwrap();
+        fs::write(dir.path().join("site/index.html"), "<p>hi</p>").unwrap();
+        let members: IndexMap<String, ArchiveMember> = [
+            ("a.txt".to_owned(), Asset::from_text("hello").into()),
+            ("b.txt".to_owned(), Asset::from_path("hello.txt").into()),
+        ]
+        .into_iter()
+        .collect();
+        let literal = Archive::from_assets(members);
+        let directory = Archive::from_path("site");
+        let mut values: PropertyMap = [
+            ("text", PropertyValue::Asset(Asset::from_text("hello"))),
+            ("file", PropertyValue::Asset(Asset::from_path("hello.txt"))),
+            ("literal", PropertyValue::Archive(literal.clone())),
+            (
+                "nested",
+                PropertyValue::Object(
+                    [(
+                        "list".to_owned(),
+                        PropertyValue::Array(vec![
+                            PropertyValue::Null,
+                            PropertyValue::secret(PropertyValue::Archive(directory.clone())),
+                        ]),
+                    )]
+                    .into_iter()
+                    .collect(),
+                ),
+            ),
+            (
+                "output",
+                PropertyValue::Output(OutputValue {
+                    value: Some(Box::new(PropertyValue::Asset(Asset::from_uri(file_uri(
+                        &dir.path().join("hello.txt"),
+                    ))))),
+                    ..OutputValue::default()
+                }),
+            ),
+            ("unknown", PropertyValue::Computed),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+        let ctx = AssetContext {
+            base_dir: Some(dir.path()),
+            fetcher: None,
+        };
+        fill_hashes(&mut values, &ctx).unwrap();
+        assert_eq!(hash_of(&values["text"]), Some(HELLO_HASH));
+        assert_eq!(hash_of(&values["file"]), Some(HELLO_HASH));
+        assert_eq!(hash_of(&values["output"]), Some(HELLO_HASH));
+        let literal_hash = literal.compute_hash(&ctx).unwrap();
+        assert_eq!(hash_of(&values["literal"]), Some(literal_hash.as_str()));
+        let PropertyValue::Object(nested) = &values["nested"] else {
+            panic!("nested is an object")
+        };
+        let PropertyValue::Array(list) = &nested["list"] else {
+            panic!("list is an array")
+        };
+        assert_eq!(
+            hash_of(&list[1]),
+            Some(directory.compute_hash(&ctx).unwrap().as_str())
+        );
+        assert!(
+            matches!(list[1], PropertyValue::Secret(_)),
+            "the secret stays secret"
+        );
+        // The members stay as they came: the archive's hash covers them.
+        let PropertyValue::Archive(Archive {
+            source: ArchiveSource::Assets(members),
+            ..
+        }) = &values["literal"]
+        else {
+            panic!("literal is a literal archive")
+        };
+        assert!(members.values().all(|m| match m {
+            ArchiveMember::Asset(a) => a.hash.is_none(),
+            ArchiveMember::Archive(a) => a.hash.is_none(),
+        }));
+        assert_eq!(values["unknown"], PropertyValue::Computed);
+    }
+
+    #[test]
+    fn a_hash_already_there_is_kept_and_nothing_is_read() {
+        let recorded = "0".repeat(64);
+        let mut values: PropertyMap = [(
+            "gone".to_owned(),
+            PropertyValue::Asset(Asset {
+                hash: Some(recorded.clone()),
+                source: AssetSource::Path("/no/such/file".into()),
+            }),
+        )]
+        .into_iter()
+        .collect();
+        fill_hashes(&mut values, &AssetContext::default()).unwrap();
+        assert_eq!(hash_of(&values["gone"]), Some(recorded.as_str()));
+    }
+
+    #[test]
+    fn remote_uris_are_hashed_through_the_fetcher() {
+        struct Hello;
+        impl UriFetcher for Hello {
+            fn fetch(&self, uri: &str) -> Result<Vec<u8>, String> {
+                assert_eq!(uri, "https://example.com/hello.txt");
+                Ok(b"hello".to_vec())
+            }
+        }
+        let mut values: PropertyMap = [(
+            "remote".to_owned(),
+            PropertyValue::Asset(Asset::from_uri("https://example.com/hello.txt")),
+        )]
+        .into_iter()
+        .collect();
+        let ctx = AssetContext {
+            base_dir: None,
+            fetcher: Some(&Hello),
+        };
+        fill_hashes(&mut values, &ctx).unwrap();
+        assert_eq!(hash_of(&values["remote"]), Some(HELLO_HASH));
+    }
+
+    #[test]
+    fn a_failure_names_the_property_and_the_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = AssetContext {
+            base_dir: Some(dir.path()),
+            fetcher: None,
+        };
+        let cases: Vec<(PropertyValue, &str)> = vec![
+            (
+                PropertyValue::Asset(Asset::from_path("missing.txt")),
+                "code[\"my file\"][1]: computing the asset's hash: reading asset file",
+            ),
+            (
+                PropertyValue::Archive(Archive::from_path("missing.zip")),
+                "code[\"my file\"][1]: computing the archive's hash: reading archive",
+            ),
+            (
+                PropertyValue::Asset(Asset {
+                    hash: None,
+                    source: AssetSource::HashOnly,
+                }),
+                "code[\"my file\"][1]: computing the asset's hash: asset: contents are not available",
+            ),
+            (
+                PropertyValue::Asset(Asset::from_uri("https://example.com/x")),
+                "no URI fetcher is configured",
+            ),
+        ];
+        for (value, expected) in cases {
+            let mut values: PropertyMap = [(
+                "code".to_owned(),
+                PropertyValue::Object(
+                    [(
+                        "my file".to_owned(),
+                        PropertyValue::Array(vec![PropertyValue::Null, value]),
+                    )]
+                    .into_iter()
+                    .collect(),
+                ),
+            )]
+            .into_iter()
+            .collect();
+            let err = fill_hashes(&mut values, &ctx).unwrap_err().to_string();
+            assert!(err.contains(expected), "{err:?} lacks {expected:?}");
+        }
+    }
+
+    fn file_uri(path: &Path) -> String {
+        format!("file://{}", path.to_str().unwrap())
     }
 }

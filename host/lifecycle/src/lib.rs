@@ -5,12 +5,19 @@
 //! chosen [`BackendKind`]: in process, or as the `lifecycle-test` wasm component sandboxed by
 //! cairn-wasm. The same expectations hold for both. Set `SCENARIO=<substring>` to run only the
 //! scenarios whose file name contains it.
+//!
+//! Besides each scenario's own expectations, every deployment is checked against invariants:
+//! every state the journal can replay to passes the integrity check (`persist`), a preview
+//! changes neither the state nor the cloud, and no plaintext of a value the scenario marks
+//! secret appears in the checkpoint, the journal lines written or the rendered events
+//! (`secrets`).
 
 mod persist;
 mod program;
 mod provider;
 mod runner;
 mod scenario;
+mod secrets;
 mod values;
 mod wasm;
 

@@ -40,6 +40,9 @@ impl Crypter for TestCrypter {
 pub struct Store {
     pub checkpoint: DeploymentV3,
     pub journal: Vec<u8>,
+    /// Every journal line appended since the runner last took them (for the secret scan; the
+    /// journal itself is emptied by each save).
+    pub written: Vec<u8>,
     pub appends: usize,
     pub saves: usize,
 }
@@ -73,6 +76,7 @@ impl MemPersister {
             store: Mutex::new(Store {
                 checkpoint,
                 journal: Vec::new(),
+                written: Vec::new(),
                 appends: 0,
                 saves: 0,
             }),
@@ -120,6 +124,7 @@ impl Persister for MemPersister {
         let outcome = {
             let mut store = lock(&self.store);
             store.journal.extend_from_slice(lines);
+            store.written.extend_from_slice(lines);
             store.appends += 1;
             replay(&store.checkpoint, &store.journal)
                 .map_err(|e| format!("replaying the journal failed: {e}"))

@@ -76,12 +76,15 @@ pub fn run_file(path: &Path, kind: BackendKind) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
     let scenario: Scenario =
         serde_yaml_ng::from_str(&text).map_err(|e| format!("malformed scenario: {e}"))?;
+    let raw: Yaml =
+        serde_yaml_ng::from_str(&text).map_err(|e| format!("malformed scenario: {e}"))?;
+    let secrets = crate::secrets::plaintexts(&raw);
     let backend = match kind {
         BackendKind::InProcess => Backend::InProcess,
         BackendKind::Wasm => Backend::Wasm(Arc::new(WasmBackend::new()?)),
     };
     let mut failures = Vec::new();
-    run(&scenario, backend, &mut failures);
+    run(&scenario, backend, secrets, &mut failures);
     if failures.is_empty() {
         Ok(())
     } else {
@@ -119,15 +122,23 @@ struct Fixture {
     world: Arc<World>,
     persister: Arc<MemPersister>,
     crypter: Arc<TestCrypter>,
+    /// The plaintexts of every secret in the scenario, which nothing may show or store.
+    secrets: BTreeSet<String>,
 }
 
-fn run(scenario: &Scenario, backend: Backend, failures: &mut Vec<String>) {
+fn run(
+    scenario: &Scenario,
+    backend: Backend,
+    secrets: BTreeSet<String>,
+    failures: &mut Vec<String>,
+) {
     let crypter = Arc::new(TestCrypter);
     let fixture = Fixture {
         backend,
         world: Arc::new(World::default()),
         persister: Arc::new(MemPersister::new(crypter.clone())),
         crypter,
+        secrets,
     };
     for (id, seed) in &scenario.cloud {
         match seed_entry(id, seed) {
@@ -206,6 +217,7 @@ fn run_deployment(
         world,
         persister,
         crypter,
+        secrets,
     } = fixture;
     // Out-of-band changes.
     if let Some(changes) = &spec.cloud_before {
@@ -417,6 +429,7 @@ fn run_deployment(
     for v in &violations {
         problems.push(format!("STATE INTEGRITY VIOLATION: {v}"));
     }
+    scan_for_secrets(persister, &recorder, secrets, problems);
 
     let result = match ended {
         Ended::Done(result) => Some(*result),
@@ -496,6 +509,30 @@ fn run_deployment(
         &outcomes,
         problems,
     );
+}
+
+/// The secret-scan invariant, after every deployment: the stored checkpoint, the journal lines
+/// this deployment wrote and its rendered events hold no secret's plaintext.
+fn scan_for_secrets(
+    persister: &MemPersister,
+    recorder: &Recorder,
+    secrets: &BTreeSet<String>,
+    problems: &mut Vec<String>,
+) {
+    use crate::secrets::{rendered_events, scan};
+    let (checkpoint, written) = {
+        let mut store = lock(&persister.store);
+        let checkpoint = serde_json::to_string(&store.checkpoint).unwrap_or_default();
+        (checkpoint, std::mem::take(&mut store.written))
+    };
+    problems.extend(scan("the stored checkpoint", &checkpoint, secrets));
+    problems.extend(scan(
+        "the journal lines written",
+        &String::from_utf8_lossy(&written),
+        secrets,
+    ));
+    let events = rendered_events(&lock(&recorder.events));
+    problems.extend(scan("the events (secrets masked)", &events, secrets));
 }
 
 fn panic_text(e: tokio::task::JoinError) -> String {

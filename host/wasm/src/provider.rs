@@ -17,10 +17,14 @@
 //! guest blocked in a host call is abandoned by a watchdog shortly after. Time spent in the
 //! engine on the guest's behalf (`register-resource` during `construct`) does not count.
 //!
-//! Every trap, limit and sandbox violation becomes `ProviderError::Failed` with a message that
-//! names the provider (`name@version`), the method, the resource URN when there is one, and the
+//! Every trap, limit and sandbox violation becomes an error with a message that names the
+//! provider (`name@version`), the method, the resource URN when there is one, and the
 //! capability or limit, e.g.
 //! `random@1.0.0 create urn:…: exceeded its 256 MiB memory limit (raise it under cairn:grants.random.memoryMiB)`.
+//! An instance that dies (traps, overruns its deadline or memory, or is abandoned) during a
+//! `create`, `update` or `delete` that is not a preview may have acted before it died, so that
+//! error is `ProviderError::OutcomeUnknown` and the engine leaves the operation pending; every
+//! other failure, and every error the guest returns, is `ProviderError::Failed`.
 //! A violation (an ungranted HTTP host, a socket) fails the call even when the guest handled
 //! the refusal and returned normally — with partial state when the call was a `create` or
 //! `update` that says it succeeded, so the resource is recorded. Errors the provider itself
@@ -432,13 +436,16 @@ impl WasmProvider {
         drop(instance);
     }
 
-    /// Runs one guest call on a pooled instance.
+    /// Runs one guest call on a pooled instance. `acts`: the call may change the world (a
+    /// `create`, `update` or `delete` outside a preview), so an instance that dies during it
+    /// leaves the outcome unknown.
     async fn run<R, F>(
         &self,
         method: Method,
         urn: Option<&Urn>,
         timeout: Option<Duration>,
         monitor: Option<Monitor>,
+        acts: bool,
         f: F,
     ) -> Result<(R, Vec<String>), ProviderError>
     where
@@ -472,6 +479,15 @@ impl WasmProvider {
             Ok((result, report)) => {
                 self.release(instance);
                 Ok((result, report.violations))
+            }
+            Err(Failure(why)) if acts => {
+                self.inner.discarded.fetch_add(1, Ordering::Relaxed);
+                drop(instance);
+                // It may have acted before it died: the engine leaves the operation pending.
+                Err(ProviderError::outcome_unknown(format!(
+                    "{}: {why}",
+                    self.context(method, urn)
+                )))
             }
             Err(Failure(why)) => {
                 self.inner.discarded.fetch_add(1, Ordering::Relaxed);
@@ -564,7 +580,7 @@ impl WasmProvider {
         let wire = convert::check_request(&request);
         // The request comes back with the result, to recognise news returned unchanged.
         let ((result, wire), violations) = self
-            .run(m, urn, None, None, move |g: Guest, s| {
+            .run(m, urn, None, None, false, move |g: Guest, s| {
                 Box::pin(async move {
                     let result = match m {
                         Method::CheckConfig => g.call_check_config(s, &wire).await?,
@@ -866,6 +882,7 @@ impl Provider for WasmProvider {
                 None,
                 None,
                 None,
+                false,
                 |g: Guest, s: &mut Store<InstanceState>| -> BoxFuture<'_, wasmtime::Result<_>> {
                     Box::pin(async move { g.call_get_schema(s).await })
                 },
@@ -891,6 +908,7 @@ impl Provider for WasmProvider {
                 urn,
                 None,
                 None,
+                false,
                 guest_call!(call_diff_config, convert::diff_request(request)),
             )
             .await?;
@@ -960,6 +978,7 @@ impl Provider for WasmProvider {
                 urn,
                 None,
                 None,
+                false,
                 guest_call!(call_diff, convert::diff_request(request)),
             )
             .await?;
@@ -975,6 +994,7 @@ impl Provider for WasmProvider {
                 urn,
                 timeout,
                 None,
+                !request.preview,
                 guest_call!(call_create, convert::create_request(&request)),
             )
             .await?;
@@ -999,9 +1019,16 @@ impl Provider for WasmProvider {
         let wire = convert::read_request(&request);
         // The request comes back with the result, to recognise tables returned unchanged.
         let ((result, wire), violations) = self
-            .run(m, Some(&request.urn), None, None, move |g: Guest, s| {
-                Box::pin(async move { Ok((g.call_read(s, &wire).await?, wire)) })
-            })
+            .run(
+                m,
+                Some(&request.urn),
+                None,
+                None,
+                false,
+                move |g: Guest, s| {
+                    Box::pin(async move { Ok((g.call_read(s, &wire).await?, wire)) })
+                },
+            )
             .await?;
         let urn = request.urn.clone();
         self.finish(m, Some(&urn), (result, violations), |r| {
@@ -1018,6 +1045,7 @@ impl Provider for WasmProvider {
                 urn,
                 timeout,
                 None,
+                !request.preview,
                 guest_call!(call_update, convert::update_request(&request)),
             )
             .await?;
@@ -1046,6 +1074,7 @@ impl Provider for WasmProvider {
                 urn,
                 timeout,
                 None,
+                true,
                 guest_call!(call_delete, convert::delete_request(&request)),
             )
             .await?;
@@ -1064,6 +1093,7 @@ impl Provider for WasmProvider {
                 None,
                 None,
                 Some(monitor),
+                false,
                 guest_call!(call_construct, convert::construct_request(&request)),
             )
             .await
@@ -1080,6 +1110,7 @@ impl Provider for WasmProvider {
                 None,
                 None,
                 None,
+                false,
                 guest_call!(call_invoke, convert::invoke_request(&request)),
             )
             .await?;
@@ -1098,6 +1129,7 @@ impl Provider for WasmProvider {
                 None,
                 None,
                 Some(monitor),
+                false,
                 guest_call!(call_call, convert::call_request(&request)),
             )
             .await?;

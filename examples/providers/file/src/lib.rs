@@ -22,6 +22,10 @@
 //! inputs. `create` makes missing parents; `delete` removes the directory only when it is empty (otherwise it fails, saying
 //! so); `read` reports a directory deleted out of band as gone.
 //!
+//! ## Previews
+//! A preview touches nothing: `preview_create` / `preview_update` compute the outputs from the
+//! inputs alone (`size` and `sha256` unknown while the content is).
+//!
 //! ## `mode`
 //! WASI 0.2 has no permission bits (no `chmod`), so `mode` is validated and recorded in the
 //! state but **not applied**; the provider logs a warning whenever it is set.
@@ -34,8 +38,8 @@ use std::path::PathBuf;
 
 use cairn_sdk::{
     CheckRequest, CheckResult, Checker, Context, CreateRequest, CreateResult, DeleteRequest, Error,
-    PropertyMap, PropertyMapExt, Provider, ReadRequest, ReadResult, Result, UpdateRequest,
-    UpdateResult, Value, log, props,
+    Properties, PropertyMap, PropertyMapExt, Provider, ReadRequest, ReadResult, Result,
+    UpdateRequest, UpdateResult, Value, log, props,
 };
 use sha2::{Digest, Sha256};
 
@@ -43,6 +47,25 @@ use paths::{Resolved, resolve};
 
 const FILE: &str = "file:index:File";
 const DIRECTORY: &str = "file:index:Directory";
+
+/// The outputs of a resource with these inputs: the inputs, and for a file its `size` and
+/// `sha256`.
+fn planned(resource_type: &str, inputs: &Properties) -> Properties {
+    let mut outputs = inputs.clone();
+    if resource_type == FILE {
+        let content = inputs.get("content").cloned().unwrap_or(Value::Unknown);
+        content_outputs(&mut outputs, &content);
+    }
+    outputs
+}
+
+/// Fails on a resource type the provider does not know.
+fn known_type(resource_type: &str) -> Result<()> {
+    match resource_type {
+        FILE | DIRECTORY => Ok(()),
+        other => Err(Error::failed(format!("unknown resource type {other:?}"))),
+    }
+}
 
 /// The provider: its root is where the granted directory is mounted.
 pub struct Files {
@@ -229,25 +252,10 @@ impl Provider for Files {
     }
 
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
-        let mut outputs = r.properties.clone();
+        let outputs = planned(r.resource_type(), &r.properties);
         let path = r.properties.require_str("path")?;
-        let kind = r.resource_type();
-        if kind == FILE {
-            let content = r
-                .properties
-                .get("content")
-                .cloned()
-                .unwrap_or(Value::Unknown);
-            content_outputs(&mut outputs, &content);
-        }
-        if r.preview {
-            return Ok(CreateResult {
-                id: String::new(),
-                outputs,
-            });
-        }
         let at = self.resolve(path)?;
-        match kind {
+        match r.resource_type() {
             FILE => self.write_file(&at, r.properties.require_str("content")?, true)?,
             DIRECTORY => {
                 if let Some(parent) = at.absolute.parent() {
@@ -271,6 +279,15 @@ impl Provider for Files {
         })
     }
 
+    /// Touches nothing: the outputs follow from the inputs (unknown where the content is).
+    fn preview_create(&self, r: CreateRequest) -> Result<CreateResult> {
+        known_type(r.resource_type())?;
+        Ok(CreateResult {
+            id: String::new(),
+            outputs: planned(r.resource_type(), &r.properties),
+        })
+    }
+
     fn read(&self, r: ReadRequest) -> Result<ReadResult> {
         match r.resource_type() {
             FILE => self.read_file(r),
@@ -280,19 +297,21 @@ impl Provider for Files {
     }
 
     fn update(&self, r: UpdateRequest) -> Result<UpdateResult> {
-        let mut outputs = r.news.clone();
+        let outputs = planned(r.resource_type(), &r.news);
         if r.resource_type() == FILE {
-            let content = r.news.get("content").cloned().unwrap_or(Value::Unknown);
-            content_outputs(&mut outputs, &content);
-            if !r.preview {
-                let at = self.resolve(&r.id)?;
-                self.write_file(&at, r.news.require_str("content")?, false)?;
-            }
+            let at = self.resolve(&r.id)?;
+            self.write_file(&at, r.news.require_str("content")?, false)?;
         }
-        if !r.preview {
-            self.note_mode(&r.urn, &r.news);
-        }
+        self.note_mode(&r.urn, &r.news);
         Ok(UpdateResult { outputs })
+    }
+
+    /// Touches nothing: the outputs follow from the news (unknown where the content is).
+    fn preview_update(&self, r: UpdateRequest) -> Result<UpdateResult> {
+        known_type(r.resource_type())?;
+        Ok(UpdateResult {
+            outputs: planned(r.resource_type(), &r.news),
+        })
     }
 
     fn delete(&self, r: DeleteRequest) -> Result<()> {
@@ -533,16 +552,42 @@ mod tests {
     fn previews_touch_nothing() {
         let t = TempDir::new();
         let p = provider(&t);
+        fs::write(t.0.join("kept"), "old").unwrap();
         let created = p
-            .create(CreateRequest {
+            .preview_create(CreateRequest {
                 urn: urn(FILE),
                 properties: props! {"path" => "p", "content" => Value::Unknown}.into(),
-                preview: true,
                 ..CreateRequest::default()
             })
             .unwrap();
         assert!(created.outputs["sha256"].is_unknown());
-        assert!(!t.0.join("p").exists());
+        assert!(created.id.is_empty());
+        let created = p
+            .preview_create(CreateRequest {
+                urn: urn(DIRECTORY),
+                properties: props! {"path" => "d/e"}.into(),
+                ..CreateRequest::default()
+            })
+            .unwrap();
+        assert_eq!(created.outputs, props! {"path" => "d/e"});
+        let updated = p
+            .preview_update(UpdateRequest {
+                urn: urn(FILE),
+                id: "kept".into(),
+                news: props! {"path" => "kept", "content" => "new"}.into(),
+                ..UpdateRequest::default()
+            })
+            .unwrap();
+        assert_eq!(updated.outputs["size"], Value::from(3));
+        assert_eq!(updated.outputs["sha256"], Value::from(sha256(b"new")));
+        // Nothing was created or changed.
+        let mut names: Vec<String> = fs::read_dir(&t.0)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["kept"]);
+        assert_eq!(fs::read_to_string(t.0.join("kept")).unwrap(), "old");
     }
 
     #[test]

@@ -245,18 +245,24 @@ impl Random {
     /// `create` with an explicit source of randomness.
     fn create_with(&self, r: CreateRequest, src: &mut dyn Source) -> Result<CreateResult> {
         let kind = Kind::of(r.resource_type())?;
-        if r.preview {
-            return Ok(CreateResult {
-                id: String::new(),
-                outputs: outputs(r.properties.into_map(), Value::Unknown).into(),
-            });
-        }
         let result = generate(kind, &r.properties, src)?;
         let id = id_of(kind, &r.properties, &result);
         Ok(CreateResult {
             id,
             outputs: outputs(r.properties.into_map(), result).into(),
         })
+    }
+}
+
+/// The news with the recorded `result`.
+fn kept(r: UpdateRequest) -> UpdateResult {
+    let result = r
+        .old_outputs
+        .get("result")
+        .cloned()
+        .unwrap_or(Value::Unknown);
+    UpdateResult {
+        outputs: outputs(r.news.into_map(), result).into(),
     }
 }
 
@@ -283,6 +289,15 @@ impl Provider for Random {
         self.create_with(r, &mut Entropy)
     }
 
+    /// The value is generated only when the resource is created: unknown until then.
+    fn preview_create(&self, r: CreateRequest) -> Result<CreateResult> {
+        Kind::of(r.resource_type())?;
+        Ok(CreateResult {
+            id: String::new(),
+            outputs: outputs(r.properties.into_map(), Value::Unknown).into(),
+        })
+    }
+
     fn read(&self, r: ReadRequest) -> Result<ReadResult> {
         if r.state.is_empty() {
             return import(Kind::of(r.resource_type())?, &r.id);
@@ -296,14 +311,12 @@ impl Provider for Random {
 
     /// Only reached when nothing that matters changed: keep the result.
     fn update(&self, r: UpdateRequest) -> Result<UpdateResult> {
-        let result = r
-            .old_outputs
-            .get("result")
-            .cloned()
-            .unwrap_or(Value::Unknown);
-        Ok(UpdateResult {
-            outputs: outputs(r.news.into_map(), result).into(),
-        })
+        Ok(kept(r))
+    }
+
+    /// An update acts on nothing, so its preview is the update itself.
+    fn preview_update(&self, r: UpdateRequest) -> Result<UpdateResult> {
+        Ok(kept(r))
     }
 
     /// Nothing exists outside the state.
@@ -464,15 +477,38 @@ mod tests {
 
     #[test]
     fn previews_leave_the_result_unknown() {
+        let inputs = check("RandomString", props! {"length" => 8}).inputs;
         let created = Random
-            .create(CreateRequest {
-                urn: urn("RandomUuid"),
-                preview: true,
+            .preview_create(CreateRequest {
+                urn: urn("RandomString"),
+                properties: inputs.clone(),
                 ..CreateRequest::default()
             })
             .unwrap();
         assert!(created.outputs["result"].is_unknown());
+        assert_eq!(created.outputs["length"], Value::from(8));
         assert!(created.id.is_empty());
+        // An update's preview keeps the recorded result, as the update does.
+        let old = create("RandomString", inputs.clone().into_map(), 3);
+        let updated = Random
+            .preview_update(UpdateRequest {
+                urn: urn("RandomString"),
+                id: old.id.clone(),
+                old_inputs: inputs.clone(),
+                old_outputs: old.outputs.clone(),
+                news: inputs,
+                ..UpdateRequest::default()
+            })
+            .unwrap();
+        assert_eq!(updated.outputs["result"], old.outputs["result"]);
+        assert!(
+            Random
+                .preview_create(CreateRequest {
+                    urn: urn("RandomNothing"),
+                    ..CreateRequest::default()
+                })
+                .is_err()
+        );
     }
 
     #[test]

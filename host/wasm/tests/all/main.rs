@@ -1,5 +1,5 @@
 //! Integration tests of the wasm host against real components: the example providers
-//! (`random`, `file`), the hostile guests (`tests/guests`) and the host's own `probe`
+//! (`random`, `file`, `hello`), the hostile and test guests (`tests/guests`) and the host's own `probe`
 //! (`host/wasm/tests/guest`), all built once per run by `support::guests`.
 
 mod cache;
@@ -7,7 +7,9 @@ mod callbacks;
 mod deploy;
 mod hostile;
 mod lifecycle;
+mod pending;
 mod pool;
+mod previews;
 mod programs;
 mod sandbox;
 mod store;

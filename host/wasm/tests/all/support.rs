@@ -182,6 +182,15 @@ pub fn failure(e: ProviderError) -> String {
     }
 }
 
+/// The message of an `OutcomeUnknown` error: an instance that died during a create, update or
+/// delete (panics on other errors).
+pub fn outcome_unknown(e: ProviderError) -> String {
+    match e {
+        ProviderError::OutcomeUnknown { message } => message,
+        other => panic!("expected OutcomeUnknown, got {other:?}"),
+    }
+}
+
 /// Asserts `text` contains every needle.
 #[track_caller]
 pub fn assert_contains(text: &str, needles: &[&str]) {

@@ -222,6 +222,18 @@ fn unsecret(value: &Value) -> Value {
     }
 }
 
+/// What an update leaves: the news (secrets stripped) and the recorded `out`.
+fn updated_outputs(request: &UpdateRequest) -> PropertyMap {
+    let mut outputs = strip_secrets(&request.news);
+    let out = request
+        .old_outputs
+        .get("out")
+        .map(unsecret)
+        .unwrap_or(Value::Unknown);
+    outputs.insert("out".into(), out);
+    outputs
+}
+
 fn strip_secrets(map: &PropertyMap) -> PropertyMap {
     map.iter().map(|(k, v)| (k.clone(), unsecret(v))).collect()
 }
@@ -384,13 +396,6 @@ impl Provider for TestProvider {
         let name = name_of(&request.urn).to_owned();
         let behaviour = behaviour(&name)?;
         let mut outputs = strip_secrets(&request.properties);
-        if request.preview {
-            outputs.insert("out".into(), Value::Unknown);
-            return Ok(CreateResult {
-                id: String::new(),
-                outputs: outputs.into(),
-            });
-        }
         let partial = behaviour.partial == Some(true);
         if let Some(message) = &behaviour.fail_create
             && !partial
@@ -429,6 +434,16 @@ impl Provider for TestProvider {
         })
     }
 
+    fn preview_create(&self, request: CreateRequest) -> Result<CreateResult> {
+        behaviour(name_of(&request.urn))?;
+        let mut outputs = strip_secrets(&request.properties);
+        outputs.insert("out".into(), Value::Unknown);
+        Ok(CreateResult {
+            id: String::new(),
+            outputs: outputs.into(),
+        })
+    }
+
     fn read(&self, request: ReadRequest) -> Result<ReadResult> {
         let behaviour = behaviour(name_of(&request.urn))?;
         if let Some(message) = behaviour.fail_read {
@@ -444,6 +459,19 @@ impl Provider for TestProvider {
         })
     }
 
+    /// As the in-process provider: a failing update fails its preview too.
+    fn preview_update(&self, request: UpdateRequest) -> Result<UpdateResult> {
+        let behaviour = behaviour(name_of(&request.urn))?;
+        if let Some(message) = behaviour.fail_update
+            && behaviour.partial != Some(true)
+        {
+            return Err(Error::failed(message));
+        }
+        Ok(UpdateResult {
+            outputs: updated_outputs(&request).into(),
+        })
+    }
+
     fn update(&self, request: UpdateRequest) -> Result<UpdateResult> {
         let behaviour = behaviour(name_of(&request.urn))?;
         if let Some(message) = &behaviour.fail_update
@@ -451,18 +479,7 @@ impl Provider for TestProvider {
         {
             return Err(Error::failed(message.clone()));
         }
-        let mut outputs = strip_secrets(&request.news);
-        let out = request
-            .old_outputs
-            .get("out")
-            .map(unsecret)
-            .unwrap_or(Value::Unknown);
-        outputs.insert("out".into(), out);
-        if request.preview {
-            return Ok(UpdateResult {
-                outputs: outputs.into(),
-            });
-        }
+        let mut outputs = updated_outputs(&request);
         let Some(mut entry) = load(&request.id)? else {
             return Err(Error::failed(format!(
                 "cannot update {}: no resource with ID {} exists",
