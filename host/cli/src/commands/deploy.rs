@@ -155,6 +155,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
     let resolved = config_file.resolve(Some(crypter.as_ref()), &workspace.project)?;
     options.config = engine_config(&resolved);
     options.native_plugins = crate::program::native_plugins(&workspace.project);
+    options.program_dir = Some(workspace.dir.clone());
     let wasm = crate::providers::runtime(&context.home)?;
     // Built (if need be) and compiled before anything runs, so a broken program fails early.
     let program = if kind.runs_program() {

@@ -1136,6 +1136,8 @@ impl Engine {
             (None, None) => Some(self.root_urn.clone()),
         };
         check_request(&request)?;
+        let mut request = request;
+        self.fill_asset_hashes(&mut request, caller)?;
         let urn = self.urn_for(parent.as_ref(), &request.resource_type, &request.name)?;
         if let Some(scope) = caller.scope() {
             self.check_in_scope(scope, &urn, parent.as_ref(), &request)?;
@@ -2951,6 +2953,88 @@ impl Engine {
         } else {
             Err(err(failures.join("; ")))
         }
+    }
+
+    /// Gives every asset and archive in a registration's inputs its SHA-256 `hash`, as Pulumi's
+    /// engine does (SDK programs send none), so the state records it. Files are read only for
+    /// callers that run native code anyway (Python and Node.js programs), relative to the
+    /// program's directory: a sandboxed program or provider must not make the engine read host
+    /// files (or block on `/dev/zero`). Values with remote sources are left as they came.
+    fn fill_asset_hashes(
+        &self,
+        request: &mut RegisterResourceRequest,
+        caller: &Caller,
+    ) -> Result<(), MonitorError> {
+        use crate::asset::{ArchiveSource, AssetSource};
+        #[derive(Default)]
+        struct Found {
+            unhashed: bool,
+            local: bool,
+            remote: bool,
+        }
+        fn note(found: &mut Found, hash: &Option<String>, local: bool, remote: bool) {
+            found.unhashed |= hash.is_none();
+            found.local |= local;
+            found.remote |= remote;
+        }
+        fn scan_archive(archive: &crate::asset::Archive, found: &mut Found) {
+            note(
+                found,
+                &archive.hash,
+                matches!(archive.source, ArchiveSource::Path(_)),
+                matches!(archive.source, ArchiveSource::Uri(_)),
+            );
+            if let ArchiveSource::Assets(members) = &archive.source {
+                for member in members.values() {
+                    match member {
+                        crate::asset::ArchiveMember::Asset(a) => scan_asset(a, found),
+                        crate::asset::ArchiveMember::Archive(a) => scan_archive(a, found),
+                    }
+                }
+            }
+        }
+        fn scan_asset(asset: &crate::asset::Asset, found: &mut Found) {
+            note(
+                found,
+                &asset.hash,
+                matches!(asset.source, AssetSource::Path(_)),
+                matches!(asset.source, AssetSource::Uri(_)),
+            );
+        }
+        fn scan(value: &PropertyValue, found: &mut Found) {
+            match value {
+                PropertyValue::Asset(a) => scan_asset(a, found),
+                PropertyValue::Archive(a) => scan_archive(a, found),
+                PropertyValue::Array(items) => items.iter().for_each(|v| scan(v, found)),
+                PropertyValue::Object(map) => map.values().for_each(|v| scan(v, found)),
+                PropertyValue::Secret(inner) => scan(inner, found),
+                PropertyValue::Output(o) => {
+                    if let Some(v) = &o.value {
+                        scan(v, found)
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut found = Found::default();
+        for value in request.inputs.values() {
+            scan(value, &mut found);
+        }
+        let reads_files = caller.native(self.options.native_plugins) == NativePlugins::Any;
+        if !found.unhashed || found.remote || (found.local && !reads_files) {
+            return Ok(());
+        }
+        let context = crate::asset::AssetContext {
+            base_dir: self.options.program_dir.as_deref(),
+            fetcher: None,
+        };
+        crate::asset::fill_hashes(&mut request.inputs, &context).map_err(|e| {
+            err(format!(
+                "{} {:?}: {e}",
+                request.resource_type,
+                crate::text::visible_line(&request.name)
+            ))
+        })
     }
 
     /// Before an update or destroy: interrupted creates must be resolved first (doing them

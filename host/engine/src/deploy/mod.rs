@@ -62,6 +62,8 @@ pub struct DeploymentOptions {
     /// (Python and Node.js programs, as with Pulumi). What a sandboxed provider registers in
     /// `construct` or `call` always resolves under the stricter rule.
     pub native_plugins: provider::NativePlugins,
+    /// The program's directory, against which relative asset paths resolve (SDK programs).
+    pub program_dir: Option<std::path::PathBuf>,
     /// Refresh: what to do with each pending create (or import) an interrupted deployment
     /// left; those not named stay pending.
     pub pending_creates: IndexMap<Urn, PendingCreate>,
@@ -117,6 +119,7 @@ impl DeploymentOptions {
             analyzers: analyzer::Analyzers::default(),
             native_plugins: provider::NativePlugins::ProjectNamed,
             pending_creates: IndexMap::new(),
+            program_dir: None,
         }
     }
 }
