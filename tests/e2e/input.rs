@@ -150,6 +150,11 @@ fn flags_naming_resources_not_in_the_stack_are_errors() {
     let t2 = "urn:pulumi:dev::prog::probe:index:Thing::t2";
     let json = sandbox.ok(&["up", "--yes", "--json", "--target", t2]);
     assert_eq!(ops_of(&finished_steps(&json), "t2"), ["create"], "{json}");
+    // Excluding one is not an error either.
+    sandbox.ok(&["config", "set", "count", "4"]);
+    let t3 = "urn:pulumi:dev::prog::probe:index:Thing::t3";
+    let json = sandbox.ok(&["up", "--yes", "--json", "--exclude", t3]);
+    assert!(ops_of(&finished_steps(&json), "t3").is_empty(), "{json}");
     // And an existing one, of course.
     let t0 = "urn:pulumi:dev::prog::probe:index:Thing::t0";
     sandbox.ok(&["destroy", "--yes", "--target", t0]);
