@@ -1,18 +1,44 @@
 //! A sandbox per test: a project directory, a Cairn home (holding the default backend), and a
 //! passphrase, with helpers to run `cairn` in it.
+//!
+//! # The secret scan
+//!
+//! Every sandbox checks that no secret leaks. It knows the plaintext of every secret set with
+//! `config set --secret` through it (as an argument or on standard input) and of every one a
+//! test names with [`Sandbox::secret`]. After each `cairn` run through [`Sandbox::run`] (and so
+//! `ok`, `fails`, `run_with_stdin`), it fails the test if one of them appears
+//! * in the command's stdout or stderr, unless the command asked for it (`--show-secrets`,
+//!   `config get`);
+//! * in any file of the home (checkpoints, journals, history, locks, workspace settings; not
+//!   the plugin store or the compile cache) or of a `--backend file://…` directory the command
+//!   named.
+//!
+//! The files are also scanned for the passphrase. The home is scanned once more when the
+//! sandbox is dropped, which covers commands a test ran itself through [`Sandbox::command`].
+//! Plaintexts shorter than [`MIN_SECRET_CHARS`] characters are not scanned for: short values
+//! occur by chance in IDs, hashes and timestamps.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Mutex;
 
 use tempfile::TempDir;
 
 pub const PASSPHRASE: &str = "correct horse battery staple";
+
+/// Secret plaintexts shorter than this are not scanned for.
+pub const MIN_SECRET_CHARS: usize = 5;
 
 pub struct Sandbox {
     _dir: TempDir,
     pub project: PathBuf,
     pub home: PathBuf,
     pub passphrase: Option<String>,
+    /// The plaintexts the secret scan looks for.
+    secrets: Mutex<BTreeSet<String>>,
+    /// `file://` backends commands were pointed at (scanned like the home).
+    backends: Mutex<BTreeSet<PathBuf>>,
 }
 
 impl Sandbox {
@@ -32,6 +58,16 @@ impl Sandbox {
             project,
             home,
             passphrase: Some(PASSPHRASE.to_owned()),
+            secrets: Mutex::new(BTreeSet::new()),
+            backends: Mutex::new(BTreeSet::new()),
+        }
+    }
+
+    /// Names a secret plaintext the scan must never find where it does not belong (a value a
+    /// program or provider makes secret, say). Short ones are ignored.
+    pub fn secret(&self, plaintext: &str) {
+        if plaintext.chars().count() >= MIN_SECRET_CHARS {
+            lock(&self.secrets).insert(plaintext.to_owned());
         }
     }
 
@@ -44,6 +80,7 @@ impl Sandbox {
     /// Runs `cairn args` with `stdin` as its standard input.
     pub fn run_with_stdin(&self, args: &[&str], stdin: &[u8]) -> Output {
         use std::io::Write;
+        self.learn(args, Some(stdin));
         let mut child = self
             .command(args)
             .stdin(std::process::Stdio::piped())
@@ -52,7 +89,9 @@ impl Sandbox {
             .spawn()
             .expect("run cairn");
         child.stdin.take().unwrap().write_all(stdin).unwrap();
-        child.wait_with_output().expect("run cairn")
+        let output = child.wait_with_output().expect("run cairn");
+        self.scan(args, &output);
+        output
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
@@ -73,7 +112,107 @@ impl Sandbox {
     }
 
     pub fn run(&self, args: &[&str]) -> Output {
-        self.command(args).output().expect("run cairn")
+        self.learn(args, None);
+        let output = self.command(args).output().expect("run cairn");
+        self.scan(args, &output);
+        output
+    }
+
+    /// Notes what a command is about to reveal to the scan: the value of a
+    /// `config set --secret` (its argument, else `stdin` without its final line break) and a
+    /// `--backend file://…` directory.
+    fn learn(&self, args: &[&str], stdin: Option<&[u8]>) {
+        let (positionals, flags) = split_args(args);
+        for (flag, value) in &flags {
+            if *flag == "--backend"
+                && let Some(dir) = value.and_then(|url| url.strip_prefix("file://"))
+            {
+                lock(&self.backends).insert(self.project.join(dir));
+            }
+        }
+        let secret = flags.iter().any(|(flag, _)| *flag == "--secret");
+        if secret && positionals.starts_with(&["config", "set"]) {
+            match (positionals.get(3), stdin) {
+                (Some(value), _) => self.secret(value),
+                (None, Some(bytes)) => {
+                    let text = String::from_utf8_lossy(bytes);
+                    let text = text.strip_suffix('\n').unwrap_or(&text);
+                    self.secret(text.strip_suffix('\r').unwrap_or(text));
+                }
+                (None, None) => {}
+            }
+        }
+    }
+
+    /// The secret scan after a command: its output (unless it asked for secrets) and the home.
+    fn scan(&self, args: &[&str], output: &Output) {
+        let (positionals, flags) = split_args(args);
+        let reveals = flags.iter().any(|(flag, _)| *flag == "--show-secrets")
+            || positionals.starts_with(&["config", "get"]);
+        let secrets = lock(&self.secrets).clone();
+        let mut leaks = Vec::new();
+        if !reveals {
+            for (stream, bytes) in [("stdout", &output.stdout), ("stderr", &output.stderr)] {
+                leaks.extend(find_secrets(
+                    &secrets,
+                    &format!("the {stream} of cairn {args:?}"),
+                    &String::from_utf8_lossy(bytes),
+                ));
+            }
+        }
+        leaks.extend(self.scan_files(&secrets));
+        if !leaks.is_empty() {
+            panic!(
+                "secret scan after cairn {args:?}: {} leak(s):\n{}",
+                leaks.len(),
+                leaks.join("\n")
+            );
+        }
+    }
+
+    /// Leaks in the home (but its plugin store and compile cache) and the `file://` backends
+    /// commands named.
+    fn scan_files(&self, secrets: &BTreeSet<String>) -> Vec<String> {
+        let mut secrets = secrets.clone();
+        if let Some(passphrase) = &self.passphrase {
+            secrets.insert(passphrase.clone());
+        }
+        let mut roots = vec![self.home.clone()];
+        roots.extend(lock(&self.backends).iter().cloned());
+        let mut leaks = Vec::new();
+        for root in roots {
+            let mut stack = vec![root.clone()];
+            while let Some(dir) = stack.pop() {
+                let Ok(entries) = std::fs::read_dir(&dir) else {
+                    continue;
+                };
+                for entry in entries.flatten() {
+                    let path = entry.path();
+                    let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                        continue;
+                    };
+                    if meta.is_dir() {
+                        let skipped = dir == self.home
+                            && matches!(
+                                path.file_name().and_then(|n| n.to_str()),
+                                Some("plugins" | "cache")
+                            );
+                        if !skipped {
+                            stack.push(path);
+                        }
+                    } else if meta.is_file()
+                        && let Ok(bytes) = std::fs::read(&path)
+                    {
+                        leaks.extend(find_secrets(
+                            &secrets,
+                            &path.display().to_string(),
+                            &String::from_utf8_lossy(&bytes),
+                        ));
+                    }
+                }
+            }
+        }
+        leaks
     }
 
     /// Runs `cairn` and returns its stdout, failing the test (with stderr) if it fails.
@@ -116,6 +255,76 @@ impl Sandbox {
             .join(project)
             .join(format!("{stack}.json"))
     }
+}
+
+impl Drop for Sandbox {
+    /// The home once more, after everything the test ran (including through `command`).
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        let secrets = lock(&self.secrets).clone();
+        let leaks = self.scan_files(&secrets);
+        if !leaks.is_empty() {
+            panic!(
+                "secret scan at the end of the test: {} leak(s):\n{}",
+                leaks.len(),
+                leaks.join("\n")
+            );
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A command line's positional arguments and its flags with their values (the global
+/// `--cwd`, `--stack`/`-s` and `--backend` take one; `--flag=value` is split).
+fn split_args<'a>(args: &[&'a str]) -> (Vec<&'a str>, Vec<(&'a str, Option<&'a str>)>) {
+    let mut positionals = Vec::new();
+    let mut flags = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i];
+        if let Some((flag, value)) = arg.split_once('=').filter(|_| arg.starts_with("--")) {
+            flags.push((flag, Some(value)));
+        } else if matches!(arg, "--cwd" | "--stack" | "-s" | "--backend") {
+            flags.push((arg, args.get(i + 1).copied()));
+            i += 1;
+        } else if arg.starts_with('-') && arg.len() > 1 {
+            flags.push((arg, None));
+        } else {
+            positionals.push(arg);
+        }
+        i += 1;
+    }
+    (positionals, flags)
+}
+
+/// One line per secret whose plaintext is in `text` (`place` names it), quoting where. A
+/// plaintext is looked for as it is and JSON-escaped (as state files hold it).
+pub fn find_secrets(secrets: &BTreeSet<String>, place: &str, text: &str) -> Vec<String> {
+    let mut leaks = Vec::new();
+    for secret in secrets {
+        let json = serde_json::to_string(secret).unwrap_or_default();
+        let escaped = json
+            .get(1..json.len().saturating_sub(1))
+            .unwrap_or_default();
+        let found = [secret.as_str(), escaped]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .find_map(|s| text.find(s).map(|at| (at, s.len())));
+        if let Some((at, len)) = found {
+            let start = text.floor_char_boundary(at.saturating_sub(100));
+            let end = text.ceil_char_boundary((at + len + 100).min(text.len()));
+            leaks.push(format!(
+                "  {secret:?} in {place} (at byte {at}): …{:?}…",
+                &text[start..end]
+            ));
+        }
+    }
+    leaks
 }
 
 /// Asserts `haystack` contains every fragment.
@@ -349,4 +558,68 @@ pub fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, Option<Vec<u8>>> 
         }
     }
     all
+}
+
+/// The secret scan itself: it learns secrets from `config set --secret`, spares commands that
+/// ask for them, and fails on a plaintext it finds.
+mod secret_scan {
+    use super::*;
+
+    #[test]
+    fn command_lines_split_into_positionals_and_flags() {
+        let (positionals, flags) = split_args(&[
+            "--stack", "dev", "config", "set", "--secret", "--path=x", "key", "-s", "prod", "value",
+        ]);
+        assert_eq!(positionals, ["config", "set", "key", "value"]);
+        assert_eq!(
+            flags,
+            [
+                ("--stack", Some("dev")),
+                ("--secret", None),
+                ("--path", Some("x")),
+                ("-s", Some("prod")),
+            ]
+        );
+    }
+
+    #[test]
+    fn secrets_are_learned_and_commands_that_ask_for_them_are_spared() {
+        let sandbox = Sandbox::new("scan");
+        sandbox.ok(&["stack", "init", "dev"]);
+        sandbox.ok(&["config", "set", "--secret", "token", "learned-secret"]);
+        sandbox.run_with_stdin(&["config", "set", "--secret", "cert"], b"from-stdin\n");
+        sandbox.ok(&["config", "set", "--secret", "pin", "1234"]);
+        assert_eq!(
+            lock(&sandbox.secrets).iter().collect::<Vec<_>>(),
+            ["from-stdin", "learned-secret"],
+            "short values are not scanned for"
+        );
+        // Asked for, so not a leak.
+        assert_eq!(sandbox.ok(&["config", "get", "token"]), "learned-secret\n");
+        assert_contains(
+            &sandbox.ok(&["config", "--show-secrets"]),
+            &["learned-secret"],
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "\"learned-secret\" in the stdout of cairn")]
+    fn a_secret_in_output_fails_the_test() {
+        let sandbox = Sandbox::new("scan");
+        sandbox.ok(&["stack", "init", "dev"]);
+        sandbox.ok(&["config", "set", "name", "learned-secret"]);
+        sandbox.secret("learned-secret");
+        // A plain value that happens to be a secret's plaintext: found in the listing.
+        sandbox.ok(&["config"]);
+    }
+
+    #[test]
+    #[should_panic(expected = "secret scan at the end of the test")]
+    fn a_secret_in_the_home_fails_the_test() {
+        let sandbox = Sandbox::new("scan");
+        sandbox.secret("stored-in-plain-text");
+        let dir = sandbox.home.join("stacks/scan");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("dev.json"), r#"{"value": "stored-in-plain-text"}"#).unwrap();
+    }
 }

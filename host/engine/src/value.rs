@@ -246,10 +246,14 @@ macro_rules! props {
     }};
 }
 
+/// Shorter secret texts are looked for only as whole values (`"1"` is in too many texts).
+pub const MIN_CONTAINED_SECRET: usize = 5;
+
 /// Marks as secret every text in `values` (not already inside a secret) that equals a secret
-/// text of `reference`: a provider that copies a secret it was given into an output of another
-/// name (which [`restore_secrets`] cannot see) does not reveal it either. Over-marking a value
-/// that happens to equal a secret only masks it.
+/// text of `reference`, or contains one of at least [`MIN_CONTAINED_SECRET`] characters: a
+/// provider that copies a secret it was given into an output of another name, or builds one
+/// from it (which [`restore_secrets`] cannot see), does not reveal it either. Over-marking a
+/// value that happens to match a secret only masks it.
 pub fn mark_secret_copies(values: &mut PropertyMap, reference: &PropertyMap) {
     fn collect<'a>(value: &'a PropertyValue, secret: bool, into: &mut Vec<&'a str>) {
         match value {
@@ -266,8 +270,14 @@ pub fn mark_secret_copies(values: &mut PropertyMap, reference: &PropertyMap) {
         }
     }
     fn mark(value: &mut PropertyValue, secrets: &std::collections::HashSet<&str>) {
+        let reveals = |s: &str| {
+            secrets.contains(s)
+                || secrets
+                    .iter()
+                    .any(|secret| secret.len() >= MIN_CONTAINED_SECRET && s.contains(secret))
+        };
         match value {
-            PropertyValue::String(s) if secrets.contains(s.as_str()) => {
+            PropertyValue::String(s) if reveals(s) => {
                 *value = PropertyValue::secret(std::mem::take(value));
             }
             PropertyValue::Array(items) => items.iter_mut().for_each(|v| mark(v, secrets)),
@@ -376,6 +386,7 @@ mod tests {
         let given = props! {"pw" => s("hunter2".into()), "o" => s(PropertyValue::Object(props! {"k" => "key-1"})), "plain" => "open"};
         let mut returned = props! {
             "echo" => "hunter2",
+            "derived" => "copy-hunter2",
             "list" => vec![PropertyValue::from("key-1"), "other".into()],
             "plain" => "open",
             "already" => s("hunter2".into()),
@@ -385,6 +396,7 @@ mod tests {
             returned,
             props! {
                 "echo" => s("hunter2".into()),
+                "derived" => s("copy-hunter2".into()),
                 "list" => vec![s("key-1".into()), "other".into()],
                 "plain" => "open",
                 "already" => s("hunter2".into()),
