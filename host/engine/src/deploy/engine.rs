@@ -1100,7 +1100,7 @@ impl Engine {
 
     pub async fn register_resource(
         self: &Arc<Self>,
-        request: RegisterResourceRequest,
+        mut request: RegisterResourceRequest,
         caller: &Caller,
     ) -> Result<RegisterResourceResponse, MonitorError> {
         self.ensure_running()?;
@@ -1136,7 +1136,6 @@ impl Engine {
             (None, None) => Some(self.root_urn.clone()),
         };
         check_request(&request)?;
-        let mut request = request;
         self.fill_asset_hashes(&mut request, caller)?;
         let urn = self.urn_for(parent.as_ref(), &request.resource_type, &request.name)?;
         if let Some(scope) = caller.scope() {
