@@ -1,14 +1,16 @@
 //! The crash harness: deployments of a few hundred resources whose provider has real side
 //! effects (one file per resource; a create refuses to overwrite a file, so a duplicate create
-//! fails loudly), killed with SIGKILL — cairn, the program, the provider — at many points of
-//! create, update and destroy. After every kill it asserts that the state passes the integrity
-//! check (Cairn's, and an independent one here), that nothing completed is missing from it
-//! (every file is recorded or is the subject of a pending create; every recorded file exists
-//! with the recorded content unless an operation on it is pending), that pending operations
-//! are reported, and that resolving them (`cairn refresh` importing the interrupted creates
-//! whose file exists and clearing the rest) leaves the state and the files equal; at the end of
-//! each phase the next command converges with no duplicate and no leak. No process of a killed
-//! run may outlive it.
+//! fails loudly), stopped at many points of create, update and destroy — kill -9 of cairn, of
+//! the program, of the provider; SIGINT to the process group once (Ctrl-C) and twice; SIGTERM
+//! to cairn alone. After every stop it asserts that the state passes the integrity check
+//! (Cairn's, and an independent one here), that nothing completed is missing from it (every
+//! file is recorded or is the subject of a pending create; every recorded file exists with the
+//! recorded content unless an operation on it is pending), that pending operations are
+//! reported and `up` refuses to run over interrupted creates, and that resolving them
+//! (`cairn refresh` importing the interrupted creates whose file exists and clearing the rest)
+//! leaves the state and the files equal; at the end of each phase the next command converges
+//! with no duplicate and no leak. A graceful stop (SIGINT or SIGTERM once, or the program
+//! dying) leaves nothing pending, and no process of a stopped run outlives its cairn.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -83,7 +85,9 @@ fn names(count: usize) -> BTreeSet<String> {
 /// Processes of the sandbox below `root` (their working directory or command line is in it),
 /// as `(pid, command line)`; the test process and zombies are left out.
 fn sandbox_processes(root: &Path) -> Vec<(u32, String)> {
-    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let roots = [&canonical, root].map(|r| r.to_string_lossy().into_owned());
+    let root = canonical;
     let me = std::process::id();
     let mut found = Vec::new();
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -105,7 +109,7 @@ fn sandbox_processes(root: &Path) -> Vec<(u32, String)> {
             .unwrap_or_default();
         let cwd = std::fs::read_link(entry.path().join("cwd")).ok();
         let inside = cwd.is_some_and(|cwd| cwd.starts_with(&root))
-            || cmdline.contains(root.to_str().unwrap_or("\0"));
+            || roots.iter().any(|r| cmdline.contains(r.as_str()));
         if inside && !cmdline.is_empty() {
             found.push((pid, cmdline.trim().to_owned()));
         }
@@ -267,7 +271,8 @@ impl Harness {
     }
 
     /// The Python program of `tests/data/crash/python` declaring `count` files made by its
-    /// dynamic provider, each create taking `delay_ms` before and after writing its file.
+    /// dynamic provider, each create, update and delete taking `delay_ms` before and after
+    /// it acts.
     fn python(count: usize, delay_ms: u32) -> Harness {
         let python = python();
         let venv = python.parent().unwrap().parent().unwrap();
