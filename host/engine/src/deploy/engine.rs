@@ -3105,26 +3105,21 @@ impl Engine {
             .map_err(fail)?
             .ok_or_else(|| fail("it is not a custom resource".to_owned()))?;
         let mut info = self.step_info(StepOp::Import, urn, pending.resource_type.as_str(), true);
-        let read = {
-            let _permit = self
-                .permits
-                .acquire()
-                .await
-                .map_err(|_| err("the deployment is shutting down"))?;
-            // Read as a refresh reads (as Pulumi does once it has set the ID): with what the
-            // create was given, which some providers need to read at all (a dynamic
-            // provider finds its code there).
-            provider
-                .read(ReadRequest {
+        // Read as a refresh reads (as Pulumi does once it has set the ID): with what the create
+        // was given, which some providers need to read at all (a dynamic provider finds its
+        // code there).
+        let read = self
+            .checked_read(
+                &*provider,
+                ReadRequest {
                     urn: urn.clone(),
                     id: id.to_owned(),
                     inputs: pending.inputs.clone(),
                     state: pending.outputs.clone(),
-                })
-                .await
-                .map_err(|e| fail(e.to_string()))?
-        };
-        accept_read(&*provider, urn, &read).map_err(fail)?;
+                },
+            )
+            .await?
+            .map_err(|e| fail(e.to_string()))?;
         if read.id.is_empty() {
             return Err(fail(format!(
                 "{} found no such resource",
@@ -3159,6 +3154,26 @@ impl Engine {
         self.apply(vec![Mutation::Append(state)])
     }
 
+    /// A provider Read under a parallelism permit, its result checked before use; the outer
+    /// error is the deployment shutting down.
+    async fn checked_read(
+        &self,
+        provider: &dyn Provider,
+        request: ReadRequest,
+    ) -> Result<Result<super::provider::ReadResult, ProviderError>, MonitorError> {
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| err("the deployment is shutting down"))?;
+        let urn = request.urn.clone();
+        Ok(provider.read(request).await.and_then(|read| {
+            accept_read(provider, &urn, &read)
+                .map(|()| read)
+                .map_err(ProviderError::failed)
+        }))
+    }
+
     async fn refresh_one(&self, index: BaseIndex) -> Result<Refreshed, MonitorError> {
         let resource = self.base().resources[index].clone();
         let provider = self
@@ -3168,26 +3183,17 @@ impl Engine {
         let Some(provider) = provider else {
             return Ok(Refreshed::Unchanged);
         };
-        let read = {
-            let _permit = self
-                .permits
-                .acquire()
-                .await
-                .map_err(|_| err("the deployment is shutting down"))?;
-            provider
-                .read(ReadRequest {
+        let read = self
+            .checked_read(
+                &*provider,
+                ReadRequest {
                     urn: resource.urn.clone(),
                     id: resource.id.clone().unwrap_or_default(),
                     inputs: resource.inputs.clone(),
                     state: resource.outputs.clone(),
-                })
-                .await
-                .and_then(|read| {
-                    accept_read(&*provider, &resource.urn, &read)
-                        .map(|()| read)
-                        .map_err(ProviderError::failed)
-                })
-        };
+                },
+            )
+            .await?;
         let mut info = self.step_info(
             StepOp::Refresh,
             &resource.urn,
