@@ -5,16 +5,11 @@
 use crate::urn::Urn;
 use crate::value::PropertyMap;
 
+use super::engine::err;
 use super::monitor::MonitorError;
+use super::monitor::scope::Caller;
 use super::program::RegisterResourceRequest;
 use super::provider::{PartialState, Provider, ProviderError, ReadResult};
-use super::scope::Caller;
-
-fn err(message: impl Into<String>) -> MonitorError {
-    MonitorError {
-        message: message.into(),
-    }
-}
 
 /// Checks what a registration request carries against the engine's limits, before anything
 /// else looks at it: name length, input values (finite numbers, key lengths, depth), custom

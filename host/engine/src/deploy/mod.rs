@@ -4,19 +4,34 @@
 //! A [`Deployment`] runs one operation (update, refresh or destroy, possibly as a preview)
 //! against the snapshot held by a [`journal::SnapshotManager`], reporting progress as
 //! [`events::EngineEvent`]s.
+//!
+//! The parts, named as the spec names them:
+//!
+//! * [`monitor`] — the resource monitor: what programs and component providers call; admits
+//!   each request and hands it on;
+//! * `generator` — the step generator: URN, aliases, claiming old state, provider resolution,
+//!   check, analyzers, diff and the decision, dependent replacements;
+//! * `steps` — the steps, one type per kind (same, create, update, replace, delete, read,
+//!   import, refresh), each with its journaled apply;
+//! * `executor` — the step executor: running steps under `--parallel`, cancellation and
+//!   interruption, deletions as antichains, refresh and pending operations;
+//! * `plan` — the generator's plan state and its invariants; `engine` — the context the
+//!   three share; [`journal`] — the snapshot journal.
 
 mod admission;
 pub mod analyzer;
-pub mod diff;
 mod engine;
 pub mod events;
+mod executor;
+mod generator;
 pub mod graph;
 pub mod journal;
 pub mod monitor;
+mod plan;
 pub mod program;
 pub mod provider;
-mod providers;
-mod scope;
+mod registry;
+mod steps;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -305,36 +320,10 @@ impl Deployment {
             self.engine
                 .check_pending_creates("`cairn destroy`")
                 .map_err(|e| DeployError::Engine(e.message))?;
-            let base = self.engine.base();
-            let options = &self.engine.options;
-            let mut chosen: Vec<usize> = (0..base.resources.len()).collect();
-            if !options.targets.is_empty() {
-                let refs: Vec<&crate::state::ResourceState> = base.resources.iter().collect();
-                let graph = graph::DependencyGraph::new(&refs);
-                let targeted: Vec<usize> = chosen
-                    .iter()
-                    .copied()
-                    .filter(|&i| options.targets.contains(&base.resources[i].urn))
-                    .collect();
-                let mut selected: Vec<usize> = targeted.clone();
-                for &t in &targeted {
-                    for d in graph.transitive_dependents(t) {
-                        if selected.contains(&d) {
-                            continue;
-                        }
-                        if options.target_dependents {
-                            selected.push(d);
-                        } else {
-                            return Err(DeployError::Engine(format!(
-                                "{} depends on targeted resource {}; target it too, or pass --target-dependents",
-                                base.resources[d].urn, base.resources[t].urn
-                            )));
-                        }
-                    }
-                }
-                chosen = selected;
-            }
-            chosen.retain(|&i| !options.excludes.contains(&base.resources[i].urn));
+            let chosen = self
+                .engine
+                .destroy_deletions()
+                .map_err(DeployError::Engine)?;
             let deleted = self.engine.delete_all(chosen).await;
             self.check_interrupted()?;
             self.check_failures()?;

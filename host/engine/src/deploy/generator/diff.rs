@@ -4,8 +4,8 @@
 use crate::path::{PathElement, PropertyPath};
 use crate::value::{PropertyMap, PropertyValue};
 
-use super::events::{ChangeKind, PropertyChange};
-use super::provider::{DiffChanges, DiffKind, DiffResult};
+use super::super::events::{ChangeKind, PropertyChange};
+use super::super::provider::{DiffChanges, DiffKind, DiffResult};
 
 /// The property-level changes from `old` to `new`, depth first, in key order.
 ///
@@ -131,6 +131,12 @@ pub enum Decision {
         /// Top-level properties that force the replacement (empty for forced replacements).
         keys: Vec<String>,
     },
+}
+
+impl Decision {
+    pub fn is_replace(&self) -> bool {
+        matches!(self, Decision::Replace { .. })
+    }
 }
 
 /// The inputs to the step generator's diff rules, after the provider's `Diff` (if called).

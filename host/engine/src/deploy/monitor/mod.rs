@@ -1,6 +1,19 @@
 //! The resource monitor: the handle programs (and component providers in `Construct`/`Call`)
 //! register resources with. There is one per deployment; a provider building a component gets
-//! a monitor scoped to that component, which refuses what would reach outside it.
+//! a monitor scoped to that component ([`scope`]), which refuses what would reach outside it.
+//!
+//! Every request is admitted where it enters ([`super::admission`], [`references`],
+//! [`scope`]) and then handed on: `RegisterResource` ([`register`]) to the step generator, or
+//! to `construct` for a remote component ([`construct`]); `ReadResource` ([`read`]) to a read
+//! step; `Invoke` and `Call` ([`functions`]) to the package's provider. The monitor also
+//! resolves default providers, through the generator's provider resolution.
+
+pub(crate) mod construct;
+pub(crate) mod functions;
+pub(crate) mod read;
+pub(crate) mod references;
+pub(crate) mod register;
+pub(crate) mod scope;
 
 use std::sync::Arc;
 
@@ -13,7 +26,7 @@ use super::program::{
     RegisterResourceRequest, RegisterResourceResponse,
 };
 use super::provider::{CallResult, InvokeResult};
-use super::scope::Caller;
+use scope::Caller;
 
 /// A handle to the deployment's resource monitor.
 #[derive(Clone)]
@@ -27,6 +40,14 @@ pub struct Monitor {
 #[error("{message}")]
 pub struct MonitorError {
     pub message: String,
+}
+
+impl MonitorError {
+    pub fn new(message: impl Into<String>) -> MonitorError {
+        MonitorError {
+            message: message.into(),
+        }
+    }
 }
 
 impl Monitor {

@@ -1,0 +1,158 @@
+//! Deletions: what an update deletes once the program has exited (and what a destroy
+//! deletes), checked so that nothing that stays refers to anything deleted, then run as
+//! antichains of the dependency graph — dependents first, each antichain in parallel.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use futures::future::join_all;
+
+use crate::state::ResourceState;
+use crate::urn::Urn;
+
+use super::super::engine::{Engine, err};
+use super::super::events::StepOp;
+use super::super::graph::{self, DependencyGraph};
+use super::super::journal::BaseIndex;
+use super::super::monitor::MonitorError;
+use super::super::steps::delete::DeleteStep;
+
+impl Engine {
+    /// Base entries an update must delete once the program has finished: unregistered
+    /// resources, copies replaced create-before-delete, and leftovers marked for deletion.
+    pub fn update_deletions(&self) -> Vec<BaseIndex> {
+        self.plan()
+            .deletions(self.base(), |urn| self.is_targeted(urn))
+    }
+
+    /// Base entries a destroy deletes: all, or the targets (and, with `--target-dependents`,
+    /// what depends on them), less the excluded ones. A target's dependent that is not
+    /// chosen is an error: it would be left referring to a deleted resource.
+    pub fn destroy_deletions(&self) -> Result<Vec<BaseIndex>, String> {
+        let base = self.base();
+        let options = &self.options;
+        let mut chosen: Vec<BaseIndex> = (0..base.resources.len()).collect();
+        if !options.targets.is_empty() {
+            let refs: Vec<&ResourceState> = base.resources.iter().collect();
+            let graph = DependencyGraph::new(&refs);
+            let targeted: Vec<BaseIndex> = chosen
+                .iter()
+                .copied()
+                .filter(|&i| options.targets.contains(&base.resources[i].urn))
+                .collect();
+            let mut selected: Vec<BaseIndex> = targeted.clone();
+            for &t in &targeted {
+                for d in graph.transitive_dependents(t) {
+                    if selected.contains(&d) {
+                        continue;
+                    }
+                    if !options.target_dependents {
+                        return Err(format!(
+                            "{} depends on targeted resource {}; target it too, or pass --target-dependents",
+                            base.resources[d].urn, base.resources[t].urn
+                        ));
+                    }
+                    selected.push(d);
+                }
+            }
+            chosen = selected;
+        }
+        chosen.retain(|&i| !options.excludes.contains(&base.resources[i].urn));
+        Ok(chosen)
+    }
+
+    /// Refuses deletions that would leave a remaining resource referring to a deleted one: a
+    /// resource that stays untouched (not registered, not deleted) or was kept as it is by
+    /// `--target`. Registered resources have new dependencies and cannot refer to these.
+    pub fn check_deletable(&self, doomed: &[BaseIndex]) -> Result<(), MonitorError> {
+        let plan = self.plan();
+        let doomed_urns: HashMap<&Urn, BaseIndex> = doomed
+            .iter()
+            .filter(|i| !plan.pending_deletes.contains(i))
+            .map(|&i| (&self.base().resources[i].urn, i))
+            .collect();
+        if doomed_urns.is_empty() {
+            return Ok(());
+        }
+        let doomed_set: HashSet<BaseIndex> = doomed.iter().copied().collect();
+        let mut problems = Vec::new();
+        for (i, resource) in self.base().resources.iter().enumerate() {
+            if !plan.stays(i, &doomed_set) {
+                continue;
+            }
+            for target in graph::dependencies_of(resource) {
+                if doomed_urns.contains_key(target) {
+                    problems.push(format!(
+                        "cannot delete {target}: {} depends on it and is not part of this update; target it too, or change what it depends on",
+                        resource.urn
+                    ));
+                }
+            }
+        }
+        problems.dedup();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(err(problems.join("; ")))
+        }
+    }
+
+    /// Deletes the given base entries: protected ones refuse (before anything is deleted), the
+    /// rest run as antichains, dependents first, each antichain in parallel.
+    pub async fn delete_all(self: &Arc<Self>, indices: Vec<BaseIndex>) -> Result<(), MonitorError> {
+        self.refuse_protected(&indices)?;
+        let doomed: HashSet<&Urn> = indices
+            .iter()
+            .map(|&i| &self.base().resources[i].urn)
+            .collect();
+        let refs: Vec<&ResourceState> =
+            indices.iter().map(|&i| &self.base().resources[i]).collect();
+        let layers = DependencyGraph::new(&refs).delete_antichains();
+        for layer in layers {
+            self.ensure_running()?;
+            let results = join_all(layer.into_iter().map(|local| {
+                let index = indices[local];
+                let resource = &self.base().resources[index];
+                let deleted_with = resource
+                    .deleted_with
+                    .as_ref()
+                    .is_some_and(|target| doomed.contains(target));
+                DeleteStep {
+                    index,
+                    deleted_with,
+                }
+                .apply(self)
+            }))
+            .await;
+            if let Some(error) = results.into_iter().find_map(Result::err) {
+                return Err(error);
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses to delete anything when a protected resource is among `indices` (each one is
+    /// recorded as a failed delete).
+    fn refuse_protected(&self, indices: &[BaseIndex]) -> Result<(), MonitorError> {
+        let protected: Vec<String> = indices
+            .iter()
+            .map(|&i| &self.base().resources[i])
+            .filter(|r| r.protect && !r.delete)
+            .map(|r| r.urn.to_string())
+            .collect();
+        if protected.is_empty() {
+            return Ok(());
+        }
+        let message = format!(
+            "refusing to delete protected resource{} {}; run `cairn state unprotect <urn>` first",
+            if protected.len() == 1 { "" } else { "s" },
+            protected.join(", ")
+        );
+        for urn in &protected {
+            if let Ok(urn) = Urn::parse(urn) {
+                self.note_failure(&urn, StepOp::Delete, message.clone());
+            }
+        }
+        Err(err(message))
+    }
+}

@@ -1,0 +1,97 @@
+//! Components: a component resource (no provider, no ID) is registered by claiming its old
+//! state and recording its inputs; its step is `create`, `same` or `update` by its inputs,
+//! and it keeps its recorded outputs until it registers new ones.
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+
+use crate::state::ResourceState;
+use crate::urn::Urn;
+
+use super::super::engine::Engine;
+use super::super::events::StepOp;
+use super::super::generator::diff::diff_properties;
+use super::super::journal::Mutation;
+use super::super::monitor::MonitorError;
+use super::super::monitor::scope::Caller;
+use super::super::program::{RegisterResourceRequest, RegisterResourceResponse};
+use super::super::steps::step_state;
+use super::identity::Claimed;
+
+impl Engine {
+    /// Registers the component `urn` (under `parent`) as `request` describes it.
+    pub async fn register_component(
+        self: &Arc<Self>,
+        urn: Urn,
+        parent: Option<Urn>,
+        request: RegisterResourceRequest,
+        caller: &Caller,
+    ) -> Result<RegisterResourceResponse, MonitorError> {
+        let old = self.claim_with_aliases(
+            &urn,
+            parent.as_ref(),
+            &request.resource_type,
+            urn.name(),
+            &request.options.aliases,
+            caller,
+        )?;
+        let state = component_state(&urn, parent, request, &old);
+        let old_state = old.as_ref().map(|(_, o)| o);
+        let op = match old_state {
+            None => StepOp::Create,
+            Some(o) if o.inputs == state.inputs => StepOp::Same,
+            Some(_) => StepOp::Update,
+        };
+        let mut info = self.step_info(op, &urn, state.resource_type.as_str(), false);
+        info.old = old_state.map(step_state);
+        info.new = Some(step_state(&state));
+        if let Some(old) = old_state {
+            info.changes = diff_properties(&old.inputs, &state.inputs);
+        }
+        let mut mutations = vec![Mutation::Append(state.clone())];
+        mutations.extend(old.map(|(i, _)| Mutation::RemoveBase(i)));
+        self.run_step(info, true, async { Ok(()) }).await?;
+        self.apply(mutations)?;
+        self.record(&state);
+        Ok(RegisterResourceResponse {
+            urn,
+            id: None,
+            outputs: state.outputs,
+            property_dependencies: IndexMap::new(),
+        })
+    }
+}
+
+/// The state a component registration records: the request's inputs and options, the old
+/// state's outputs (until the component registers its own) and creation time.
+fn component_state(
+    urn: &Urn,
+    parent: Option<Urn>,
+    request: RegisterResourceRequest,
+    old: &Claimed,
+) -> ResourceState {
+    let RegisterResourceRequest {
+        resource_type,
+        inputs,
+        options,
+        property_dependencies,
+        ..
+    } = request;
+    let old = old.as_ref().map(|(_, o)| o);
+    let mut state = ResourceState::new(urn.clone(), resource_type, false);
+    state.parent = parent;
+    state.inputs = inputs;
+    state.outputs = old.map(|o| o.outputs.clone()).unwrap_or_default();
+    state.protect = options.protect;
+    state.dependencies = options.depends_on;
+    state.property_dependencies = property_dependencies;
+    state.aliases = old
+        .filter(|o| &o.urn != urn)
+        .map(|o| vec![o.urn.clone()])
+        .unwrap_or_default();
+    state.retain_on_delete = options.retain_on_delete;
+    state.deleted_with = options.deleted_with;
+    state.created = old.and_then(|o| o.created.clone());
+    state
+}

@@ -1,0 +1,166 @@
+//! `Invoke` and `Call`: provider functions, and component methods run by the component's
+//! provider through a monitor scoped to the component named by `__self__`.
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+
+use crate::urn::{TypeToken, Urn};
+use crate::value::PropertyValue;
+
+use super::super::admission::describe_parent;
+use super::super::engine::{Engine, err};
+use super::super::program::{ProgramCallRequest, ProgramInvokeRequest, ResourceOptions};
+use super::super::provider::{CallRequest, CallResult, InvokeRequest, InvokeResult, Provider};
+use super::scope::{Caller, scoped_result};
+use super::{Monitor, MonitorError};
+
+impl Engine {
+    /// The provider of a function token's package (`pkg:module:function`).
+    async fn function_provider(
+        self: &Arc<Self>,
+        token: &str,
+        explicit: Option<&str>,
+        version: Option<&str>,
+        caller: &Caller,
+    ) -> Result<Arc<dyn Provider>, MonitorError> {
+        self.ensure_running()?;
+        let parsed =
+            TypeToken::parse(token).map_err(|e| err(format!("invalid function token: {e}")))?;
+        let package = parsed.package();
+        if let Some(scope) = caller.scope()
+            && package == "pulumi"
+        {
+            return Err(err(scope.violation(format_args!(
+                "it called {token}, a function of the built-in pulumi package, which only the program may use"
+            ))));
+        }
+        let (_, provider) = self
+            .resolve_provider(explicit, &IndexMap::new(), package, version, caller)
+            .await?;
+        Ok(provider)
+    }
+
+    /// `Invoke`: calls a provider function; arguments and results are checked like inputs.
+    pub async fn invoke(
+        self: &Arc<Self>,
+        request: ProgramInvokeRequest,
+        caller: &Caller,
+    ) -> Result<InvokeResult, MonitorError> {
+        let token = crate::text::visible_line(&request.token).into_owned();
+        crate::limits::check_properties(&request.args)
+            .map_err(|e| err(format!("invoking {token}: invalid arguments: {e}")))?;
+        let provider = self
+            .function_provider(
+                &request.token,
+                request.provider.as_deref(),
+                request.version.as_deref(),
+                caller,
+            )
+            .await?;
+        let result = provider
+            .invoke(InvokeRequest {
+                token: request.token.clone(),
+                args: request.args,
+            })
+            .await
+            .map_err(|e| err(format!("invoking {token} failed: {e}")))?;
+        crate::limits::check_properties(&result.outputs).map_err(|e| {
+            err(format!(
+                "invoking {token} failed: {} returned invalid outputs: {e}",
+                provider.describe()
+            ))
+        })?;
+        Ok(result)
+    }
+
+    /// A provider acting for a component may call methods only of components in its subtree.
+    fn check_call_in_scope(
+        &self,
+        token: &str,
+        component: Option<&Urn>,
+        caller: &Caller,
+    ) -> Result<(), MonitorError> {
+        let Some(scope) = caller.scope() else {
+            return Ok(());
+        };
+        let inside = match (component, &scope.component) {
+            (Some(target), Some(own)) => self.plan().in_subtree(target, own),
+            _ => false,
+        };
+        if inside {
+            return Ok(());
+        }
+        Err(err(scope.violation(format_args!(
+            "it called {token} on {}, which is outside the component",
+            describe_parent(component)
+        ))))
+    }
+
+    /// `Call`: runs a component's method through its provider, with a monitor scoped to the
+    /// component named by the `__self__` argument.
+    pub async fn call(
+        self: &Arc<Self>,
+        request: ProgramCallRequest,
+        caller: &Caller,
+    ) -> Result<CallResult, MonitorError> {
+        let token = crate::text::visible_line(&request.token).into_owned();
+        crate::limits::check_properties(&request.args)
+            .map_err(|e| err(format!("calling {token}: invalid arguments: {e}")))?;
+        self.check_completed(&request.arg_dependencies)
+            .map_err(|target| {
+                err(format!(
+                    "calling {token}: the arguments depend on {target}, which is not a resource registered in this deployment"
+                ))
+            })?;
+        let component = match request.args.get("__self__") {
+            Some(PropertyValue::ResourceReference(reference)) => Some(reference.urn.clone()),
+            _ => None,
+        };
+        self.check_call_in_scope(&token, component.as_ref(), caller)?;
+        let provider = self
+            .function_provider(
+                &request.token,
+                request.provider.as_deref(),
+                request.version.as_deref(),
+                caller,
+            )
+            .await?;
+        let scope = self.component_scope(
+            &provider,
+            "call",
+            component,
+            None,
+            &ResourceOptions::default(),
+            caller,
+        );
+        let described = scope.provider.clone();
+        let caller = Arc::new(Caller::Component(scope));
+        let result = provider
+            .call(
+                CallRequest {
+                    token: request.token.clone(),
+                    args: request.args,
+                    arg_dependencies: request.arg_dependencies,
+                    project: self.options.project.clone(),
+                    stack: self.options.stack.clone(),
+                    dry_run: self.preview(),
+                },
+                Monitor::for_caller(self.clone(), caller.clone()),
+            )
+            .await;
+        let result = scoped_result(&caller, result, || format!("calling {token}"))?;
+        crate::limits::check_properties(&result.outputs).map_err(|e| {
+            err(format!(
+                "calling {token} failed: {described} returned invalid outputs: {e}"
+            ))
+        })?;
+        self.check_completed(&result.output_dependencies)
+            .map_err(|target| {
+                err(format!(
+                    "calling {token} failed: {described} returned output dependencies on {target}, which is not a resource registered in this deployment"
+                ))
+            })?;
+        Ok(result)
+    }
+}

@@ -1,0 +1,269 @@
+//! The monitor's registration entry points: `RegisterResource` (dispatched to the flow for
+//! the root stack, providers, remote components, components and custom resources, after the
+//! request is admitted), `RegisterResourceOutputs`, and the root stack resource.
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+
+use crate::state::is_provider_type;
+use crate::urn::{ROOT_STACK_TYPE, TypeToken, Urn};
+use crate::value::{PropertyMap, PropertyValue};
+
+use super::super::admission::check_request;
+use super::super::engine::{Engine, err};
+use super::super::events::EngineEvent;
+use super::super::generator::providers::ProviderRegistration;
+use super::super::journal::Mutation;
+use super::super::program::{Alias, RegisterResourceRequest, RegisterResourceResponse};
+use super::super::provider::{NativePlugins, provider_type};
+use super::MonitorError;
+use super::scope::Caller;
+
+impl Engine {
+    /// Registers the stack's root resource (a component with no provider).
+    pub async fn register_root(self: &Arc<Self>) -> Result<(), MonitorError> {
+        let root_type = TypeToken::parse(ROOT_STACK_TYPE).map_err(|e| err(e.to_string()))?;
+        let urn = self.root_urn.clone();
+        let name = urn.name().to_owned();
+        self.register_component(
+            urn,
+            None,
+            RegisterResourceRequest::component(root_type, name),
+            &Caller::Program,
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Sets a component's (or the stack's) outputs. A provider acting for a component may set
+    /// only the outputs of components in its subtree.
+    pub fn register_outputs(
+        &self,
+        urn: &Urn,
+        outputs: PropertyMap,
+        caller: &Caller,
+    ) -> Result<(), MonitorError> {
+        crate::limits::check_properties(&outputs)
+            .map_err(|e| err(format!("registering the outputs of {urn}: {e}")))?;
+        let mut plan = self.plan();
+        if let Some(scope) = caller.scope() {
+            let inside = scope
+                .component
+                .as_ref()
+                .is_some_and(|component| plan.in_subtree(urn, component));
+            if !inside {
+                return Err(err(scope.violation(format_args!(
+                    "it set the outputs of {urn}, which is outside the component"
+                ))));
+            }
+        }
+        let Some(state) = plan.states.get_mut(urn).filter(|s| !s.custom) else {
+            return Err(err(format!(
+                "cannot register outputs for {urn}: it is not a component registered in this deployment"
+            )));
+        };
+        state.outputs = outputs.clone();
+        let updated = state.clone();
+        drop(plan);
+        self.apply(vec![Mutation::ReplaceAppended(urn.clone(), updated)])?;
+        self.emit(EngineEvent::Outputs {
+            urn: urn.clone(),
+            outputs,
+        });
+        Ok(())
+    }
+
+    /// `RegisterResource`: admits the request (limits, scope, references), then runs the flow
+    /// for what it registers.
+    pub async fn register_resource(
+        self: &Arc<Self>,
+        mut request: RegisterResourceRequest,
+        caller: &Caller,
+    ) -> Result<RegisterResourceResponse, MonitorError> {
+        self.ensure_running()?;
+        if request.resource_type.as_str() == ROOT_STACK_TYPE {
+            // SDKs register the root themselves; the engine already has.
+            return Ok(RegisterResourceResponse {
+                urn: self.root_urn.clone(),
+                id: None,
+                outputs: PropertyMap::new(),
+                property_dependencies: IndexMap::new(),
+            });
+        }
+        let is_provider = is_provider_type(&request.resource_type);
+        if is_provider {
+            check_provider_package(&request)?;
+        }
+        let parent = match (&request.parent, caller.scope()) {
+            (Some(parent), _) => Some(parent.clone()),
+            // What a provider registers for a component belongs to the component; a missing
+            // parent is refused by the scope check rather than defaulted to the stack.
+            (None, Some(_)) => None,
+            (None, None) if is_provider => None,
+            (None, None) => Some(self.root_urn.clone()),
+        };
+        check_request(&request)?;
+        self.fill_asset_hashes(&mut request, caller)?;
+        let urn = self.urn_for(parent.as_ref(), &request.resource_type, &request.name)?;
+        if let Some(scope) = caller.scope() {
+            self.check_in_scope(scope, &urn, parent.as_ref(), &request)?;
+        }
+        self.check_references(&urn, parent.as_ref(), &request)?;
+        let dependencies = all_dependencies(&request);
+        if request.remote {
+            return Box::pin(self.construct(urn, parent, request, caller)).await;
+        }
+        if is_provider {
+            let native = caller.native(self.options.native_plugins);
+            let registration = ProviderRegistration {
+                urn,
+                resource_type: request.resource_type,
+                parent,
+                inputs: request.inputs,
+                options: request.options,
+            };
+            return Box::pin(self.register_provider(registration, native, caller)).await;
+        }
+        // Providers and remote components are not gated: they register on behalf of (and while)
+        // other registrations hold the gate, and Construct registers children through it.
+        let _gate = self
+            .gate
+            .acquire()
+            .await
+            .map_err(|_| err("the deployment is shutting down"))?;
+        if !request.custom {
+            if let Some(root) = caller.scope().and_then(|s| s.root.as_ref())
+                && caller.scope().and_then(|s| s.component.as_ref()) == Some(&urn)
+            {
+                // The component a construct registers keeps the identities the program gave
+                // it (checked above to include any the provider sent).
+                request.options.aliases = root.aliases.iter().cloned().map(Alias::Urn).collect();
+            }
+            return Box::pin(self.register_component(urn, parent, request, caller)).await;
+        }
+        Box::pin(self.register_custom(urn, parent, dependencies, request, caller)).await
+    }
+
+    /// Gives every asset and archive in a registration's inputs its SHA-256 `hash`, as Pulumi's
+    /// engine does (SDK programs send none), so the state records it. Files are read only for
+    /// callers that run native code anyway (Python and Node.js programs), relative to the
+    /// program's directory: a sandboxed program or provider must not make the engine read host
+    /// files (or block on `/dev/zero`). Values with remote sources are left as they came.
+    fn fill_asset_hashes(
+        &self,
+        request: &mut RegisterResourceRequest,
+        caller: &Caller,
+    ) -> Result<(), MonitorError> {
+        let mut found = BlobSources::default();
+        for value in request.inputs.values() {
+            found.scan(value);
+        }
+        let reads_files = caller.native(self.options.native_plugins) == NativePlugins::Any;
+        if !found.unhashed || found.remote || (found.local && !reads_files) {
+            return Ok(());
+        }
+        let context = crate::asset::AssetContext {
+            base_dir: self.options.program_dir.as_deref(),
+            fetcher: None,
+        };
+        crate::asset::fill_hashes(&mut request.inputs, &context).map_err(|e| {
+            err(format!(
+                "{} {:?}: {e}",
+                request.resource_type,
+                crate::text::visible_line(&request.name)
+            ))
+        })
+    }
+}
+
+/// The package a provider resource names is looked up (and may name a file): it must be a
+/// package name.
+fn check_provider_package(request: &RegisterResourceRequest) -> Result<(), MonitorError> {
+    let package = request.resource_type.name();
+    provider_type(package)
+        .ok()
+        .filter(|_| crate::urn::is_package_name(package))
+        .map(|_| ())
+        .ok_or_else(|| {
+            err(format!(
+                "{}: {package:?} is not a package name (a letter, then letters, digits and '-')",
+                request.resource_type
+            ))
+        })
+}
+
+/// What the assets and archives in a value need to get their hashes: whether any lacks one,
+/// and whether any comes from a local file or a remote URI.
+#[derive(Default)]
+struct BlobSources {
+    unhashed: bool,
+    local: bool,
+    remote: bool,
+}
+
+impl BlobSources {
+    fn note(&mut self, hash: &Option<String>, local: bool, remote: bool) {
+        self.unhashed |= hash.is_none();
+        self.local |= local;
+        self.remote |= remote;
+    }
+
+    fn scan(&mut self, value: &PropertyValue) {
+        match value {
+            PropertyValue::Asset(a) => self.scan_asset(a),
+            PropertyValue::Archive(a) => self.scan_archive(a),
+            PropertyValue::Array(items) => items.iter().for_each(|v| self.scan(v)),
+            PropertyValue::Object(map) => map.values().for_each(|v| self.scan(v)),
+            PropertyValue::Secret(inner) => self.scan(inner),
+            PropertyValue::Output(o) => {
+                if let Some(v) = &o.value {
+                    self.scan(v)
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn scan_asset(&mut self, asset: &crate::asset::Asset) {
+        use crate::asset::AssetSource;
+        self.note(
+            &asset.hash,
+            matches!(asset.source, AssetSource::Path(_)),
+            matches!(asset.source, AssetSource::Uri(_)),
+        );
+    }
+
+    fn scan_archive(&mut self, archive: &crate::asset::Archive) {
+        use crate::asset::{ArchiveMember, ArchiveSource};
+        self.note(
+            &archive.hash,
+            matches!(archive.source, ArchiveSource::Path(_)),
+            matches!(archive.source, ArchiveSource::Uri(_)),
+        );
+        if let ArchiveSource::Assets(members) = &archive.source {
+            for member in members.values() {
+                match member {
+                    ArchiveMember::Asset(a) => self.scan_asset(a),
+                    ArchiveMember::Archive(a) => self.scan_archive(a),
+                }
+            }
+        }
+    }
+}
+
+/// The request's dependencies: `dependsOn` plus every property dependency, without repeats.
+fn all_dependencies(request: &RegisterResourceRequest) -> Vec<Urn> {
+    let mut out: Vec<Urn> = Vec::new();
+    for urn in request
+        .options
+        .depends_on
+        .iter()
+        .chain(request.property_dependencies.values().flatten())
+    {
+        if !out.contains(urn) {
+            out.push(urn.clone());
+        }
+    }
+    out
+}

@@ -1,0 +1,138 @@
+//! The deleting steps: `delete` (the provider deletes a resource the program no longer
+//! declares), `delete-replaced` (an old copy of a replaced resource), `discard` (dropped from
+//! the state without a provider call), and the delete-replaced that runs ahead of a
+//! delete-before-replace re-creation.
+
+use crate::state::{OperationKind, ResourceState};
+
+use super::super::engine::{Engine, err};
+use super::super::events::StepOp;
+use super::super::executor::{PartialRecord, with_timeout};
+use super::super::journal::{BaseIndex, Mutation};
+use super::super::monitor::MonitorError;
+use super::{delete_request, step_state};
+
+/// Deletes base entry `index` once the program has finished (or in a destroy).
+pub(crate) struct DeleteStep {
+    pub index: BaseIndex,
+    /// Its `deletedWith` target is deleted too, which implies its deletion.
+    pub deleted_with: bool,
+}
+
+impl DeleteStep {
+    pub async fn apply(self, engine: &Engine) -> Result<(), MonitorError> {
+        let DeleteStep {
+            index,
+            deleted_with,
+        } = self;
+        let resource = engine.base().resources[index].clone();
+        let discard = is_discarded(&resource, deleted_with);
+        // A copy replaced create-before-delete in this deployment is marked `delete` only in the
+        // journal; its replacement was already counted.
+        let replaced_copy = resource.delete || engine.plan().pending_deletes.contains(&index);
+        let op = if replaced_copy {
+            StepOp::DeleteReplaced
+        } else if discard {
+            StepOp::Discard
+        } else {
+            StepOp::Delete
+        };
+        let mut info = engine.step_info(
+            op,
+            &resource.urn,
+            resource.resource_type.as_str(),
+            resource.custom,
+        );
+        info.old = Some(step_state(&resource));
+        let preview = engine.preview();
+        let provider = if discard {
+            None
+        } else {
+            engine
+                .provider_for_old(&resource)
+                .await
+                .map_err(|e| err(format!("cannot delete {}: {e}", resource.urn)))?
+        };
+        let counted = !replaced_copy;
+        engine
+            .run_step(info, counted, async {
+                if preview {
+                    return Ok(());
+                }
+                match provider {
+                    Some(provider) => {
+                        let request = delete_request(&resource);
+                        let work = async {
+                            with_timeout(request.timeout, provider.delete(request.clone())).await?;
+                            Ok(((), vec![Mutation::RemoveBase(index)]))
+                        };
+                        engine
+                            .journaled(
+                                OperationKind::Deleting,
+                                &resource,
+                                PartialRecord::default(),
+                                work,
+                            )
+                            .await
+                    }
+                    None => engine
+                        .journal
+                        .apply(vec![Mutation::RemoveBase(index)])
+                        .map_err(Engine::journal_err),
+                }
+            })
+            .await
+    }
+}
+
+/// Whether a resource leaves the state without its provider deleting it: already physically
+/// gone (an interrupted delete-before-replace, kept only for the state's sake), its deletion
+/// implied by another's, kept on purpose (`retainOnDelete`), or not the stack's to delete (an
+/// external, read resource).
+fn is_discarded(resource: &ResourceState, deleted_with: bool) -> bool {
+    resource.pending_replacement || deleted_with || resource.retain_on_delete || resource.external
+}
+
+/// Deletes an old resource ahead of its replacement (delete-before-replace): it stays in the
+/// state marked `pendingReplacement` until the replacement exists.
+pub(crate) struct DeleteBeforeReplaceStep<'a> {
+    pub old: &'a ResourceState,
+    pub index: BaseIndex,
+}
+
+impl DeleteBeforeReplaceStep<'_> {
+    pub async fn apply(self, engine: &Engine) -> Result<(), MonitorError> {
+        let DeleteBeforeReplaceStep { old, index } = self;
+        let provider = engine.provider_for_old(old).await.map_err(err)?;
+        let mut info = engine.step_info(
+            StepOp::DeleteReplaced,
+            &old.urn,
+            old.resource_type.as_str(),
+            old.custom,
+        );
+        info.old = Some(step_state(old));
+        let preview = engine.preview();
+        let mut marked = old.clone();
+        marked.pending_replacement = true;
+        let request = delete_request(old);
+        // The logical replacement is counted once, by its Replace step.
+        engine
+            .run_step(info, false, async {
+                if preview {
+                    return Ok(());
+                }
+                let work = async {
+                    if let Some(provider) = &provider {
+                        with_timeout(request.timeout, provider.delete(request.clone())).await?;
+                    }
+                    Ok(((), vec![Mutation::ReplaceBase(index, marked.clone())]))
+                };
+                engine
+                    .journaled(OperationKind::Deleting, old, PartialRecord::default(), work)
+                    .await
+            })
+            .await?;
+        engine.plan().deleted_early.insert(index);
+        Ok(())
+    }
+}

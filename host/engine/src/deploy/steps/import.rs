@@ -1,0 +1,269 @@
+//! The `import` and `import-replacement` steps — adopting an existing resource by ID: the
+//! provider reads it, checks the program's inputs against what it read, and the diff must be
+//! empty — and the import of a resource an interrupted create may have made.
+
+use std::sync::Arc;
+
+use crate::path::PropertyPath;
+use crate::state::{OperationKind, ResourceState};
+use crate::urn::Urn;
+use crate::value::{PropertyMap, PropertyValue};
+
+use super::super::admission::accept_read;
+use super::super::engine::{Engine, err};
+use super::super::events::StepOp;
+use super::super::executor::PartialRecord;
+use super::super::generator::diff::diff_properties;
+use super::super::journal::{BaseIndex, Mutation};
+use super::super::monitor::MonitorError;
+use super::super::provider::{
+    CheckRequest, DiffChanges, DiffRequest, Provider, ProviderError, ReadRequest, ReadResult,
+};
+use super::replace::ReplaceStep;
+use super::{replacement_op, secure_outputs, step_state};
+
+/// Imports the resource with `import_id` as `state` (the program's registration, whose
+/// `inputs` are the program's inputs), replacing `old` (claimed at base index) if any.
+pub(crate) struct ImportStep {
+    pub state: ResourceState,
+    pub inputs: PropertyMap,
+    pub import_id: String,
+    pub ignore_changes: Vec<PropertyPath>,
+    pub provider: Arc<dyn Provider>,
+    pub old: Option<(BaseIndex, ResourceState)>,
+}
+
+impl ImportStep {
+    pub async fn apply(self, engine: &Engine) -> Result<ResourceState, MonitorError> {
+        let replacing = self.old.is_some();
+        let op = replacement_op(replacing, StepOp::Import, StepOp::ImportReplacement);
+        let urn = self.state.urn.clone();
+        let mut info = engine.step_info(op, &urn, self.state.resource_type.as_str(), true);
+        info.old = self.old.as_ref().map(|(_, o)| step_state(o));
+        let preview = engine.preview();
+        let done = engine
+            .run_step(info, !replacing, async {
+                let work = async {
+                    let read = self.read().await?;
+                    let checked = self.check(&read).await?;
+                    if let Some(message) = self.mismatch(&read, &checked).await? {
+                        if !preview {
+                            return Err(ProviderError::failed(message));
+                        }
+                        engine.warn(Some(&urn), message);
+                    }
+                    Ok(self.adopted(read, checked))
+                };
+                engine
+                    .journaled(
+                        OperationKind::Importing,
+                        &self.state,
+                        PartialRecord::default(),
+                        work,
+                    )
+                    .await
+            })
+            .await?;
+        if let Some((i, old)) = &self.old {
+            engine.plan().pending_deletes.push(*i);
+            ReplaceStep {
+                old,
+                new: &done,
+                changes: vec![],
+                keys: vec![],
+            }
+            .apply(engine)
+            .await?;
+        }
+        engine.record(&done);
+        Ok(done)
+    }
+
+    /// Reads the resource by its import ID; it must exist.
+    async fn read(&self) -> Result<ReadResult, ProviderError> {
+        let urn = &self.state.urn;
+        let read = self
+            .provider
+            .read(ReadRequest {
+                urn: urn.clone(),
+                id: self.import_id.clone(),
+                inputs: PropertyMap::new(),
+                state: PropertyMap::new(),
+            })
+            .await?;
+        accept_read(&*self.provider, urn, &read).map_err(ProviderError::failed)?;
+        if read.id.is_empty() {
+            return Err(ProviderError::failed(format!(
+                "there is no resource with ID {:?} to import",
+                self.import_id
+            )));
+        }
+        Ok(read)
+    }
+
+    /// Checks the program's inputs against what was read (ignored properties keep their
+    /// actual values); failures fail the import.
+    async fn check(&self, read: &ReadResult) -> Result<PropertyMap, ProviderError> {
+        let mut desired = PropertyValue::Object(self.inputs.clone());
+        let actual = PropertyValue::Object(read.inputs.clone());
+        for path in &self.ignore_changes {
+            path.reset(&actual, &mut desired);
+        }
+        let desired = match desired {
+            PropertyValue::Object(m) => m,
+            _ => PropertyMap::new(),
+        };
+        let checked = self
+            .provider
+            .check(CheckRequest {
+                urn: self.state.urn.clone(),
+                olds: read.inputs.clone(),
+                news: desired,
+                random_seed: vec![],
+            })
+            .await?;
+        if !checked.failures.is_empty() {
+            let reasons: Vec<String> = checked
+                .failures
+                .iter()
+                .map(|f| format!("{}: {}", f.property, f.reason))
+                .collect();
+            return Err(ProviderError::failed(format!(
+                "the imported resource's inputs are invalid: {}",
+                reasons.join("; ")
+            )));
+        }
+        Ok(checked.inputs)
+    }
+
+    /// Why the program's checked inputs differ from the imported resource's actual state, per
+    /// the provider's Diff; `None` when they match.
+    async fn mismatch(
+        &self,
+        read: &ReadResult,
+        checked: &PropertyMap,
+    ) -> Result<Option<String>, ProviderError> {
+        let diff = self
+            .provider
+            .diff(DiffRequest {
+                urn: &self.state.urn,
+                id: &read.id,
+                old_inputs: &read.inputs,
+                old_outputs: &read.outputs,
+                news: checked,
+                ignore_changes: &self.ignore_changes,
+            })
+            .await?;
+        let differs = match diff.changes {
+            DiffChanges::None => false,
+            DiffChanges::Some => true,
+            DiffChanges::Unknown => &read.inputs != checked,
+        };
+        if !differs {
+            return Ok(None);
+        }
+        let keys = if diff.changed_keys.is_empty() {
+            diff_properties(&read.inputs, checked)
+                .iter()
+                .map(|c| c.path.to_string())
+                .collect()
+        } else {
+            diff.changed_keys
+        };
+        Ok(Some(format!(
+            "the program's inputs for the imported resource differ from its actual state ({}); change the program to match",
+            keys.join(", ")
+        )))
+    }
+
+    /// The adopted state and its journal effects (the replaced copy marked for deletion).
+    fn adopted(&self, read: ReadResult, checked: PropertyMap) -> (ResourceState, Vec<Mutation>) {
+        let mut done = self.state.clone();
+        done.id = Some(read.id);
+        done.inputs = checked;
+        crate::value::restore_secrets(&mut done.inputs, &self.inputs);
+        done.outputs = secure_outputs(read.outputs, &done.inputs, &done.additional_secret_outputs);
+        done.import_id = Some(self.import_id.clone());
+        let mut mutations = vec![Mutation::Append(done.clone())];
+        if let Some((i, old)) = &self.old {
+            let mut doomed = old.clone();
+            doomed.delete = true;
+            mutations.push(Mutation::ReplaceBase(*i, doomed));
+        }
+        (done, mutations)
+    }
+}
+
+/// Adopts the resource an interrupted create may have made, by the ID the user gives: the
+/// provider reads it, and it is recorded with the inputs the create was given.
+pub(crate) struct PendingCreateImport<'a> {
+    pub pending: &'a ResourceState,
+    pub id: &'a str,
+}
+
+impl PendingCreateImport<'_> {
+    pub async fn apply(self, engine: &Engine) -> Result<(), MonitorError> {
+        let PendingCreateImport { pending, id } = self;
+        let urn = &pending.urn;
+        let fail = |message: String| {
+            err(format!(
+                "cannot import the pending create of {urn} as {id:?}: {message}"
+            ))
+        };
+        crate::limits::check_len("ID", id, crate::limits::MAX_ID_BYTES)
+            .map_err(|e| fail(e.to_string()))?;
+        let live = |target: &Urn| engine.plan().live.contains_key(target);
+        if let Some(parent) = pending.parent.as_ref().filter(|p| !live(p)) {
+            return Err(fail(format!("its parent {parent} is not in the state")));
+        }
+        let provider = engine
+            .provider_for_old(pending)
+            .await
+            .map_err(fail)?
+            .ok_or_else(|| fail("it is not a custom resource".to_owned()))?;
+        let mut info = engine.step_info(StepOp::Import, urn, pending.resource_type.as_str(), true);
+        // Read as a refresh reads (as Pulumi does once it has set the ID): with what the create
+        // was given, which some providers need to read at all (a dynamic provider finds its
+        // code there).
+        let read = engine
+            .checked_read(
+                &*provider,
+                ReadRequest {
+                    urn: urn.clone(),
+                    id: id.to_owned(),
+                    inputs: pending.inputs.clone(),
+                    state: pending.outputs.clone(),
+                },
+            )
+            .await?
+            .map_err(|e| fail(e.to_string()))?;
+        if read.id.is_empty() {
+            return Err(fail(format!(
+                "{} found no such resource",
+                provider.describe()
+            )));
+        }
+        let mut state = pending.clone();
+        // What the create was given stays its inputs unless the provider says otherwise.
+        if !read.inputs.is_empty() {
+            state.inputs = read.inputs;
+            crate::value::restore_secrets(&mut state.inputs, &pending.inputs);
+        }
+        // References to what is no longer in the state are dropped, so the state stays whole.
+        state.dependencies.retain(|d| live(d));
+        for targets in state.property_dependencies.values_mut() {
+            targets.retain(|d| live(d));
+        }
+        state.deleted_with = state.deleted_with.filter(|d| live(d));
+        state.id = Some(read.id);
+        state.outputs = secure_outputs(
+            read.outputs,
+            &state.inputs,
+            &state.additional_secret_outputs,
+        );
+        state.import_id = Some(id.to_owned());
+        info.new = Some(step_state(&state));
+        engine.finish_instantly(info);
+        engine.apply(vec![Mutation::Append(state)])
+    }
+}
