@@ -257,7 +257,7 @@ impl Workspace {
             Some(sub) => self.dir.join(sub),
             None => self.dir.clone(),
         };
-        Ok(dir.join(format!("Pulumi.{stack}.yaml")))
+        Ok(dir.join(cairn_engine::config::stack_config_file_name(stack)))
     }
 
     /// Describes a path relative to the project for messages.

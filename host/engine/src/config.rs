@@ -502,11 +502,6 @@ impl StackConfigFile {
         out
     }
 
-    /// True when any value is secret, i.e. reading it needs the secrets manager.
-    pub fn has_secrets(&self) -> bool {
-        self.config.values().any(ConfigValue::is_secret)
-    }
-
     /// `pulumi config set [--secret] key value`: stores a plain value, or encrypts it.
     pub fn set(
         &mut self,
@@ -1482,7 +1477,7 @@ environment:
         assert!(data.is_some_and(|d| d.is_secret() && d.is_object()));
         assert!(!ConfigValue::Object(json!({"a": [1]})).is_secret());
         assert_eq!(f.extra.keys().collect::<Vec<_>>(), ["environment"]);
-        assert!(f.has_secrets());
+        assert!(f.config.values().any(ConfigValue::is_secret));
         // An empty file is an empty configuration.
         assert_eq!(file(""), StackConfigFile::new(FILE));
         assert!(StackConfigFile::default().config.is_empty());
