@@ -231,3 +231,136 @@ impl Plan {
             && (!self.claimed.contains(&index) || self.untargeted.contains(&index))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::deploy::monitor::scope::{Caller, ComponentScope};
+    use crate::deploy::provider::NativePlugins;
+    use crate::urn::TypeToken;
+
+    fn urn(name: &str) -> Urn {
+        Urn::parse(&format!("urn:pulumi:s::p::t:m:R::{name}")).unwrap()
+    }
+
+    /// A base snapshot of resources `names` (`-name` marks a copy pending deletion), each
+    /// under `parent` where given as `name<parent`.
+    fn base(names: &[&str]) -> Snapshot {
+        let mut snapshot = Snapshot::empty(None);
+        for spec in names {
+            let (name, delete) = match spec.strip_prefix('-') {
+                Some(name) => (name, true),
+                None => (*spec, false),
+            };
+            let (name, parent) = match name.split_once('<') {
+                Some((name, parent)) => (name, Some(urn(parent))),
+                None => (name, None),
+            };
+            let mut state = ResourceState::new(urn(name), TypeToken::parse("t:m:R").unwrap(), true);
+            state.delete = delete;
+            state.parent = parent;
+            snapshot.resources.push(state);
+        }
+        snapshot
+    }
+
+    fn component_caller(component: &str) -> Caller {
+        Caller::Component(Box::new(ComponentScope {
+            provider: "pkg@1.0.0".into(),
+            method: "construct",
+            component: Some(urn(component)),
+            root: None,
+            passed_providers: vec![],
+            native: NativePlugins::ProjectNamed,
+            violations: Default::default(),
+        }))
+    }
+
+    #[test]
+    fn claims_by_urn_or_alias_and_only_live_copies() {
+        let base = base(&["a", "-b", "b", "c"]);
+        let mut plan = Plan::new(&base);
+        assert_eq!(
+            plan.claim(&base, &urn("a"), vec![], None, &Caller::Program)
+                .unwrap(),
+            Some(0)
+        );
+        // The live copy of b, not the one pending deletion.
+        assert_eq!(
+            plan.claim(&base, &urn("b"), vec![], None, &Caller::Program)
+                .unwrap(),
+            Some(2)
+        );
+        // Renamed from c.
+        let claimed = plan.claim(&base, &urn("d"), vec![urn("c")], None, &Caller::Program);
+        assert_eq!(claimed.unwrap(), Some(3));
+        assert_eq!(plan.renamed.get(&urn("c")), Some(&urn("d")));
+        assert_eq!(
+            plan.claim(&base, &urn("new"), vec![], None, &Caller::Program)
+                .unwrap(),
+            None
+        );
+        assert_eq!(plan.claimed, HashSet::from([0, 2, 3]));
+    }
+
+    #[test]
+    fn refuses_duplicates_ambiguous_aliases_and_double_claims() {
+        let base = base(&["a", "b"]);
+        let mut plan = Plan::new(&base);
+        let program = &Caller::Program;
+        plan.claim(&base, &urn("a"), vec![], None, program).unwrap();
+        let again = plan
+            .claim(&base, &urn("a"), vec![], None, program)
+            .unwrap_err();
+        assert!(again.message.contains("duplicate resource URN"), "{again}");
+        let two = plan.claim(&base, &urn("x"), vec![urn("a"), urn("b")], None, program);
+        assert!(two.unwrap_err().message.contains("matches 2 resources"));
+        let taken = plan.claim(&base, &urn("y"), vec![urn("a")], None, program);
+        assert!(taken.unwrap_err().message.contains("already took over"));
+        // A refused claim registers nothing.
+        assert!(!plan.registered.contains_key(&urn("x")));
+        assert!(!plan.registered.contains_key(&urn("y")));
+    }
+
+    #[test]
+    fn a_component_provider_claims_only_inside_its_component() {
+        let base = base(&["comp", "inside<comp", "outside"]);
+        let mut plan = Plan::new(&base);
+        plan.claim(&base, &urn("comp"), vec![], None, &Caller::Program)
+            .unwrap();
+        let caller = component_caller("comp");
+        let inside = plan.claim(&base, &urn("inside"), vec![], Some(&urn("comp")), &caller);
+        assert_eq!(inside.unwrap(), Some(1));
+        let outside = plan
+            .claim(&base, &urn("outside"), vec![], Some(&urn("comp")), &caller)
+            .unwrap_err();
+        assert!(
+            outside.message.contains("outside the component"),
+            "{outside}"
+        );
+        assert!(plan.in_subtree(&urn("inside"), &urn("comp")));
+        assert!(!plan.in_subtree(&urn("comp"), &urn("inside")));
+    }
+
+    #[test]
+    fn deletions_are_the_unclaimed_and_the_replaced_never_the_deleted_early() {
+        let base = base(&["kept", "gone", "replaced", "early", "untargeted"]);
+        let mut plan = Plan::new(&base);
+        for name in ["kept", "replaced", "early"] {
+            plan.claim(&base, &urn(name), vec![], None, &Caller::Program)
+                .unwrap();
+        }
+        plan.pending_deletes.push(2);
+        plan.deleted_early.insert(3);
+        assert_eq!(plan.deletions(&base, |_| true), [1, 2, 4]);
+        // Left out by --target: only the replaced copy still goes.
+        assert_eq!(
+            plan.deletions(&base, |u| u != &urn("untargeted") && u != &urn("gone")),
+            [2]
+        );
+        let doomed = HashSet::from([1]);
+        assert!(plan.stays(4, &doomed), "unregistered and not deleted");
+        assert!(!plan.stays(0, &doomed), "registered anew");
+        assert!(!plan.stays(1, &doomed), "deleted");
+    }
+}
