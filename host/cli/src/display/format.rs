@@ -395,7 +395,6 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 mod tests {
     use super::*;
     use crate::display::test_support::*;
-    use cairn_engine::asset::ArchiveMember;
     use cairn_engine::{ResourceReference, props};
 
     #[test]
@@ -406,12 +405,6 @@ mod tests {
             id: Some(Box::new("b-1".into())),
             package_version: None,
         });
-        let members = [(
-            "a.txt".to_owned(),
-            ArchiveMember::Asset(Asset::from_text("a")),
-        )]
-        .into_iter()
-        .collect();
         // (value, masked, shown)
         let cases: Vec<(PropertyValue, &str, &str)> = vec![
             (PropertyValue::Null, "null", "null"),
@@ -487,7 +480,7 @@ mod tests {
                 r#"archive(uri "https://x/a.zip")"#,
             ),
             (
-                PropertyValue::Archive(Archive::from_assets(members)),
+                PropertyValue::Archive(one_member_archive()),
                 "archive(1 member)",
                 "archive(1 member)",
             ),

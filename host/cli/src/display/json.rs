@@ -271,7 +271,7 @@ mod tests {
 
     use super::*;
     use crate::display::test_support::*;
-    use cairn_engine::asset::{Archive, ArchiveMember, Asset};
+    use cairn_engine::asset::Asset;
     use cairn_engine::deploy::events::{EventSink, StepOp};
     use cairn_engine::{ResourceReference, props};
 
@@ -378,12 +378,6 @@ mod tests {
             id: None,
             package_version: None,
         });
-        let members = [(
-            "a.txt".to_owned(),
-            ArchiveMember::Asset(Asset::from_text("a")),
-        )]
-        .into_iter()
-        .collect();
         // (value, masked, shown)
         let cases: Vec<(PropertyValue, Json, Json)> = vec![
             (PropertyValue::Null, Json::Null, Json::Null),
@@ -431,7 +425,7 @@ mod tests {
                 serde_json::json!({"asset": {"hash": null, "source": "text"}}),
             ),
             (
-                PropertyValue::Archive(Archive::from_assets(members)),
+                PropertyValue::Archive(one_member_archive()),
                 serde_json::json!({"archive": {"hash": null, "source": "assets", "members": 1}}),
                 serde_json::json!({"archive": {"hash": null, "source": "assets", "members": 1}}),
             ),

@@ -263,47 +263,39 @@ mod tests {
     fn every_mode_tracks_steps_in_flight_and_resources_met() {
         for (json, interactive) in [(false, false), (false, true), (true, false)] {
             let (display, _buf) = display(json, interactive, false, false);
-            let create = pet(StepOp::Create);
+            let failing = step(StepOp::Create, "a:b:C", "failing");
             let planned = StepInfo {
                 preview: true,
-                ..step(StepOp::Update, "aws:s3:Bucket", "logs")
+                ..step(StepOp::Create, "a:b:C", "planned")
             };
-            let failing = step(StepOp::Delete, "aws:s3:Bucket", "old");
-            display.emit(EngineEvent::StepStarted(create.clone()));
-            display.emit(EngineEvent::StepStarted(planned));
             display.emit(EngineEvent::StepStarted(failing.clone()));
-            assert_eq!(display.in_flight(), 2, "a planned step is not in flight");
-            display.emit(EngineEvent::Diagnostic {
-                severity: Severity::Info,
-                urn: Some(urn("a:b:C", "noted")),
-                message: "m".into(),
-            });
-            display.emit(EngineEvent::Diagnostic {
-                severity: Severity::Info,
-                urn: None,
-                message: "m".into(),
-            });
-            display.emit(EngineEvent::Outputs {
-                urn: urn(ROOT_STACK_TYPE, "proj-dev"),
-                outputs: props! {},
-            });
-            display.emit(EngineEvent::StepFinished {
-                step: create,
-                duration: ms(1),
-            });
-            assert_eq!(display.in_flight(), 1);
+            display.emit(EngineEvent::StepStarted(planned));
+            assert_eq!(display.in_flight(), 1, "a planned step is not in flight");
             display.emit(EngineEvent::StepFailed {
                 step: failing,
                 error: "boom".into(),
                 duration: ms(1),
             });
-            assert_eq!(display.in_flight(), 0);
+            assert_eq!(display.in_flight(), 0, "a failed step ended");
+            display.emit(EngineEvent::StepStarted(pet(StepOp::Delete)));
+            display.emit(EngineEvent::Diagnostic {
+                severity: Severity::Info,
+                urn: Some(urn("a:b:C", "noted")),
+                message: "m".into(),
+            });
+            for event in update_events(false) {
+                display.emit(event);
+            }
+            assert_eq!(display.in_flight(), 1, "the delete of pet never ended");
             let expected: HashSet<Urn> = [
-                urn("random:index:RandomPet", "pet"),
-                urn("aws:s3:Bucket", "logs"),
-                urn("aws:s3:Bucket", "old"),
+                urn("a:b:C", "failing"),
+                urn("a:b:C", "planned"),
                 urn("a:b:C", "noted"),
                 urn(ROOT_STACK_TYPE, "proj-dev"),
+                urn("random:index:RandomPet", "pet"),
+                urn("aws:s3:Bucket", "logs"),
+                urn("aws:ec2:Instance", "web"),
+                urn("aws:s3:Bucket", "old"),
             ]
             .into();
             assert_eq!(

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use cairn_engine::asset::{Archive, ArchiveMember, Asset};
 use cairn_engine::deploy::events::{
     ChangeKind, EngineEvent, Operation, PropertyChange, Severity, StepInfo, StepOp,
 };
@@ -67,6 +68,18 @@ pub(super) fn display(
         writer: Box::new(buf.clone()),
     });
     (display, buf)
+}
+
+/// An archive of one text asset, `a.txt`.
+pub(super) fn one_member_archive() -> Archive {
+    Archive::from_assets(
+        [(
+            "a.txt".to_owned(),
+            ArchiveMember::Asset(Asset::from_text("a")),
+        )]
+        .into_iter()
+        .collect(),
+    )
 }
 
 /// A URN in stack `dev` of project `proj`.
