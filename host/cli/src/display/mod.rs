@@ -90,7 +90,8 @@ trait Renderer: Send + Sync {
     /// Redraws what changes with time alone (elapsed times).
     fn tick(&self) {}
 
-    /// The event stream has ended: clears whatever is drawn to be redrawn. Harmless to repeat.
+    /// The event stream has ended: writes what the mode still holds and clears what it
+    /// redraws. Harmless to repeat.
     fn finish(&self) {}
 }
 
