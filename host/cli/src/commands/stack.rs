@@ -298,7 +298,8 @@ impl cairn_engine::secrets::Crypter for Masked {
 
 /// `cairn stack output`: the root stack resource's outputs.
 fn output(workspace: &Workspace, name: Option<&str>, json: bool, show_secrets: bool) -> Result<()> {
-    use crate::display::{format_value, value_to_json};
+    use crate::display::format::format_value;
+    use crate::display::json::value_to_json;
     let stack = Stack::current(workspace)?;
     let deployment = workspace.backend.latest(stack.project(), &stack.name)?;
     let outputs = match &deployment {
