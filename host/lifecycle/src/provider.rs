@@ -1,7 +1,10 @@
-//! The test provider (package `test`): generic resources backed by an in-memory "cloud", with
-//! per-scenario behaviour, and a log of every call it receives.
+//! The test provider (package `test`) in this process: [`World`], everything one scenario's
+//! provider instances share (the in-memory "cloud", call records, behaviour); [`Instrumented`],
+//! which records, delays and blocks calls around either side's logic; and [`InMemoryProvider`],
+//! the adapter that runs the logic (cairn-test-provider) on engine values and the in-memory cloud.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -14,22 +17,15 @@ use cairn_engine::deploy::provider::{
     UpdateResult,
 };
 use cairn_engine::value::{PropertyMap, PropertyValue};
+use cairn_test_provider::{self as logic, Cloud, Counter, Entry, ProviderSpec};
 use indexmap::IndexMap;
-
-use crate::scenario::{Behaviour, ProviderSpec};
 
 pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// One resource in the cloud.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CloudEntry {
-    pub name: String,
-    pub resource_type: String,
-    pub inputs: PropertyMap,
-    pub outputs: PropertyMap,
-}
+pub type CloudEntry = Entry<PropertyValue>;
 
 /// One call the provider received.
 #[derive(Debug, Clone)]
@@ -57,10 +53,8 @@ pub struct World {
     pub cloud: Mutex<IndexMap<String, CloudEntry>>,
     pub calls: Mutex<Vec<Call>>,
     pub behaviour: Mutex<ProviderSpec>,
-    /// Creates per resource name (IDs are `<name>-<n>`).
-    creates: Mutex<HashMap<String, u64>>,
-    /// Generated names per resource name.
-    generated: Mutex<HashMap<String, u64>>,
+    /// The in-process cloud's counters (IDs `<name>-<n>`, names `<name>-gen<n>`).
+    counters: Mutex<HashMap<(Counter, String), u64>>,
     in_flight: AtomicUsize,
     pub max_in_flight: AtomicUsize,
     /// Signalled when an operation blocks for good (`block`).
@@ -80,12 +74,45 @@ impl World {
         self.max_in_flight.store(0, Ordering::SeqCst);
     }
 
-    fn behaviour(&self, name: &str) -> Behaviour {
-        lock(&self.behaviour).for_resource(name)
-    }
-
     fn record(&self, call: Call) {
         lock(&self.calls).push(call);
+    }
+}
+
+// The in-process side of the test provider's logic: engine values, the cloud in memory.
+cairn_test_provider::adapter! {
+    cloud: World,
+    value: PropertyValue,
+    unknown: PropertyValue::Computed,
+    unsecret: |value: &PropertyValue| value.clone().unsecret(),
+    error: ProviderError,
+    entry: |path, kind| (path, PropertyDiff { kind, input_diff: true }),
+}
+
+impl Cloud for World {
+    fn behaviour(&self) -> Result<ProviderSpec, String> {
+        Ok(lock(&self.behaviour).clone())
+    }
+
+    fn next(&self, counter: Counter, name: &str) -> Result<u64, String> {
+        let mut counters = lock(&self.counters);
+        let n = counters.entry((counter, name.to_owned())).or_default();
+        *n += 1;
+        Ok(*n)
+    }
+
+    fn get(&self, id: &str) -> Result<Option<CloudEntry>, String> {
+        Ok(lock(&self.cloud).get(id).cloned())
+    }
+
+    fn put(&self, id: &str, entry: CloudEntry) -> Result<(), String> {
+        lock(&self.cloud).insert(id.to_owned(), entry);
+        Ok(())
+    }
+
+    fn remove(&self, id: &str) -> Result<(), String> {
+        lock(&self.cloud).shift_remove(id);
+        Ok(())
     }
 }
 
@@ -107,71 +134,6 @@ impl<'a> InFlight<'a> {
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-fn strip_secrets(map: &PropertyMap) -> PropertyMap {
-    map.iter()
-        .map(|(k, v)| (k.clone(), v.clone().unsecret()))
-        .collect()
-}
-
-/// Top-level keys whose values differ (an unknown new value always differs).
-fn changed_keys(olds: &PropertyMap, news: &PropertyMap) -> Vec<String> {
-    let mut keys: Vec<String> = Vec::new();
-    for (key, new) in news {
-        let differs = match olds.get(key) {
-            None => true,
-            Some(old) => {
-                new.contains_unknowns() || old.clone().unsecret() != new.clone().unsecret()
-            }
-        };
-        if differs {
-            keys.push(key.clone());
-        }
-    }
-    for key in olds.keys() {
-        if !news.contains_key(key) {
-            keys.push(key.clone());
-        }
-    }
-    keys
-}
-
-/// The changed paths between two values, as a detailed diff reports them: objects and arrays
-/// are compared element by element (`tags.env`, `ports[0]`), anything else as a whole.
-fn changed_paths(
-    prefix: &str,
-    old: Option<&PropertyValue>,
-    new: Option<&PropertyValue>,
-    out: &mut Vec<(String, DiffKind)>,
-) {
-    let join_key = |key: &str| {
-        if prefix.is_empty() {
-            key.to_owned()
-        } else {
-            format!("{prefix}.{key}")
-        }
-    };
-    match (old, new) {
-        (None, None) => {}
-        (None, Some(_)) => out.push((prefix.to_owned(), DiffKind::Add)),
-        (Some(_), None) => out.push((prefix.to_owned(), DiffKind::Delete)),
-        (Some(PropertyValue::Object(o)), Some(PropertyValue::Object(n))) => {
-            for key in o.keys().chain(n.keys().filter(|k| !o.contains_key(*k))) {
-                changed_paths(&join_key(key), o.get(key), n.get(key), out);
-            }
-        }
-        (Some(PropertyValue::Array(o)), Some(PropertyValue::Array(n))) => {
-            for i in 0..o.len().max(n.len()) {
-                changed_paths(&format!("{prefix}[{i}]"), o.get(i), n.get(i), out);
-            }
-        }
-        (Some(o), Some(n)) => {
-            if n.contains_unknowns() || o.clone().unsecret() != n.clone().unsecret() {
-                out.push((prefix.to_owned(), DiffKind::Update));
-            }
-        }
     }
 }
 
@@ -198,6 +160,15 @@ pub struct Instrumented {
 }
 
 impl Instrumented {
+    /// Records a call of `method` about `name` with these properties.
+    fn record(&self, method: &'static str, name: &str, news: &PropertyMap, olds: &PropertyMap) {
+        self.world.record(Call {
+            news: news.clone(),
+            olds: olds.clone(),
+            ..self.call(method, name)
+        });
+    }
+
     fn call(&self, method: &'static str, name: &str) -> Call {
         Call {
             method,
@@ -210,9 +181,16 @@ impl Instrumented {
         }
     }
 
-    /// Delay or block as the behaviour says.
-    async fn perform(&self, method: &str, name: &str) {
-        let behaviour = self.world.behaviour(name);
+    /// Runs a create, update or delete of resource `name`, counted in flight: first delayed or
+    /// blocked, then, once it took effect, blocked or dying, as the behaviour says.
+    async fn operate<T>(
+        &self,
+        method: &str,
+        name: &str,
+        operation: impl Future<Output = Result<T, ProviderError>>,
+    ) -> Result<T, ProviderError> {
+        let _in_flight = InFlight::enter(&self.world);
+        let behaviour = lock(&self.world.behaviour).for_resource(name);
         if let Some(ms) = behaviour.delay_ms {
             tokio::time::sleep(Duration::from_millis(ms)).await;
         }
@@ -220,16 +198,8 @@ impl Instrumented {
             self.world.blocked.notify_one();
             futures::future::pending::<()>().await;
         }
-    }
-
-    /// After the operation took effect: block, or die, as the behaviour says.
-    async fn performed<T>(
-        &self,
-        method: &str,
-        name: &str,
-        result: Result<T, ProviderError>,
-    ) -> Result<T, ProviderError> {
-        let behaviour = self.world.behaviour(name);
+        let result = operation.await;
+        let behaviour = lock(&self.world.behaviour).for_resource(name);
         if result.is_ok() && behaviour.block_after.as_deref() == Some(method) {
             self.world.blocked.notify_one();
             futures::future::pending::<()>().await;
@@ -255,92 +225,86 @@ impl Provider for Instrumented {
 
     async fn check_config(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
         *lock(&self.name) = request.urn.name().to_owned();
-        let mut call = self.call("checkConfig", request.urn.name());
-        call.news = request.news.clone();
-        call.olds = request.olds.clone();
-        self.world.record(call);
+        self.record(
+            "checkConfig",
+            request.urn.name(),
+            &request.news,
+            &request.olds,
+        );
         self.inner.check_config(request).await
     }
 
     async fn diff_config(&self, request: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
-        let mut call = self.call("diffConfig", request.urn.name());
-        call.news = request.news.clone();
-        call.olds = request.old_inputs.clone();
-        self.world.record(call);
+        self.record(
+            "diffConfig",
+            request.urn.name(),
+            request.news,
+            request.old_inputs,
+        );
         self.inner.diff_config(request).await
     }
 
     async fn configure(&self, inputs: PropertyMap, preview: bool) -> Result<(), ProviderError> {
         *lock(&self.config) = inputs.clone();
         let name = lock(&self.name).clone();
-        let mut call = self.call("configure", if name.is_empty() { "?" } else { &name });
-        call.preview = preview;
-        call.news = inputs.clone();
-        self.world.record(call);
+        let name = if name.is_empty() { "?" } else { &name };
+        self.world.record(Call {
+            preview,
+            news: inputs.clone(),
+            ..self.call("configure", name)
+        });
         self.inner.configure(inputs, preview).await
     }
 
     async fn check(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
-        let mut call = self.call("check", request.urn.name());
-        call.news = request.news.clone();
-        call.olds = request.olds.clone();
-        self.world.record(call);
+        self.record("check", request.urn.name(), &request.news, &request.olds);
         self.inner.check(request).await
     }
 
     async fn diff(&self, request: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
-        let mut call = self.call("diff", request.urn.name());
-        call.news = request.news.clone();
-        call.olds = request.old_inputs.clone();
-        self.world.record(call);
+        self.record("diff", request.urn.name(), request.news, request.old_inputs);
         self.inner.diff(request).await
     }
 
     async fn create(&self, request: CreateRequest) -> Result<CreateResult, ProviderError> {
-        let mut call = self.call("create", request.urn.name());
-        call.preview = request.preview;
-        call.timeout = request.timeout;
-        call.news = request.properties.clone();
-        self.world.record(call);
-        let _in_flight = InFlight::enter(&self.world);
         let name = request.urn.name().to_owned();
-        self.perform("create", &name).await;
-        let result = self.inner.create(request).await;
-        self.performed("create", &name, result).await
+        self.world.record(Call {
+            preview: request.preview,
+            timeout: request.timeout,
+            news: request.properties.clone(),
+            ..self.call("create", &name)
+        });
+        let create = self.inner.create(request);
+        self.operate("create", &name, create).await
     }
 
     async fn read(&self, request: ReadRequest) -> Result<ReadResult, ProviderError> {
-        let mut call = self.call("read", request.urn.name());
-        call.news = request.inputs.clone();
-        call.olds = request.state.clone();
-        self.world.record(call);
+        self.record("read", request.urn.name(), &request.inputs, &request.state);
         self.inner.read(request).await
     }
 
     async fn update(&self, request: UpdateRequest) -> Result<UpdateResult, ProviderError> {
-        let mut call = self.call("update", request.urn.name());
-        call.preview = request.preview;
-        call.timeout = request.timeout;
-        call.news = request.news.clone();
-        call.olds = request.old_inputs.clone();
-        self.world.record(call);
-        let _in_flight = InFlight::enter(&self.world);
         let name = request.urn.name().to_owned();
-        self.perform("update", &name).await;
-        let result = self.inner.update(request).await;
-        self.performed("update", &name, result).await
+        self.world.record(Call {
+            preview: request.preview,
+            timeout: request.timeout,
+            news: request.news.clone(),
+            olds: request.old_inputs.clone(),
+            ..self.call("update", &name)
+        });
+        let update = self.inner.update(request);
+        self.operate("update", &name, update).await
     }
 
     async fn delete(&self, request: DeleteRequest) -> Result<(), ProviderError> {
-        let mut call = self.call("delete", request.urn.name());
-        call.timeout = request.timeout;
-        call.olds = request.inputs.clone();
-        self.world.record(call);
-        let _in_flight = InFlight::enter(&self.world);
         let name = request.urn.name().to_owned();
-        self.perform("delete", &name).await;
-        let result = self.inner.delete(request).await;
-        self.performed("delete", &name, result).await
+        self.world.record(Call {
+            timeout: request.timeout,
+            olds: request.inputs.clone(),
+            ..self.call("delete", &name)
+        });
+        let delete = self.inner.delete(request);
+        self.operate("delete", &name, delete).await
     }
 
     async fn cancel(&self) {
@@ -349,7 +313,8 @@ impl Provider for Instrumented {
     }
 }
 
-/// The test provider's logic, in process: generic resources in [`World::cloud`].
+/// The test provider's logic in process: the adapter from the engine's provider types to
+/// cairn-test-provider, with [`World`] as the cloud.
 pub struct InMemoryProvider {
     world: Arc<World>,
 }
@@ -360,267 +325,77 @@ impl Provider for InMemoryProvider {
         "test"
     }
 
-    async fn check_config(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
-        Ok(CheckResult {
-            inputs: request.news,
-            failures: vec![],
-        })
-    }
-
     async fn diff_config(&self, request: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
-        let replace_on = lock(&self.world.behaviour)
-            .config_replace_keys
-            .clone()
-            .unwrap_or_else(|| vec!["region".to_owned()]);
-        let changed = changed_keys(request.old_inputs, request.news);
-        let replace: Vec<String> = changed
-            .iter()
-            .filter(|k| replace_on.contains(k))
-            .cloned()
-            .collect();
-        Ok(DiffResult {
-            changes: if changed.is_empty() {
-                DiffChanges::None
-            } else {
-                DiffChanges::Some
-            },
-            replace_keys: replace,
-            changed_keys: changed,
-            ..DiffResult::default()
-        })
+        logic::diff_config(&*self.world, request.old_inputs, request.news)
+            .map(diff_result)
+            .map_err(failure)
     }
 
-    async fn configure(&self, inputs: PropertyMap, preview: bool) -> Result<(), ProviderError> {
-        let _ = (inputs, preview);
+    async fn configure(&self, _: PropertyMap, _: bool) -> Result<(), ProviderError> {
         Ok(())
     }
 
     async fn check(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
-        let name = request.urn.name().to_owned();
-        let behaviour = self.world.behaviour(&name);
-        if let Some(failures) = &behaviour.check_failures {
-            return Ok(CheckResult {
-                inputs: request.news,
-                failures: failures
-                    .iter()
-                    .map(|f| CheckFailure {
-                        property: f.property.clone(),
-                        reason: f.reason.clone(),
-                    })
-                    .collect(),
-            });
-        }
-        let mut inputs = request.news;
-        if behaviour.auto_name == Some(true) && !inputs.contains_key("name") {
-            let generated = match request.olds.get("name") {
-                Some(old) => old.clone(),
-                None => {
-                    let mut counters = lock(&self.world.generated);
-                    let n = counters.entry(name.clone()).or_default();
-                    *n += 1;
-                    PropertyValue::String(format!("{name}-gen{n}"))
-                }
-            };
-            inputs.insert("name".into(), generated);
-        }
-        Ok(CheckResult {
-            inputs,
-            failures: vec![],
-        })
+        let name = request.urn.name();
+        let (inputs, failures) =
+            logic::check(&*self.world, name, &request.olds, request.news).map_err(failure)?;
+        let failures = failures
+            .into_iter()
+            .map(|f| CheckFailure {
+                property: f.property,
+                reason: f.reason,
+            })
+            .collect();
+        Ok(CheckResult { inputs, failures })
     }
 
     async fn diff(&self, request: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
-        let name = request.urn.name().to_owned();
-        let behaviour = self.world.behaviour(&name);
-        let changed = changed_keys(request.old_inputs, request.news);
-        let replace_on = behaviour.replace_on.clone().unwrap_or_default();
-        let replace: Vec<String> = changed
-            .iter()
-            .filter(|k| replace_on.contains(k))
-            .cloned()
-            .collect();
-        let dbr = behaviour.delete_before_replace == Some(true) && !replace.is_empty();
-        if behaviour.diff.as_deref() == Some("unknown") {
-            return Ok(DiffResult {
-                changes: DiffChanges::Unknown,
-                replace_keys: replace,
-                delete_before_replace: dbr,
-                ..DiffResult::default()
-            });
-        }
-        let mut paths = Vec::new();
-        for key in request.old_inputs.keys().chain(
-            request
-                .news
-                .keys()
-                .filter(|k| !request.old_inputs.contains_key(*k)),
-        ) {
-            changed_paths(
-                key,
-                request.old_inputs.get(key),
-                request.news.get(key),
-                &mut paths,
-            );
-        }
-        let detailed: IndexMap<String, PropertyDiff> = paths
-            .into_iter()
-            .map(|(path, kind)| {
-                let top = path.split(['.', '[']).next().unwrap_or_default();
-                let kind = if replace.iter().any(|k| k == top) {
-                    kind.with_replace()
-                } else {
-                    kind
-                };
-                (
-                    path,
-                    PropertyDiff {
-                        kind,
-                        input_diff: true,
-                    },
-                )
-            })
-            .collect();
-        Ok(DiffResult {
-            changes: if changed.is_empty() {
-                DiffChanges::None
-            } else {
-                DiffChanges::Some
-            },
-            replace_keys: replace,
-            changed_keys: changed,
-            detailed_diff: Some(detailed),
-            delete_before_replace: dbr,
-            ..DiffResult::default()
-        })
+        let name = request.urn.name();
+        logic::diff(&*self.world, name, request.old_inputs, request.news)
+            .map(diff_result)
+            .map_err(failure)
     }
 
     async fn create(&self, request: CreateRequest) -> Result<CreateResult, ProviderError> {
-        let name = request.urn.name().to_owned();
-        let behaviour = self.world.behaviour(&name);
-        let mut outputs = strip_secrets(&request.properties);
-        if request.preview {
-            outputs.insert("out".into(), PropertyValue::Computed);
-            return Ok(CreateResult {
-                id: String::new(),
-                outputs,
-            });
-        }
-        if let Some(message) = &behaviour.fail_create
-            && behaviour.partial != Some(true)
-        {
-            return Err(ProviderError::failed(message.clone()));
-        }
-        let n = {
-            let mut creates = lock(&self.world.creates);
-            let n = creates.entry(name.clone()).or_default();
-            *n += 1;
-            *n
-        };
-        let id = format!("{name}-{n}");
-        outputs.insert(
-            "out".into(),
-            PropertyValue::String(format!("{name}-out-{n}")),
-        );
-        lock(&self.world.cloud).insert(
-            id.clone(),
-            CloudEntry {
-                name: name.clone(),
-                resource_type: request.urn.resource_type().to_owned(),
-                inputs: strip_secrets(&request.properties),
-                outputs: outputs.clone(),
-            },
-        );
-        if let Some(message) = &behaviour.fail_create {
-            return Err(ProviderError::Failed {
-                message: message.clone(),
-                partial: Some(Box::new(PartialState {
-                    id,
-                    inputs: request.properties,
-                    outputs,
-                })),
-            });
-        }
-        with_bad_output(&behaviour, &mut outputs);
+        let (urn, properties) = (&request.urn, request.properties);
+        let (id, outputs) = logic::create(
+            &*self.world,
+            urn.name(),
+            urn.resource_type(),
+            properties,
+            request.preview,
+        )
+        .map_err(failure)?;
         Ok(CreateResult { id, outputs })
     }
 
     async fn read(&self, request: ReadRequest) -> Result<ReadResult, ProviderError> {
-        let name = request.urn.name().to_owned();
-        let behaviour = self.world.behaviour(&name);
-        if let Some(message) = &behaviour.fail_read {
-            return Err(ProviderError::failed(message.clone()));
-        }
-        Ok(match lock(&self.world.cloud).get(&request.id) {
-            Some(entry) => ReadResult {
-                id: request.id.clone(),
-                inputs: entry.inputs.clone(),
-                outputs: entry.outputs.clone(),
-            },
-            None => ReadResult::default(),
-        })
+        let entry = logic::read(&*self.world, request.urn.name(), &request.id).map_err(failure)?;
+        Ok(entry.map_or_else(ReadResult::default, |entry| ReadResult {
+            id: request.id,
+            inputs: entry.inputs,
+            outputs: entry.outputs,
+        }))
     }
 
     async fn update(&self, request: UpdateRequest) -> Result<UpdateResult, ProviderError> {
-        let name = request.urn.name().to_owned();
-        let behaviour = self.world.behaviour(&name);
-        if let Some(message) = &behaviour.fail_update
-            && behaviour.partial != Some(true)
-        {
-            return Err(ProviderError::failed(message.clone()));
-        }
-        let mut outputs = strip_secrets(&request.news);
-        let out = request
-            .old_outputs
-            .get("out")
-            .cloned()
-            .unwrap_or(PropertyValue::Computed)
-            .unsecret();
-        outputs.insert("out".into(), out);
-        if request.preview {
-            return Ok(UpdateResult { outputs });
-        }
-        let mut cloud = lock(&self.world.cloud);
-        let Some(entry) = cloud.get_mut(&request.id) else {
-            return Err(ProviderError::failed(format!(
-                "cannot update {}: no resource with ID {} exists",
-                request.urn, request.id
-            )));
-        };
-        entry.inputs = strip_secrets(&request.news);
-        entry.outputs = outputs.clone();
-        if let Some(message) = &behaviour.fail_update {
-            return Err(ProviderError::Failed {
-                message: message.clone(),
-                partial: Some(Box::new(PartialState {
-                    id: request.id.clone(),
-                    inputs: request.news,
-                    outputs,
-                })),
-            });
-        }
-        with_bad_output(&behaviour, &mut outputs);
+        let urn = &request.urn;
+        let outputs = logic::update(
+            &*self.world,
+            &urn.to_string(),
+            urn.name(),
+            &request.id,
+            &request.old_outputs,
+            request.news,
+            request.preview,
+        )
+        .map_err(failure)?;
         Ok(UpdateResult { outputs })
     }
 
     async fn delete(&self, request: DeleteRequest) -> Result<(), ProviderError> {
-        let name = request.urn.name().to_owned();
-        let behaviour = self.world.behaviour(&name);
-        if let Some(message) = &behaviour.fail_delete {
-            return Err(ProviderError::failed(message.clone()));
-        }
-        lock(&self.world.cloud).shift_remove(&request.id);
-        Ok(())
+        logic::delete(&*self.world, request.urn.name(), &request.id).map_err(failure)
     }
-}
-
-/// Adds the output `bad` a behaviour asks for (`nan`, `inf`): a number no state can store.
-fn with_bad_output(behaviour: &Behaviour, outputs: &mut PropertyMap) {
-    let bad = match behaviour.bad_output.as_deref() {
-        Some("nan") => f64::NAN,
-        Some("inf") => f64::INFINITY,
-        _ => return,
-    };
-    outputs.insert("bad".into(), PropertyValue::Number(bad));
 }
 
 /// Loads the test provider for package `test` (any version), its logic on `backend`.

@@ -1,7 +1,9 @@
 //! The scenario file format (YAML). See `scenarios/README.md` for the reference.
 
+use cairn_test_provider::ProviderSpec;
 use indexmap::IndexMap;
-use serde::{Deserialize, Serialize};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
 use serde_yaml_ng::{Mapping, Value as Yaml};
 
 /// One scenario: a sequence of deployments against one stack, one "cloud" and one provider.
@@ -10,7 +12,7 @@ use serde_yaml_ng::{Mapping, Value as Yaml};
 pub struct Scenario {
     pub description: String,
     /// Provider behaviour for every deployment (a deployment's `provider` overrides fields).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "provider_spec")]
     pub provider: ProviderSpec,
     /// Resources that exist in the cloud before the first deployment (by ID).
     #[serde(default)]
@@ -41,7 +43,7 @@ pub struct DeploymentSpec {
     #[serde(default)]
     pub program: Option<Vec<Decl>>,
     /// Overrides of the scenario's provider behaviour, for this deployment only.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "some_provider_spec")]
     pub provider: Option<ProviderSpec>,
     /// Out-of-band changes to the cloud before this deployment.
     #[serde(default)]
@@ -194,162 +196,30 @@ pub struct AliasSpec {
     pub project: Option<String>,
 }
 
-/// How the test provider behaves. Top-level fields apply to every resource; `resources`
-/// overrides them per resource name.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(try_from = "Mapping")]
-pub struct ProviderSpec {
-    pub all: Behaviour,
-    pub resources: IndexMap<String, Behaviour>,
-    /// Provider config keys whose change makes DiffConfig ask for replacement (default `region`).
-    pub config_replace_keys: Option<Vec<String>>,
+/// Provider behaviour as scenarios write it: behaviour fields at the top, beside `resources`
+/// (per resource name) and `configReplaceKeys`.
+fn provider_spec<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ProviderSpec, D::Error> {
+    let mut map = Mapping::deserialize(deserializer)?;
+    let resources = match map.remove("resources") {
+        Some(value) => serde_yaml_ng::from_value(value).map_err(D::Error::custom)?,
+        None => IndexMap::new(),
+    };
+    let config_replace_keys = match map.remove("configReplaceKeys") {
+        Some(value) => Some(serde_yaml_ng::from_value(value).map_err(D::Error::custom)?),
+        None => None,
+    };
+    let all = serde_yaml_ng::from_value(Yaml::Mapping(map)).map_err(D::Error::custom)?;
+    Ok(ProviderSpec {
+        all,
+        resources,
+        config_replace_keys,
+    })
 }
 
-impl TryFrom<Mapping> for ProviderSpec {
-    type Error = String;
-
-    fn try_from(mut map: Mapping) -> Result<Self, Self::Error> {
-        let resources = match map.remove("resources") {
-            Some(value) => serde_yaml_ng::from_value(value).map_err(|e| e.to_string())?,
-            None => IndexMap::new(),
-        };
-        let config_replace_keys = match map.remove("configReplaceKeys") {
-            Some(value) => Some(serde_yaml_ng::from_value(value).map_err(|e| e.to_string())?),
-            None => None,
-        };
-        let all = serde_yaml_ng::from_value(Yaml::Mapping(map)).map_err(|e| e.to_string())?;
-        Ok(ProviderSpec {
-            all,
-            resources,
-            config_replace_keys,
-        })
-    }
-}
-
-impl ProviderSpec {
-    /// `self` overridden by `other` (field by field; per-resource entries by name).
-    pub fn merged(&self, other: &ProviderSpec) -> ProviderSpec {
-        let mut resources = self.resources.clone();
-        for (name, behaviour) in &other.resources {
-            let merged = resources
-                .get(name)
-                .map(|b| b.merged(behaviour))
-                .unwrap_or_else(|| behaviour.clone());
-            resources.insert(name.clone(), merged);
-        }
-        ProviderSpec {
-            all: self.all.merged(&other.all),
-            resources,
-            config_replace_keys: other
-                .config_replace_keys
-                .clone()
-                .or_else(|| self.config_replace_keys.clone()),
-        }
-    }
-
-    /// The behaviour for resource `name`.
-    pub fn for_resource(&self, name: &str) -> Behaviour {
-        match self.resources.get(name) {
-            Some(b) => self.all.merged(b),
-            None => self.all.clone(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct Behaviour {
-    /// Top-level inputs whose change forces replacement.
-    #[serde(default)]
-    pub replace_on: Option<Vec<String>>,
-    /// Diff asks for delete-before-replace when it asks for replacement.
-    #[serde(default)]
-    pub delete_before_replace: Option<bool>,
-    /// `unknown`: Diff answers DIFF_UNKNOWN (replace keys still reported).
-    #[serde(default)]
-    pub diff: Option<String>,
-    /// Check adds a generated `name` when absent (reusing the old one when Check gets olds).
-    #[serde(default)]
-    pub auto_name: Option<bool>,
-    /// Create / Update / Delete fail with this message.
-    #[serde(default)]
-    pub fail_create: Option<String>,
-    #[serde(default)]
-    pub fail_update: Option<String>,
-    #[serde(default)]
-    pub fail_delete: Option<String>,
-    #[serde(default)]
-    pub fail_read: Option<String>,
-    /// With `failCreate` / `failUpdate`: the resource is created (updated), then the operation
-    /// fails with partial state.
-    #[serde(default)]
-    pub partial: Option<bool>,
-    /// `nan` or `inf`: Create and Update return an extra output `bad` holding that number,
-    /// which no state can store.
-    #[serde(default)]
-    pub bad_output: Option<String>,
-    /// Check reports these failures.
-    #[serde(default)]
-    pub check_failures: Option<Vec<CheckFailureSpec>>,
-    /// Create / Update / Delete take this long.
-    #[serde(default)]
-    pub delay_ms: Option<u64>,
-    /// `create`, `update` or `delete`: that operation never finishes (see `kill`).
-    #[serde(default)]
-    pub block: Option<String>,
-    /// `create`, `update` or `delete`: that operation takes effect, then never finishes (a
-    /// kill after the provider acted, before the engine heard of it).
-    #[serde(default)]
-    pub block_after: Option<String>,
-    /// `create`, `update` or `delete`: that operation takes effect, then the provider dies
-    /// (the engine gets `OutcomeUnknown`).
-    #[serde(default)]
-    pub die_after: Option<String>,
-}
-
-impl Behaviour {
-    pub fn merged(&self, other: &Behaviour) -> Behaviour {
-        Behaviour {
-            replace_on: other.replace_on.clone().or_else(|| self.replace_on.clone()),
-            delete_before_replace: other.delete_before_replace.or(self.delete_before_replace),
-            diff: other.diff.clone().or_else(|| self.diff.clone()),
-            auto_name: other.auto_name.or(self.auto_name),
-            fail_create: other
-                .fail_create
-                .clone()
-                .or_else(|| self.fail_create.clone()),
-            fail_update: other
-                .fail_update
-                .clone()
-                .or_else(|| self.fail_update.clone()),
-            fail_delete: other
-                .fail_delete
-                .clone()
-                .or_else(|| self.fail_delete.clone()),
-            fail_read: other.fail_read.clone().or_else(|| self.fail_read.clone()),
-            partial: other.partial.or(self.partial),
-            bad_output: other.bad_output.clone().or_else(|| self.bad_output.clone()),
-            check_failures: other
-                .check_failures
-                .clone()
-                .or_else(|| self.check_failures.clone()),
-            delay_ms: other.delay_ms.or(self.delay_ms),
-            block: other.block.clone().or_else(|| self.block.clone()),
-            block_after: other
-                .block_after
-                .clone()
-                .or_else(|| self.block_after.clone()),
-            die_after: other.die_after.clone().or_else(|| self.die_after.clone()),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct CheckFailureSpec {
-    #[serde(default)]
-    pub property: String,
-    pub reason: String,
+fn some_provider_spec<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<ProviderSpec>, D::Error> {
+    provider_spec(deserializer).map(Some)
 }
 
 /// A cloud resource, by ID.

@@ -19,7 +19,6 @@ use serde_json::{Value as Json, json};
 use serde_yaml_ng::Value as Yaml;
 
 use crate::provider::{CloudEntry, World, lock};
-use crate::scenario::Behaviour;
 use crate::values::{canon_map, from_yaml};
 
 /// Where the guest directory (`/cloud`) is mounted in the component.
@@ -127,18 +126,9 @@ impl WasmBackend {
 
     /// Writes the cloud and the deployment's behaviour into the directory.
     pub fn push(&self, world: &World) -> Result<(), String> {
-        let spec = lock(&world.behaviour).clone();
-        let behaviour = |b: &Behaviour| serde_json::to_value(b).map_err(|e| e.to_string());
-        let mut resources = serde_json::Map::new();
-        for name in spec.resources.keys() {
-            resources.insert(name.clone(), behaviour(&spec.for_resource(name))?);
-        }
-        let file = json!({
-            "all": behaviour(&spec.all)?,
-            "resources": resources,
-            "configReplaceKeys": spec.config_replace_keys,
-        });
-        write(&self.dir.path().join("behaviour.json"), &file)?;
+        let behaviour =
+            serde_json::to_value(&*lock(&world.behaviour)).map_err(|e| e.to_string())?;
+        write(&self.dir.path().join("behaviour.json"), &behaviour)?;
 
         let dir = self.resources();
         if dir.exists() {

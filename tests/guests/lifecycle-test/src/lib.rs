@@ -1,18 +1,18 @@
 //! `lifecycle-test`: the lifecycle scenarios' test provider (package `test`) as a component.
 //!
-//! It behaves exactly like the in-process test provider of `host/lifecycle` (see the scenario
-//! README): the "cloud" is the granted directory `/cloud`, which the harness fills before and
-//! reads back after each deployment, and the scenario's behaviour comes from
-//! `/cloud/behaviour.json`. Call recording, concurrency counting, delays and blocking stay on the
-//! host side (they observe the engine, not the provider).
+//! The provider's logic is cairn-test-provider's, the same as in process (`host/lifecycle`);
+//! this crate is the component's side of it: SDK values, and a "cloud" in the granted
+//! directory `/cloud`, which the harness fills before and reads back after each deployment.
+//! Call recording, concurrency counting, delays and blocking stay on the host side (they observe
+//! the engine, not the provider).
 //!
 //! Layout of `/cloud`:
-//! * `resources/<id>.json` — `{name, type, inputs, outputs}`, plain JSON values;
+//! * `resources/<id>.json` — `{name, type, inputs, outputs}`, plain JSON values (secrets
+//!   `{"$secret": v}`, unknowns `"$unknown"`);
 //! * `creates/<name>`, `generated/<name>` — counters behind IDs `<name>-<n>` and names
 //!   `<name>-gen<n>` (one file per name, so concurrent instances never share a counter);
-//! * `behaviour.json` — `{all, resources: {name: behaviour}, configReplaceKeys}`.
+//! * `behaviour.json` — the deployment's behaviour (`ProviderSpec`).
 
-use std::collections::HashMap;
 use std::fs;
 use std::io::ErrorKind;
 use std::path::PathBuf;
@@ -22,59 +22,22 @@ use cairn_sdk::{
     DiffChanges, DiffKind, DiffRequest, DiffResult, Error, PartialState, PropertyDiff, PropertyMap,
     Provider, ReadRequest, ReadResult, Result, UpdateRequest, UpdateResult, Value,
 };
-use serde::Deserialize;
+use cairn_test_provider::{self as logic, Cloud, Counter, Entry, ProviderSpec};
 use serde_json::Value as Json;
 
 const CLOUD: &str = "/cloud";
 
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Behaviour {
-    replace_on: Option<Vec<String>>,
-    delete_before_replace: Option<bool>,
-    diff: Option<String>,
-    auto_name: Option<bool>,
-    fail_create: Option<String>,
-    fail_update: Option<String>,
-    fail_delete: Option<String>,
-    fail_read: Option<String>,
-    partial: Option<bool>,
-    bad_output: Option<String>,
-    check_failures: Option<Vec<FailureSpec>>,
-}
-
-/// Adds the output `bad` a behaviour asks for (`nan`, `inf`): a number no state can store.
-fn with_bad_output(behaviour: &Behaviour, outputs: &mut PropertyMap) {
-    let bad = match behaviour.bad_output.as_deref() {
-        Some("nan") => f64::NAN,
-        Some("inf") => f64::INFINITY,
-        _ => return,
-    };
-    outputs.insert("bad".into(), Value::Number(bad));
-}
-
-#[derive(Debug, Clone, Deserialize)]
-struct FailureSpec {
-    property: String,
-    reason: String,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct BehaviourFile {
-    #[serde(default)]
-    all: Behaviour,
-    /// Per resource name, already merged over `all` by the host.
-    #[serde(default)]
-    resources: HashMap<String, Behaviour>,
-    config_replace_keys: Option<Vec<String>>,
-}
-
 #[derive(Default)]
 pub struct TestProvider;
 
-fn io_error(what: &str, e: std::io::Error) -> Error {
-    Error::failed(format!("{what}: {e}"))
+// The component's side of the test provider's logic: SDK values, the cloud in `/cloud`.
+cairn_test_provider::adapter! {
+    cloud: TestProvider,
+    value: Value,
+    unknown: Value::Unknown,
+    unsecret: unsecret,
+    error: Error,
+    entry: |path, kind| PropertyDiff { path, kind, input_diff: true },
 }
 
 fn path(parts: &[&str]) -> PathBuf {
@@ -85,82 +48,90 @@ fn path(parts: &[&str]) -> PathBuf {
     p
 }
 
-fn behaviours() -> Result<BehaviourFile> {
-    match fs::read(path(&["behaviour.json"])) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map_err(|e| Error::failed(format!("behaviour.json is malformed: {e}"))),
-        Err(e) if e.kind() == ErrorKind::NotFound => Ok(BehaviourFile::default()),
-        Err(e) => Err(io_error("reading behaviour.json", e)),
-    }
-}
-
-fn behaviour(name: &str) -> Result<Behaviour> {
-    let mut file = behaviours()?;
-    Ok(file.resources.remove(name).unwrap_or(file.all))
-}
-
-/// Increments the counter `kind/name` and returns its new value.
-fn next(kind: &str, name: &str) -> Result<u64> {
-    let dir = path(&[kind]);
-    fs::create_dir_all(&dir).map_err(|e| io_error("creating the counter directory", e))?;
-    let file = dir.join(name);
-    let current = match fs::read_to_string(&file) {
-        Ok(text) => text
-            .trim()
-            .parse::<u64>()
-            .map_err(|e| Error::failed(format!("counter {kind}/{name}: {e}")))?,
-        Err(e) if e.kind() == ErrorKind::NotFound => 0,
-        Err(e) => return Err(io_error("reading a counter", e)),
-    };
-    let n = current + 1;
-    fs::write(&file, n.to_string()).map_err(|e| io_error("writing a counter", e))?;
-    Ok(n)
-}
-
-/// A cloud entry: `{name, type, inputs, outputs}`.
-struct Entry {
-    name: String,
-    resource_type: String,
-    inputs: PropertyMap,
-    outputs: PropertyMap,
-}
-
 fn entry_path(id: &str) -> PathBuf {
     path(&["resources", &format!("{id}.json")])
 }
 
-fn load(id: &str) -> Result<Option<Entry>> {
-    let bytes = match fs::read(entry_path(id)) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io_error(&format!("reading resource {id}"), e)),
-    };
-    let json: Json = serde_json::from_slice(&bytes)
-        .map_err(|e| Error::failed(format!("resource {id} is malformed: {e}")))?;
-    let text = |key: &str| json.get(key).and_then(Json::as_str).unwrap_or_default();
-    let map = |key: &str| match json.get(key).map(from_json) {
-        Some(Value::Object(m)) => m,
-        _ => PropertyMap::new(),
-    };
-    Ok(Some(Entry {
-        name: text("name").to_owned(),
-        resource_type: text("type").to_owned(),
-        inputs: map("inputs"),
-        outputs: map("outputs"),
-    }))
+/// The contents of a file in the cloud; `None` when there is no such file.
+fn read_file(file: PathBuf, what: &str) -> std::result::Result<Option<Vec<u8>>, String> {
+    match fs::read(file) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("reading {what}: {e}")),
+    }
 }
 
-fn store(id: &str, entry: &Entry) -> Result<()> {
-    let json = serde_json::json!({
-        "name": entry.name,
-        "type": entry.resource_type,
-        "inputs": to_json(&Value::Object(entry.inputs.clone())),
-        "outputs": to_json(&Value::Object(entry.outputs.clone())),
-    });
-    fs::create_dir_all(path(&["resources"]))
-        .map_err(|e| io_error("creating the resources directory", e))?;
-    fs::write(entry_path(id), json.to_string())
-        .map_err(|e| io_error(&format!("writing resource {id}"), e))
+/// Writes a file in the cloud, making its directory first.
+fn write_file(dir: &[&str], file: &str, bytes: &[u8]) -> std::result::Result<(), String> {
+    let dir = path(dir);
+    fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    fs::write(dir.join(file), bytes).map_err(|e| format!("writing {file}: {e}"))
+}
+
+impl Cloud for TestProvider {
+    fn behaviour(&self) -> std::result::Result<ProviderSpec, String> {
+        match read_file(path(&["behaviour.json"]), "behaviour.json")? {
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| format!("behaviour.json is malformed: {e}")),
+            None => Ok(ProviderSpec::default()),
+        }
+    }
+
+    fn next(&self, counter: Counter, name: &str) -> std::result::Result<u64, String> {
+        let kind = counter.as_str();
+        let current = match read_file(path(&[kind, name]), "a counter")? {
+            Some(bytes) => String::from_utf8_lossy(&bytes)
+                .trim()
+                .parse::<u64>()
+                .map_err(|e| format!("counter {kind}/{name}: {e}"))?,
+            None => 0,
+        };
+        let n = current + 1;
+        write_file(&[kind], name, n.to_string().as_bytes())?;
+        Ok(n)
+    }
+
+    fn get(&self, id: &str) -> std::result::Result<Option<Entry<Value>>, String> {
+        let Some(bytes) = read_file(entry_path(id), &format!("resource {id}"))? else {
+            return Ok(None);
+        };
+        let json: Json = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("resource {id} is malformed: {e}"))?;
+        let text = |key: &str| json.get(key).and_then(Json::as_str).unwrap_or_default();
+        let map = |key: &str| match json.get(key).map(from_json) {
+            Some(Value::Object(m)) => m,
+            _ => PropertyMap::new(),
+        };
+        Ok(Some(Entry {
+            name: text("name").to_owned(),
+            resource_type: text("type").to_owned(),
+            inputs: map("inputs"),
+            outputs: map("outputs"),
+        }))
+    }
+
+    fn put(&self, id: &str, entry: Entry<Value>) -> std::result::Result<(), String> {
+        let json = serde_json::json!({
+            "name": entry.name,
+            "type": entry.resource_type,
+            "inputs": to_json(&Value::Object(entry.inputs)),
+            "outputs": to_json(&Value::Object(entry.outputs)),
+        });
+        write_file(
+            &["resources"],
+            &format!("{id}.json"),
+            json.to_string().as_bytes(),
+        )
+    }
+
+    fn remove(&self, id: &str) -> std::result::Result<(), String> {
+        match fs::remove_file(entry_path(id)) {
+            Err(e) if e.kind() != ErrorKind::NotFound => {
+                Err(format!("deleting resource {id}: {e}"))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 fn from_json(json: &Json) -> Value {
@@ -222,299 +193,107 @@ fn unsecret(value: &Value) -> Value {
     }
 }
 
-/// What an update leaves: the news (secrets stripped) and the recorded `out`.
-fn updated_outputs(request: &UpdateRequest) -> PropertyMap {
-    let mut outputs = strip_secrets(&request.news);
-    let out = request
-        .old_outputs
-        .get("out")
-        .map(unsecret)
-        .unwrap_or(Value::Unknown);
-    outputs.insert("out".into(), out);
-    outputs
-}
-
-fn strip_secrets(map: &PropertyMap) -> PropertyMap {
-    map.iter().map(|(k, v)| (k.clone(), unsecret(v))).collect()
-}
-
-fn differs(old: &Value, new: &Value) -> bool {
-    new.contains_unknowns() || unsecret(old) != unsecret(new)
-}
-
-/// Top-level keys whose values differ (an unknown new value always differs).
-fn changed_keys(olds: &PropertyMap, news: &PropertyMap) -> Vec<String> {
-    let mut keys: Vec<String> = news
-        .iter()
-        .filter(|(k, new)| olds.get(*k).is_none_or(|old| differs(old, new)))
-        .map(|(k, _)| k.clone())
-        .collect();
-    keys.extend(olds.keys().filter(|k| !news.contains_key(*k)).cloned());
-    keys
-}
-
-/// The changed paths between two values: objects and arrays element by element.
-fn changed_paths(
-    prefix: &str,
-    old: Option<&Value>,
-    new: Option<&Value>,
-    out: &mut Vec<(String, DiffKind)>,
-) {
-    match (old, new) {
-        (None, None) => {}
-        (None, Some(_)) => out.push((prefix.to_owned(), DiffKind::Add)),
-        (Some(_), None) => out.push((prefix.to_owned(), DiffKind::Delete)),
-        (Some(Value::Object(o)), Some(Value::Object(n))) => {
-            for key in o.keys().chain(n.keys().filter(|k| !o.contains_key(*k))) {
-                let path = if prefix.is_empty() {
-                    key.clone()
-                } else {
-                    format!("{prefix}.{key}")
-                };
-                changed_paths(&path, o.get(key), n.get(key), out);
-            }
-        }
-        (Some(Value::Array(o)), Some(Value::Array(n))) => {
-            for i in 0..o.len().max(n.len()) {
-                changed_paths(&format!("{prefix}[{i}]"), o.get(i), n.get(i), out);
-            }
-        }
-        (Some(o), Some(n)) => {
-            if differs(o, n) {
-                out.push((prefix.to_owned(), DiffKind::Update));
-            }
-        }
-    }
-}
-
 fn name_of(urn: &str) -> &str {
     cairn_sdk::urn::name(urn).unwrap_or(urn)
 }
 
-impl Provider for TestProvider {
-    fn diff_config(&self, request: DiffRequest) -> Result<DiffResult> {
-        let replace_on = behaviours()?
-            .config_replace_keys
-            .unwrap_or_else(|| vec!["region".to_owned()]);
-        let changed = changed_keys(&request.old_inputs, &request.news);
-        Ok(DiffResult {
-            changes: if changed.is_empty() {
-                DiffChanges::None
-            } else {
-                DiffChanges::Some
-            },
-            replace_keys: changed
-                .iter()
-                .filter(|k| replace_on.contains(k))
-                .cloned()
-                .collect(),
-            changed_keys: changed,
-            ..DiffResult::default()
-        })
-    }
-
-    fn check(&self, request: CheckRequest) -> Result<CheckResult> {
+impl TestProvider {
+    /// A create, or in a preview what it would return.
+    fn created(&self, request: CreateRequest, preview: bool) -> Result<CreateResult> {
         let name = name_of(&request.urn);
-        let behaviour = behaviour(name)?;
-        if let Some(failures) = behaviour.check_failures {
-            return Ok(CheckResult {
-                inputs: request.news,
-                failures: failures
-                    .into_iter()
-                    .map(|f| CheckFailure::new(f.property, f.reason))
-                    .collect(),
-            });
-        }
-        let mut inputs = request.news;
-        if behaviour.auto_name == Some(true) && !inputs.contains_key("name") {
-            let generated = match request.olds.get("name") {
-                Some(old) => old.clone(),
-                None => Value::from(format!("{name}-gen{}", next("generated", name)?)),
-            };
-            inputs.insert("name".into(), generated);
-        }
-        Ok(CheckResult::ok(inputs))
-    }
-
-    fn diff(&self, request: DiffRequest) -> Result<DiffResult> {
-        let behaviour = behaviour(name_of(&request.urn))?;
-        let changed = changed_keys(&request.old_inputs, &request.news);
-        let replace_on = behaviour.replace_on.unwrap_or_default();
-        let replace: Vec<String> = changed
-            .iter()
-            .filter(|k| replace_on.contains(k))
-            .cloned()
-            .collect();
-        let dbr = behaviour.delete_before_replace == Some(true) && !replace.is_empty();
-        if behaviour.diff.as_deref() == Some("unknown") {
-            return Ok(DiffResult {
-                changes: DiffChanges::Unknown,
-                replace_keys: replace,
-                delete_before_replace: dbr,
-                ..DiffResult::default()
-            });
-        }
-        let (olds, news) = (&request.old_inputs, &request.news);
-        let mut paths = Vec::new();
-        for key in olds
-            .keys()
-            .chain(news.keys().filter(|k| !olds.contains_key(*k)))
-        {
-            changed_paths(key, olds.get(key), news.get(key), &mut paths);
-        }
-        let detailed = paths
-            .into_iter()
-            .map(|(path, kind)| {
-                let top = path.split(['.', '[']).next().unwrap_or_default();
-                let kind = if replace.iter().any(|k| k == top) {
-                    kind.with_replace()
-                } else {
-                    kind
-                };
-                PropertyDiff {
-                    path,
-                    kind,
-                    input_diff: true,
-                }
-            })
-            .collect();
-        Ok(DiffResult {
-            changes: if changed.is_empty() {
-                DiffChanges::None
-            } else {
-                DiffChanges::Some
-            },
-            replace_keys: replace,
-            changed_keys: changed,
-            detailed_diff: Some(detailed),
-            delete_before_replace: dbr,
-            ..DiffResult::default()
-        })
-    }
-
-    fn create(&self, request: CreateRequest) -> Result<CreateResult> {
-        let name = name_of(&request.urn).to_owned();
-        let behaviour = behaviour(&name)?;
-        let mut outputs = strip_secrets(&request.properties);
-        let partial = behaviour.partial == Some(true);
-        if let Some(message) = &behaviour.fail_create
-            && !partial
-        {
-            return Err(Error::failed(message.clone()));
-        }
-        let n = next("creates", &name)?;
-        let id = format!("{name}-{n}");
-        outputs.insert("out".into(), Value::from(format!("{name}-out-{n}")));
-        let resource_type = cairn_sdk::urn::resource_type(&request.urn)
-            .unwrap_or_default()
-            .to_owned();
-        store(
-            &id,
-            &Entry {
-                name,
-                resource_type,
-                inputs: strip_secrets(&request.properties),
-                outputs: outputs.clone(),
-            },
-        )?;
-        if let Some(message) = behaviour.fail_create {
-            return Err(Error::partial(
-                message,
-                PartialState {
-                    id,
-                    inputs: request.properties.into_map(),
-                    outputs,
-                },
-            ));
-        }
-        with_bad_output(&behaviour, &mut outputs);
+        let resource_type = cairn_sdk::urn::resource_type(&request.urn).unwrap_or_default();
+        let properties = request.properties.into_map();
+        let (id, outputs) =
+            logic::create(self, name, resource_type, properties, preview).map_err(failure)?;
         Ok(CreateResult {
             id,
             outputs: outputs.into(),
         })
     }
 
-    fn preview_create(&self, request: CreateRequest) -> Result<CreateResult> {
-        behaviour(name_of(&request.urn))?;
-        let mut outputs = strip_secrets(&request.properties);
-        outputs.insert("out".into(), Value::Unknown);
-        Ok(CreateResult {
-            id: String::new(),
+    /// An update, or in a preview what it would return.
+    fn updated(&self, request: UpdateRequest, preview: bool) -> Result<UpdateResult> {
+        let (urn, id) = (&request.urn, &request.id);
+        let news = request.news.into_map();
+        logic::update(
+            self,
+            urn,
+            name_of(urn),
+            id,
+            &request.old_outputs,
+            news,
+            preview,
+        )
+        .map(|outputs| UpdateResult {
             outputs: outputs.into(),
         })
+        .map_err(failure)
+    }
+}
+
+impl Provider for TestProvider {
+    fn diff_config(&self, request: DiffRequest) -> Result<DiffResult> {
+        logic::diff_config(self, &request.old_inputs, &request.news)
+            .map(diff_result)
+            .map_err(failure)
+    }
+
+    fn check(&self, request: CheckRequest) -> Result<CheckResult> {
+        let name = name_of(&request.urn);
+        let news = request.news.into_map();
+        let (inputs, failures) = logic::check(self, name, &request.olds, news).map_err(failure)?;
+        Ok(CheckResult {
+            inputs: inputs.into(),
+            failures: failures
+                .into_iter()
+                .map(|f| CheckFailure::new(f.property, f.reason))
+                .collect(),
+        })
+    }
+
+    fn diff(&self, request: DiffRequest) -> Result<DiffResult> {
+        logic::diff(
+            self,
+            name_of(&request.urn),
+            &request.old_inputs,
+            &request.news,
+        )
+        .map(diff_result)
+        .map_err(failure)
+    }
+
+    fn create(&self, request: CreateRequest) -> Result<CreateResult> {
+        self.created(request, false)
+    }
+
+    fn preview_create(&self, request: CreateRequest) -> Result<CreateResult> {
+        self.created(request, true)
     }
 
     fn read(&self, request: ReadRequest) -> Result<ReadResult> {
-        let behaviour = behaviour(name_of(&request.urn))?;
-        if let Some(message) = behaviour.fail_read {
-            return Err(Error::failed(message));
-        }
-        Ok(match load(&request.id)? {
-            Some(entry) => ReadResult {
-                id: request.id,
-                inputs: entry.inputs.into(),
-                outputs: entry.outputs.into(),
+        Ok(
+            match logic::read(self, name_of(&request.urn), &request.id).map_err(failure)? {
+                Some(entry) => ReadResult {
+                    id: request.id,
+                    inputs: entry.inputs.into(),
+                    outputs: entry.outputs.into(),
+                },
+                None => ReadResult::gone(),
             },
-            None => ReadResult::gone(),
-        })
-    }
-
-    /// As the in-process provider: a failing update fails its preview too.
-    fn preview_update(&self, request: UpdateRequest) -> Result<UpdateResult> {
-        let behaviour = behaviour(name_of(&request.urn))?;
-        if let Some(message) = behaviour.fail_update
-            && behaviour.partial != Some(true)
-        {
-            return Err(Error::failed(message));
-        }
-        Ok(UpdateResult {
-            outputs: updated_outputs(&request).into(),
-        })
+        )
     }
 
     fn update(&self, request: UpdateRequest) -> Result<UpdateResult> {
-        let behaviour = behaviour(name_of(&request.urn))?;
-        if let Some(message) = &behaviour.fail_update
-            && behaviour.partial != Some(true)
-        {
-            return Err(Error::failed(message.clone()));
-        }
-        let mut outputs = updated_outputs(&request);
-        let Some(mut entry) = load(&request.id)? else {
-            return Err(Error::failed(format!(
-                "cannot update {}: no resource with ID {} exists",
-                request.urn, request.id
-            )));
-        };
-        entry.inputs = strip_secrets(&request.news);
-        entry.outputs = outputs.clone();
-        store(&request.id, &entry)?;
-        if let Some(message) = behaviour.fail_update {
-            return Err(Error::partial(
-                message,
-                PartialState {
-                    id: request.id,
-                    inputs: request.news.into_map(),
-                    outputs,
-                },
-            ));
-        }
-        with_bad_output(&behaviour, &mut outputs);
-        Ok(UpdateResult {
-            outputs: outputs.into(),
-        })
+        self.updated(request, false)
+    }
+
+    /// As in process: a failing update fails its preview too.
+    fn preview_update(&self, request: UpdateRequest) -> Result<UpdateResult> {
+        self.updated(request, true)
     }
 
     fn delete(&self, request: DeleteRequest) -> Result<()> {
-        let behaviour = behaviour(name_of(&request.urn))?;
-        if let Some(message) = behaviour.fail_delete {
-            return Err(Error::failed(message));
-        }
-        match fs::remove_file(entry_path(&request.id)) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(io_error(&format!("deleting resource {}", request.id), e)),
-        }
+        logic::delete(self, name_of(&request.urn), &request.id).map_err(failure)
     }
 }
 
