@@ -174,6 +174,21 @@ pub struct Partial<V> {
     pub outputs: Map<V>,
 }
 
+impl<V> Failure<V> {
+    /// A failure after acting: the resource `id` is left with these inputs and outputs.
+    fn partial(message: String, id: String, inputs: Map<V>, outputs: Map<V>) -> Failure<V> {
+        let partial = Partial {
+            id,
+            inputs,
+            outputs,
+        };
+        Failure {
+            message,
+            partial: Some(Box::new(partial)),
+        }
+    }
+}
+
 impl<V> From<String> for Failure<V> {
     fn from(message: String) -> Self {
         Failure {
@@ -341,15 +356,7 @@ pub fn create<C: Cloud>(
     };
     cloud.put(&id, entry)?;
     if let Some(message) = behaviour.fail_create {
-        let partial = Partial {
-            id,
-            inputs: properties,
-            outputs,
-        };
-        return Err(Failure {
-            message,
-            partial: Some(Box::new(partial)),
-        });
+        return Err(Failure::partial(message, id, properties, outputs));
     }
     with_bad_output::<C>(&behaviour, &mut outputs);
     Ok((id, outputs))
@@ -393,15 +400,7 @@ pub fn update<C: Cloud>(
     entry.outputs = outputs.clone();
     cloud.put(id, entry)?;
     if let Some(message) = behaviour.fail_update {
-        let partial = Partial {
-            id: id.to_owned(),
-            inputs: news,
-            outputs,
-        };
-        return Err(Failure {
-            message,
-            partial: Some(Box::new(partial)),
-        });
+        return Err(Failure::partial(message, id.to_owned(), news, outputs));
     }
     with_bad_output::<C>(&behaviour, &mut outputs);
     Ok(outputs)
@@ -471,33 +470,37 @@ fn changed_paths<C: Values>(
     new: Option<&C::Value>,
     out: &mut Vec<PathDiff>,
 ) {
-    let mut push = |change| {
-        out.push(PathDiff {
-            path: prefix.to_owned(),
-            change,
-            replace: false,
-        })
-    };
-    let (old, new) = match (old, new) {
+    let change = match (old, new) {
         (None, None) => return,
-        (None, Some(_)) => return push(Change::Add),
-        (Some(_), None) => return push(Change::Delete),
-        (Some(old), Some(new)) => (old, new),
+        (None, Some(_)) => Change::Add,
+        (Some(_), None) => Change::Delete,
+        (Some(old), Some(new)) => {
+            if let (Some(o), Some(n)) = (C::as_object(old), C::as_object(new)) {
+                for key in o.keys().chain(n.keys().filter(|k| !o.contains_key(*k))) {
+                    let path = if prefix.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{prefix}.{key}")
+                    };
+                    changed_paths::<C>(&path, o.get(key), n.get(key), out);
+                }
+                return;
+            }
+            if let (Some(o), Some(n)) = (C::as_array(old), C::as_array(new)) {
+                for i in 0..o.len().max(n.len()) {
+                    changed_paths::<C>(&format!("{prefix}[{i}]"), o.get(i), n.get(i), out);
+                }
+                return;
+            }
+            if !differs::<C>(old, new) {
+                return;
+            }
+            Change::Update
+        }
     };
-    if let (Some(o), Some(n)) = (C::as_object(old), C::as_object(new)) {
-        for key in o.keys().chain(n.keys().filter(|k| !o.contains_key(*k))) {
-            let path = if prefix.is_empty() {
-                key.clone()
-            } else {
-                format!("{prefix}.{key}")
-            };
-            changed_paths::<C>(&path, o.get(key), n.get(key), out);
-        }
-    } else if let (Some(o), Some(n)) = (C::as_array(old), C::as_array(new)) {
-        for i in 0..o.len().max(n.len()) {
-            changed_paths::<C>(&format!("{prefix}[{i}]"), o.get(i), n.get(i), out);
-        }
-    } else if differs::<C>(old, new) {
-        push(Change::Update);
-    }
+    out.push(PathDiff {
+        path: prefix.to_owned(),
+        change,
+        replace: false,
+    });
 }

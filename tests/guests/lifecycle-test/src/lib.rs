@@ -271,16 +271,12 @@ impl Provider for TestProvider {
     }
 
     fn read(&self, request: ReadRequest) -> Result<ReadResult> {
-        Ok(
-            match logic::read(self, name_of(&request.urn), &request.id).map_err(failure)? {
-                Some(entry) => ReadResult {
-                    id: request.id,
-                    inputs: entry.inputs.into(),
-                    outputs: entry.outputs.into(),
-                },
-                None => ReadResult::gone(),
-            },
-        )
+        let entry = logic::read(self, name_of(&request.urn), &request.id).map_err(failure)?;
+        Ok(entry.map_or_else(ReadResult::gone, |entry| ReadResult {
+            id: request.id,
+            inputs: entry.inputs.into(),
+            outputs: entry.outputs.into(),
+        }))
     }
 
     fn update(&self, request: UpdateRequest) -> Result<UpdateResult> {
