@@ -357,12 +357,12 @@ impl Provider for InMemoryProvider {
     }
 
     async fn create(&self, request: CreateRequest) -> Result<CreateResult, ProviderError> {
-        let (urn, properties) = (&request.urn, request.properties);
+        let urn = &request.urn;
         let (id, outputs) = logic::create(
             &*self.world,
             urn.name(),
             urn.resource_type(),
-            properties,
+            request.properties,
             request.preview,
         )
         .map_err(failure)?;
