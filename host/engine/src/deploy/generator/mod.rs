@@ -88,16 +88,7 @@ impl Engine {
             &options.aliases,
             caller,
         )?;
-        let package = request.resource_type.package().to_owned();
-        let (provider_ref, provider) = self
-            .resolve_provider(
-                options.provider.as_deref(),
-                &options.providers,
-                &package,
-                options.version.as_deref(),
-                caller,
-            )
-            .await?;
+        let (provider_ref, provider) = self.provider_of(&request, caller).await?;
         let state = custom_state(&urn, parent, &provider_ref, dependencies, &request, &old);
         let ignore_changes = parse_paths(&urn, "ignoreChanges", &options.ignore_changes)?;
         let replace_on_changes =

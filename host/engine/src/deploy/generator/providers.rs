@@ -18,7 +18,7 @@ use super::super::generator::diff::{Decision, DiffFacts, decide, diff_properties
 use super::super::journal::Mutation;
 use super::super::monitor::MonitorError;
 use super::super::monitor::scope::{Caller, ComponentScope};
-use super::super::program::{RegisterResourceResponse, ResourceOptions};
+use super::super::program::{RegisterResourceRequest, RegisterResourceResponse, ResourceOptions};
 use super::super::provider::{CheckRequest, DiffRequest, NativePlugins, Provider, provider_type};
 use super::super::registry::version_input;
 use super::super::steps::replace::ReplaceStep;
@@ -82,6 +82,24 @@ impl Engine {
             return Err(err(native_refusal(package, caller)));
         }
         Ok((reference, provider))
+    }
+
+    /// The provider a registration names through its options (`provider`, `providers`,
+    /// `version`), resolved as [`Engine::resolve_provider`] does.
+    pub async fn provider_of(
+        self: &Arc<Self>,
+        request: &RegisterResourceRequest,
+        caller: &Caller,
+    ) -> Result<(ProviderReference, Arc<dyn Provider>), MonitorError> {
+        let options = &request.options;
+        self.resolve_provider(
+            options.provider.as_deref(),
+            &options.providers,
+            request.resource_type.package(),
+            options.version.as_deref(),
+            caller,
+        )
+        .await
     }
 
     /// Whether a provider acting for a component may use the provider resource `urn`: one it

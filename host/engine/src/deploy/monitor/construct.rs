@@ -22,16 +22,7 @@ impl Engine {
         caller: &Caller,
     ) -> Result<RegisterResourceResponse, MonitorError> {
         let options = &request.options;
-        let package = request.resource_type.package().to_owned();
-        let (_, provider) = self
-            .resolve_provider(
-                options.provider.as_deref(),
-                &options.providers,
-                &package,
-                options.version.as_deref(),
-                caller,
-            )
-            .await?;
+        let (_, provider) = self.provider_of(&request, caller).await?;
         let aliases = self.alias_urns(
             &urn,
             parent.as_ref(),
