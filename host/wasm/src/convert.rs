@@ -55,8 +55,8 @@ use cairn_engine::state::codec::SIG_KEY;
 use cairn_engine::urn::{TypeToken, Urn};
 use cairn_engine::value::{OutputValue, PropertyMap, PropertyValue, ResourceReference};
 use cairn_wire::{
-    AssetSourceRef, Extra, ExtraRef, IndexedSource, IndexedSourceRef, Node, Rules, Shape, Walk,
-    WireError, WitExtra,
+    AssetSourceRef, Columns, Extra, ExtraRef, IndexedSource, IndexedSourceRef, Node, Rules, Shape,
+    Walk, WireError, WitExtra,
 };
 use indexmap::IndexMap;
 
@@ -162,11 +162,7 @@ pub fn encode_value(value: &PropertyValue) -> w::Value {
 pub fn encode_map(map: &PropertyMap) -> w::Value {
     if map.is_empty() {
         // No nodes is an empty map (see the WIT); it allocates nothing.
-        return w::Value {
-            nodes: Vec::new(),
-            strings: Vec::new(),
-            extras: Vec::new(),
-        };
+        return w::Value::empty();
     }
     cairn_wire::encode_map::<Engine, _>(map)
 }
@@ -1275,17 +1271,11 @@ mod tests {
 
     #[test]
     fn maps_encode_as_objects_rooted_at_zero() {
+        // The table's layout is cairn-wire's (tested there); the host's part is the root and
+        // the empty map.
         let map = props! {"a" => 1i64, "b" => vec![PropertyValue::from(true)]};
         let encoded = encode_map(&map);
-        assert_eq!(encoded.strings, b"ab");
-        let one = 1f64.to_bits();
-        #[rustfmt::skip]
-        assert_eq!(encoded.nodes, [
-            kind::OBJECT, 1, 2, 0, 0, // the root: members 1 and 2
-            kind::NUMBER, one as u32, (one >> 32) as u32, 0, 1, // "a": 1
-            kind::ARRAY, 3, 1, 1, 1, // "b": the array at 3
-            kind::BOOL, 1, 0, 0, 0, // true
-        ]);
+        assert_eq!(&encoded.nodes[..3], [kind::OBJECT, 1, 2]);
         assert!(encoded.extras.is_empty());
         assert_eq!(decode_map(encoded).unwrap(), map);
         assert_eq!(decode_map(empty()).unwrap(), PropertyMap::new());

@@ -1,7 +1,7 @@
-//! Tables for fuzz targets (feature `arbitrary`): built word by word (mostly nonsense, now and
-//! then well-formed) or a side's own encoding with a few words, bytes or extras damaged. The
-//! host's and the guest SDK's targets draw their tables from here, each as its own generated
-//! type.
+//! Inputs for the fuzz targets of tables (feature `arbitrary`): tables built word by word
+//! (mostly nonsense, now and then well-formed) or a side's own encoding with a few words, bytes
+//! or extras damaged, and the seeds and dictionary they start from. The host's and the guest
+//! SDK's targets draw their tables from here, each as its own generated type.
 
 extern crate std;
 
@@ -12,7 +12,55 @@ use arbitrary::{Result, Unstructured};
 
 use crate::asset::{Asset, AssetSource};
 use crate::format::WORDS;
+use crate::format::kind;
 use crate::table::{Columns, Extra, IndexedSource};
+
+/// Tokens worth splicing into inputs: kind codes as little-endian words.
+pub const DICTIONARY: &[&str] = &[
+    "\u{0}\u{0}\u{0}\u{0}",
+    "\u{5}\u{0}\u{0}\u{0}",
+    "\u{4}\u{0}\u{0}\u{0}",
+    "\u{1}\u{0}\u{0}\u{0}",
+    "\u{6}\u{0}\u{0}\u{0}",
+];
+
+/// 24 seeds, a third for each [`Input`]; `salt` varies them between targets.
+pub fn seeds(salt: u8) -> Vec<Vec<u8>> {
+    (0u8..24)
+        .map(|i| {
+            let mut seed = alloc::vec![i % 3];
+            let step = u32::from(salt | 1);
+            seed.extend((0..400u32).map(|j| (j.wrapping_mul(step) + u32::from(i) * 13) as u8));
+            seed
+        })
+        .collect()
+}
+
+/// What a target's input makes, by its first byte.
+pub enum Input<'a, C> {
+    /// A table to check: built word by word, or the side's encoding of a value it generated,
+    /// damaged.
+    Table(C),
+    /// The rest of the input, for the side to generate a value of its own from (to check that
+    /// it round-trips).
+    Value(Unstructured<'a>),
+}
+
+/// Reads an input: `None` when it is too short to make anything. `encoded` generates a value
+/// of the side's own and encodes it.
+pub fn input<'a, C: Columns>(
+    data: &'a [u8],
+    encoded: impl FnOnce(&mut Unstructured<'a>) -> Result<C>,
+) -> Option<Input<'a, C>> {
+    let (mode, rest) = data.split_first()?;
+    let mut u = Unstructured::new(rest);
+    let table = match mode % 3 {
+        0 => raw_table(&mut u),
+        1 => encoded(&mut u).and_then(|table| damaged(&mut u, table)),
+        _ => return Some(Input::Value(u)),
+    };
+    table.ok().map(Input::Table)
+}
 
 /// A node or span operand: mostly within (or just past) `n`, sometimes anything or an
 /// interesting extreme.
@@ -116,7 +164,7 @@ pub fn raw_table<C: Columns>(u: &mut Unstructured<'_>) -> Result<C> {
         .collect::<Result<_>>()?;
     let mut words = Vec::with_capacity(nodes * WORDS + 1);
     for _ in 0..nodes {
-        words.push(u.int_in_range(0..=12)?);
+        words.push(u.int_in_range(0..=kind::OUTPUT + 1)?);
         words.push(small(u, nodes)?);
         words.push(small(u, nodes)?);
         words.push(small(u, strings.len())?);

@@ -64,7 +64,7 @@ pub use table::{
     AssetSourceRef, Columns, Extra, ExtraRef, IndexedSource, IndexedSourceRef, Node, WitExtra,
     extra_referrers, referrers, same_bytes, same_known, same_words,
 };
-pub use validate::{Valid, node_count, validate, validate_map};
+pub use validate::{Valid, node_count, object_root, validate, validate_map};
 
 /// Names [`bind_wit!`] expands to, so its expansion needs nothing of the caller.
 #[doc(hidden)]

@@ -21,6 +21,14 @@ pub trait Columns {
     fn extras(&self) -> &[Self::Extra];
     fn from_parts(nodes: Vec<u32>, strings: Vec<u8>, extras: Vec<Self::Extra>) -> Self;
     fn into_parts(self) -> (Vec<u32>, Vec<u8>, Vec<Self::Extra>);
+
+    /// No nodes: an empty property map (it allocates nothing).
+    fn empty() -> Self
+    where
+        Self: Sized,
+    {
+        Self::from_parts(Vec::new(), Vec::new(), Vec::new())
+    }
 }
 
 /// A side's generated `extra` variant: read through a borrowed view, built from an [`Extra`].

@@ -70,11 +70,22 @@ pub fn validate<C: Columns>(table: &C, rules: Rules) -> Result<Valid, WireError>
 /// (an empty map).
 pub fn validate_map<C: Columns>(table: &C, rules: Rules) -> Result<Valid, WireError> {
     let valid = validate(table, rules)?;
-    match Node::root(table).map(Node::kind) {
-        None | Some(kind::OBJECT) | Some(kind::NULL) => Ok(valid),
-        Some(other) => Err(WireError::NotAnObject {
-            kind: kind::name(other),
-        }),
+    object_root(table)?;
+    Ok(valid)
+}
+
+/// The object at the root of a validated table meant as a property map: `None` for an empty
+/// map (no nodes or a `null` root), an error for a root of any other kind.
+pub fn object_root<C: Columns>(table: &C) -> Result<Option<Node<'_, C>>, WireError> {
+    match Node::root(table) {
+        None => Ok(None),
+        Some(root) => match root.kind() {
+            kind::OBJECT => Ok(Some(root)),
+            kind::NULL => Ok(None),
+            other => Err(WireError::NotAnObject {
+                kind: kind::name(other),
+            }),
+        },
     }
 }
 
@@ -200,7 +211,8 @@ impl<'v, X: WitExtra> Validator<'v, X> {
             }
             k @ (kind::ARRAY | kind::OBJECT) => {
                 let len = self.depth.len();
-                if b > 0 && a as usize + b as usize > len {
+                // In u64: on a 32-bit guest, `a + b` can overflow `usize`.
+                if b > 0 && u64::from(a) + u64::from(b) > len as u64 {
                     let last = (u64::from(a) + u64::from(b) - 1).min(u64::from(u32::MAX));
                     return Err(WireError::OutOfRange {
                         node: idx(i),

@@ -4,11 +4,10 @@
 //! damaged encodings, and encodings of generated values (which must be accepted); they are
 //! held as the host's generated types, bound to `cairn-wire` as the guest's are.
 
-use arbitrary::Unstructured;
 use cairn_fuzz_driver::{Outcome, Target};
 use cairn_wasm::bindings::cairn::deploy::types as w;
 use cairn_wasm::convert::encode_value;
-use cairn_wire::arbitrary::{damaged, raw_table};
+use cairn_wire::arbitrary::{DICTIONARY, Input, input};
 use cairn_wire::{
     Columns, MAX_DEPTH, Node, Rules, WORDS, WireError, WitExtra, extra_referrers, kind, referrers,
     same_known, validate,
@@ -21,12 +20,7 @@ pub const TARGET: Target = Target {
     about: "WIT node tables (cairn-wire): validation never panics, the lenient rules accept what the strict ones do, faults name nodes and referrers that exist, accepted tables read in place consistently, encodings are accepted",
     run,
     seeds,
-    dictionary: &[
-        "\u{0}\u{0}\u{0}\u{0}",
-        "\u{5}\u{0}\u{0}\u{0}",
-        "\u{4}\u{0}\u{0}\u{0}",
-        "\u{6}\u{0}\u{0}\u{0}",
-    ],
+    dictionary: DICTIONARY,
     max_len: 1024,
 };
 
@@ -38,25 +32,14 @@ const LENIENT: Rules = Rules {
 };
 
 fn seeds() -> Vec<Vec<u8>> {
-    (0u8..24)
-        .map(|i| {
-            let mut seed = vec![i % 3];
-            seed.extend((0..400u32).map(|j| (j.wrapping_mul(23) + u32::from(i) * 11) as u8));
-            seed
-        })
-        .collect()
+    cairn_wire::arbitrary::seeds(23)
 }
 
 fn run(data: &[u8]) -> Outcome {
-    let Some((mode, rest)) = data.split_first() else {
-        return Outcome::Rejected;
-    };
-    let mut u = Unstructured::new(rest);
-    let table = match mode % 3 {
-        0 => raw_table::<w::Value>(&mut u),
-        1 => generate::value(&mut u, Kinds::ALL, 0)
-            .and_then(|value| damaged(&mut u, encode_value(&value))),
-        _ => {
+    match input(data, super::wit::encoded) {
+        Some(Input::Table(table)) => check(&table),
+        // A generated value's encoding, which must be accepted.
+        Some(Input::Value(mut u)) => {
             let Ok(value) = generate::value(&mut u, Kinds::ALL, 0) else {
                 return Outcome::Rejected;
             };
@@ -64,13 +47,10 @@ fn run(data: &[u8]) -> Outcome {
             if let Err(e) = validate(&table, Rules::STRICT) {
                 panic!("the encoding of {value:?} is refused: {e}");
             }
-            Ok(table)
+            check(&table)
         }
-    };
-    let Ok(table) = table else {
-        return Outcome::Rejected;
-    };
-    check(&table)
+        None => Outcome::Rejected,
+    }
 }
 
 fn check(table: &w::Value) -> Outcome {

@@ -9,7 +9,7 @@ use cairn_engine::state::{SecretsMode, decode_property_map, encode_property_map}
 use cairn_fuzz_driver::{Outcome, Target};
 use cairn_wasm::bindings::cairn::deploy::types as w;
 use cairn_wasm::convert::{decode_map, decode_value, encode_value};
-use cairn_wire::arbitrary::{damaged, raw_table};
+use cairn_wire::arbitrary::{DICTIONARY, Input, input};
 
 use crate::generate::{self, Kinds, TestCrypter};
 
@@ -18,40 +18,25 @@ pub const TARGET: Target = Target {
     about: "WIT node tables from a guest: malformed tables are errors, accepted values pass the value limits, re-encode to themselves and can be stored as state",
     run,
     seeds,
-    dictionary: &[
-        "\u{0}\u{0}\u{0}\u{0}",
-        "\u{5}\u{0}\u{0}\u{0}",
-        "\u{4}\u{0}\u{0}\u{0}",
-        "\u{1}\u{0}\u{0}\u{0}",
-    ],
+    dictionary: DICTIONARY,
     max_len: 1024,
 };
 
 fn seeds() -> Vec<Vec<u8>> {
-    // Structured inputs start with 0: a generated value, encoded, perhaps damaged.
-    (0u8..24)
-        .map(|i| {
-            let mut seed = vec![i % 3];
-            seed.extend((0..400u32).map(|j| (j.wrapping_mul(17) + u32::from(i) * 13) as u8));
-            seed
-        })
-        .collect()
+    cairn_wire::arbitrary::seeds(17)
+}
+
+/// A generated value of every kind, encoded by the host (the tables `cairn_wire::arbitrary`
+/// damages).
+pub(crate) fn encoded(u: &mut Unstructured<'_>) -> arbitrary::Result<w::Value> {
+    Ok(encode_value(&generate::value(u, Kinds::ALL, 0)?))
 }
 
 fn run(data: &[u8]) -> Outcome {
-    let Some((mode, rest)) = data.split_first() else {
-        return Outcome::Rejected;
-    };
-    let mut u = Unstructured::new(rest);
-    let table = match mode % 3 {
-        // A table built word by word: mostly nonsense, sometimes well-formed.
-        0 => raw_table::<w::Value>(&mut u),
-        // An encoded value with a few words, bytes or extras damaged.
-        1 => generate::value(&mut u, Kinds::ALL, 0)
-            .and_then(|value| damaged(&mut u, encode_value(&value))),
-        // A generated value: it must come back exactly.
-        _ => {
-            // Any value: it comes back exactly when the limits allow it, else it is refused.
+    match input(data, encoded) {
+        Some(Input::Table(table)) => check_table(table),
+        // A generated value: it comes back exactly when the limits allow it, else it is refused.
+        Some(Input::Value(mut u)) => {
             if let Ok(value) = generate::value(&mut u, Kinds::ALL, 0) {
                 match (
                     decode_value(encode_value(&value)),
@@ -67,13 +52,10 @@ fn run(data: &[u8]) -> Outcome {
                     ),
                 }
             }
-            return Outcome::Rejected;
+            Outcome::Rejected
         }
-    };
-    let Ok(table) = table else {
-        return Outcome::Rejected;
-    };
-    check_table(table)
+        None => Outcome::Rejected,
+    }
 }
 
 /// The properties of any table: decoding never panics; what decodes re-encodes to a table
