@@ -42,6 +42,7 @@ pub mod kind {
     }
 
     /// Whether nodes of this kind carry their payload in `extras`.
+    #[inline]
     pub fn has_extra(kind: u32) -> bool {
         matches!(kind, ASSET | ARCHIVE | REFERENCE | OUTPUT)
     }

@@ -112,6 +112,7 @@ pub enum IndexedSourceRef<'a> {
 
 impl ExtraRef<'_> {
     /// The node kind this extra belongs to.
+    #[inline]
     pub fn kind(&self) -> u32 {
         match self {
             ExtraRef::Asset { .. } => kind::ASSET,
@@ -122,6 +123,7 @@ impl ExtraRef<'_> {
     }
 
     /// The nodes this extra refers to (archive members, a reference's ID, an output's value).
+    #[inline]
     pub fn children(&self) -> impl Iterator<Item = u32> + '_ {
         let (members, one): (&[(String, u32)], Option<u32>) = match *self {
             ExtraRef::Archive {
@@ -136,16 +138,8 @@ impl ExtraRef<'_> {
     }
 }
 
-impl<'a> AssetSourceRef<'a> {
-    pub fn of(source: &'a AssetSource) -> AssetSourceRef<'a> {
-        match source {
-            AssetSource::Text(t) => AssetSourceRef::Text(t),
-            AssetSource::Path(p) => AssetSourceRef::Path(p),
-            AssetSource::Uri(u) => AssetSourceRef::Uri(u),
-            AssetSource::HashOnly => AssetSourceRef::HashOnly,
-        }
-    }
-
+impl AssetSourceRef<'_> {
+    /// The source, owned.
     pub fn to_owned(self) -> AssetSource {
         match self {
             AssetSourceRef::Text(t) => AssetSource::Text(t.into()),

@@ -353,6 +353,7 @@ fn duplicate<'k>(
 }
 
 /// FNV-1a over 8-byte words: cheap, and only used to find candidate duplicates.
+#[inline]
 fn hash(key: &[u8]) -> u64 {
     let mut h = 0xcbf2_9ce4_8422_2325u64 ^ key.len() as u64;
     let mut chunks = key.chunks_exact(8);
