@@ -38,7 +38,9 @@ fn build() -> Vec<PathBuf> {
         }
     }
     cmd.env("CARGO_TARGET_DIR", guest_target());
-    let out = cmd.output().expect("running cargo to build cairn-wire's tests");
+    let out = cmd
+        .output()
+        .expect("running cargo to build cairn-wire's tests");
     assert!(
         out.status.success(),
         "building cairn-wire's tests for wasm32-wasip2 failed:\n{}",
@@ -85,8 +87,7 @@ fn run(engine: &Engine, component: &Component, args: &[&str]) -> (i32, String) {
         table: ResourceTable::new(),
     };
     let mut store = Store::new(engine, host);
-    let command =
-        WasiCommand::instantiate(&mut store, component, &linker).expect("instantiating");
+    let command = WasiCommand::instantiate(&mut store, component, &linker).expect("instantiating");
     let code = match command.wasi_cli_run().call_run(&mut store) {
         Ok(Ok(())) => 0,
         Ok(Err(())) => 1,
