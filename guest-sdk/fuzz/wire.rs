@@ -1,5 +1,7 @@
-//! Fuzz targets of the guest side of the WIT node table (`src/wire.rs`): validating and
-//! reading tables the host sends, and encoding what a provider returns. Shared by
+//! Fuzz targets of the guest side of the WIT node table (`src/wire.rs`): decoding the tables
+//! the host sends into the SDK's values, and encoding what a provider returns. The table's own
+//! rules and reading it in place are `cairn-wire`'s, fuzzed by the host's `wire_table` target;
+//! the tables come from the generators both share (`cairn_wire::arbitrary`). Shared by
 //! `examples/fuzz.rs` (the long-run command) and `tests/fuzz.rs` (short runs in `cargo test`).
 
 use arbitrary::{Result, Unstructured};
@@ -9,31 +11,22 @@ use cairn_sdk::value::{
     Archive, ArchiveMember, ArchiveSource, Asset, AssetSource, OutputValue, PropertyMap,
     ResourceReference, Value,
 };
-use cairn_sdk::wire::{self, Table};
+use cairn_sdk::wire::{self, Decode, Table};
+use cairn_wire::arbitrary::{DICTIONARY, Input, input, text};
 
 pub fn targets() -> Vec<Target> {
     vec![Target {
         name: "wire",
-        about: "guest WIT tables: malformed tables are errors, accepted tables read in place as they decode, decode∘encode is the identity, generated values round-trip",
+        about: "guest WIT tables: malformed tables are errors, accepted tables read in place as they decode, Node::same_as agrees with Value::same_as, decode∘encode is the identity, generated values round-trip",
         run,
         seeds,
-        dictionary: &[
-            "\u{0}\u{0}\u{0}\u{0}",
-            "\u{5}\u{0}\u{0}\u{0}",
-            "\u{4}\u{0}\u{0}\u{0}",
-        ],
+        dictionary: DICTIONARY,
         max_len: 1024,
     }]
 }
 
 fn seeds() -> Vec<Vec<u8>> {
-    (0u8..24)
-        .map(|i| {
-            let mut seed = vec![i % 3];
-            seed.extend((0..400u32).map(|j| (j.wrapping_mul(19) + u32::from(i) * 7) as u8));
-            seed
-        })
-        .collect()
+    cairn_wire::arbitrary::seeds(19)
 }
 
 fn same<T: std::fmt::Debug>(a: &T, b: &T) -> bool {
@@ -41,14 +34,11 @@ fn same<T: std::fmt::Debug>(a: &T, b: &T) -> bool {
 }
 
 fn run(data: &[u8]) -> Outcome {
-    let Some((mode, rest)) = data.split_first() else {
-        return Outcome::Rejected;
-    };
-    let mut u = Unstructured::new(rest);
-    let table = match mode % 3 {
-        0 => raw_table(&mut u),
-        1 => damaged(&mut u),
-        _ => {
+    let encoded = |u: &mut Unstructured<'_>| Ok(wire::encode(&value(u, 0)?));
+    match input::<wit::Value>(data, encoded) {
+        Some(Input::Table(table)) => check_table(table),
+        // A generated value: the SDK's own encoding must come back exactly.
+        Some(Input::Value(mut u)) => {
             if let Ok(v) = value(&mut u, 0) {
                 let back = wire::decode(wire::encode(&v))
                     .unwrap_or_else(|e| panic!("the SDK's own encoding of {v:?} is refused: {e}"));
@@ -59,13 +49,10 @@ fn run(data: &[u8]) -> Outcome {
                     assert!(same(&back, map));
                 }
             }
-            return Outcome::Rejected;
+            Outcome::Rejected
         }
-    };
-    let Ok(table) = table else {
-        return Outcome::Rejected;
-    };
-    check_table(table)
+        None => Outcome::Rejected,
+    }
 }
 
 fn check_table(t: wit::Value) -> Outcome {
@@ -91,16 +78,15 @@ fn check_table(t: wit::Value) -> Outcome {
         same(&root.to_value(), &v),
         "reading in place differs from decoding"
     );
-    let _ = root.reveal();
-    for (i, child) in root.children().enumerate() {
-        let _ = child.kind();
-        let _ = child.to_value();
-        if root.kind() == wire::kind::OBJECT {
-            let key = child.key().to_owned();
-            let found = root
-                .member(&key, i)
-                .unwrap_or_else(|| panic!("member {key:?} of a validated object is not found"));
-            let _ = found.to_value();
+    // Node::same_as agrees with Value::same_as on every pair of children too.
+    let values: Vec<Value> = root.children().map(Decode::to_value).collect();
+    for (a, x) in root.children().zip(&values) {
+        for (b, y) in root.children().zip(&values) {
+            assert_eq!(
+                a.same_as(b),
+                x.same_as(y),
+                "Node::same_as and Value::same_as disagree on {x:?} and {y:?}"
+            );
         }
     }
     assert_eq!(
@@ -113,144 +99,6 @@ fn check_table(t: wit::Value) -> Outcome {
     assert!(same(&again, &v), "decode∘encode changed {v:?}");
     let _ = table.to_map();
     Outcome::Accepted
-}
-
-fn small(u: &mut Unstructured<'_>, n: usize) -> Result<u32> {
-    Ok(match u.int_in_range(0..=7)? {
-        0 => u.arbitrary()?,
-        1 => *u.choose(&[u32::MAX, u32::MAX - 1, 0x8000_0000, 1 << 16])?,
-        _ => u.int_in_range(0..=(n as u32 + 2))?,
-    })
-}
-
-fn text(u: &mut Unstructured<'_>) -> Result<String> {
-    Ok(match u.int_in_range(0..=2)? {
-        0 => u.arbitrary::<String>()?.chars().take(24).collect(),
-        1 => {
-            let n = u.int_in_range(0..=8)?;
-            (0..n)
-                .map(|_| {
-                    u.choose(&['a', 'b', ':', '.', '"', 'é', '\u{0}', ' '])
-                        .copied()
-                })
-                .collect::<Result<_>>()?
-        }
-        _ => u
-            .choose(&[
-                "",
-                "urn:pulumi:s::p::a:b:C::n",
-                "k",
-                "04da6b54-80e4-46f7-96ec-b56ff0331ba9",
-            ])?
-            .to_string(),
-    })
-}
-
-fn raw_table(u: &mut Unstructured<'_>) -> Result<wit::Value> {
-    let nodes = u.int_in_range(0..=16)?;
-    let n = u.int_in_range(0..=48)?;
-    let strings: Vec<u8> = (0..n)
-        .map(|_| {
-            Ok(if u.ratio(1, 8)? {
-                u.arbitrary()?
-            } else {
-                b'a' + u.int_in_range(0..=25)?
-            })
-        })
-        .collect::<Result<_>>()?;
-    let mut words = Vec::with_capacity(nodes * 5);
-    for _ in 0..nodes {
-        words.push(u.int_in_range(0..=12)?);
-        words.push(small(u, nodes)?);
-        words.push(small(u, nodes)?);
-        words.push(small(u, strings.len())?);
-        words.push(if u.ratio(1, 6)? {
-            u.arbitrary()?
-        } else {
-            u.int_in_range(0..=4)?
-        });
-    }
-    if u.ratio(1, 20)? {
-        words.push(u.arbitrary()?);
-    }
-    let extras = (0..u.int_in_range(0..=3)?)
-        .map(|_| extra(u, nodes))
-        .collect::<Result<_>>()?;
-    Ok(wit::Value {
-        nodes: words,
-        strings,
-        extras,
-    })
-}
-
-fn extra(u: &mut Unstructured<'_>, nodes: usize) -> Result<wit::Extra> {
-    let opt = |u: &mut Unstructured<'_>| -> Result<Option<String>> {
-        Ok(if u.arbitrary()? { Some(text(u)?) } else { None })
-    };
-    let index = |u: &mut Unstructured<'_>| -> Result<Option<u32>> {
-        Ok(if u.ratio(1, 4)? {
-            None
-        } else {
-            Some(small(u, nodes)?)
-        })
-    };
-    Ok(match u.int_in_range(0..=3)? {
-        0 => wit::Extra::Asset(wit::Asset {
-            hash: opt(u)?,
-            source: wit::AssetSource::Text(text(u)?),
-        }),
-        1 => wit::Extra::Archive(wit::Archive {
-            hash: opt(u)?,
-            source: match u.int_in_range(0..=2)? {
-                0 => wit::ArchiveSource::Assets(
-                    (0..u.int_in_range(0..=3)?)
-                        .map(|_| Ok((text(u)?, small(u, nodes)?)))
-                        .collect::<Result<_>>()?,
-                ),
-                1 => wit::ArchiveSource::Path(text(u)?),
-                _ => wit::ArchiveSource::HashOnly,
-            },
-        }),
-        2 => wit::Extra::ResourceReference(wit::ResourceReference {
-            urn: text(u)?,
-            id: index(u)?,
-            package_version: opt(u)?,
-        }),
-        _ => wit::Extra::Output(wit::OutputValue {
-            value: index(u)?,
-            secret: u.arbitrary()?,
-            dependencies: (0..u.int_in_range(0..=2)?)
-                .map(|_| text(u))
-                .collect::<Result<_>>()?,
-        }),
-    })
-}
-
-fn damaged(u: &mut Unstructured<'_>) -> Result<wit::Value> {
-    let v = value(u, 0)?;
-    let mut t = wire::encode(&v);
-    for _ in 0..u.int_in_range(0..=3)? {
-        match u.int_in_range(0..=4)? {
-            0 if !t.nodes.is_empty() => {
-                let i = u.choose_index(t.nodes.len())?;
-                t.nodes[i] = small(u, t.nodes.len() / 5)?;
-            }
-            1 if !t.strings.is_empty() => {
-                let i = u.choose_index(t.strings.len())?;
-                t.strings[i] = u.arbitrary()?;
-            }
-            2 => {
-                let n = t.nodes.len() / 5;
-                t.extras.push(extra(u, n)?);
-            }
-            3 if !t.nodes.is_empty() => {
-                let cut = u.choose_index(t.nodes.len())?;
-                t.nodes.truncate(cut);
-            }
-            _ => {}
-        }
-    }
-    Ok(t)
 }
 
 fn value(u: &mut Unstructured<'_>, depth: usize) -> Result<Value> {
@@ -320,7 +168,7 @@ fn archive(u: &mut Unstructured<'_>, depth: usize) -> Result<Archive> {
         hash: if u.arbitrary()? { Some(text(u)?) } else { None },
         source: match u.int_in_range(0..=3)? {
             0 => {
-                let mut members = indexmap::IndexMap::new();
+                let mut members = cairn_sdk::Members::default();
                 for _ in 0..u.int_in_range(0..=3)? {
                     let member = if depth < 6 && u.ratio(1, 4)? {
                         ArchiveMember::Archive(archive(u, depth + 1)?)

@@ -98,33 +98,8 @@ impl<T, E: fmt::Display> Context<T> for std::result::Result<T, E> {
     }
 }
 
-/// A validation failure: the property path at fault (empty for the whole resource) and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CheckFailure {
-    pub property: String,
-    pub reason: String,
-}
-
-impl CheckFailure {
-    pub fn new(property: impl Into<String>, reason: impl Into<String>) -> CheckFailure {
-        CheckFailure {
-            property: property.into(),
-            reason: reason.into(),
-        }
-    }
-}
-
-impl fmt::Display for CheckFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.property.is_empty() {
-            f.write_str(&self.reason)
-        } else {
-            write!(f, "{}: {}", self.property, self.reason)
-        }
-    }
-}
-
-impl std::error::Error for CheckFailure {}
+// The check failure is shared with the engine (`cairn-wire`).
+pub use cairn_wire::CheckFailure;
 
 #[cfg(test)]
 mod tests {

@@ -259,22 +259,12 @@ fn check_result(r: p::CheckResult) -> wit::CheckResult {
 }
 
 fn failures_to_wit(failures: Vec<CheckFailure>) -> Vec<wit::CheckFailure> {
-    failures
-        .into_iter()
-        .map(|f| wit::CheckFailure {
-            property: f.property,
-            reason: f.reason,
-        })
-        .collect()
+    failures.into_iter().map(Into::into).collect()
 }
 
 fn diff_result(r: p::DiffResult) -> wit::DiffResult {
     wit::DiffResult {
-        changes: match r.changes {
-            p::DiffChanges::Unknown => wit::DiffChanges::Unknown,
-            p::DiffChanges::None => wit::DiffChanges::None,
-            p::DiffChanges::Some => wit::DiffChanges::Some,
-        },
+        changes: r.changes.into(),
         replace_keys: r.replace_keys,
         stable_keys: r.stable_keys,
         changed_keys: r.changed_keys,
@@ -283,14 +273,7 @@ fn diff_result(r: p::DiffResult) -> wit::DiffResult {
                 .into_iter()
                 .map(|d| wit::PropertyDiff {
                     path: d.path,
-                    kind: match d.kind {
-                        p::DiffKind::Add => wit::DiffKind::Add,
-                        p::DiffKind::AddReplace => wit::DiffKind::AddReplace,
-                        p::DiffKind::Delete => wit::DiffKind::Delete,
-                        p::DiffKind::DeleteReplace => wit::DiffKind::DeleteReplace,
-                        p::DiffKind::Update => wit::DiffKind::Update,
-                        p::DiffKind::UpdateReplace => wit::DiffKind::UpdateReplace,
-                    },
+                    kind: d.kind.into(),
                     input_diff: d.input_diff,
                 })
                 .collect()

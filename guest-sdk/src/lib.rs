@@ -94,8 +94,8 @@ pub use provider::{
     UpdateRequest, UpdateResult, diff_inputs,
 };
 pub use value::{
-    Archive, ArchiveMember, ArchiveSource, Asset, AssetSource, Lookup, OutputValue, PropertyMap,
-    ResourceReference, Value, secret,
+    Archive, ArchiveMember, ArchiveSource, Asset, AssetSource, Lookup, Members, OutputValue,
+    PropertyMap, ResourceReference, Value, secret,
 };
 
 /// Re-exports for the macros; not part of the API.

@@ -13,7 +13,7 @@ use std::ops::{Deref, DerefMut};
 
 use crate::bindings::cairn::deploy::types as wit;
 use crate::value::{PropertyMap, Value};
-use crate::wire::{self, Node};
+use crate::wire::{self, Decode, Node};
 
 /// A property map, decoded on first access. Derefs to [`PropertyMap`]; build one from a map
 /// with `.into()`.
@@ -82,10 +82,10 @@ impl Properties {
     }
 
     /// Whether both are still the host's tables and these are identical with no unknown in
-    /// them ([`wire::same_known`]): then nothing differs, and nothing need be read.
+    /// them ([`cairn_wire::same_known`]): then nothing differs, and nothing need be read.
     pub(crate) fn same_known_table(&self, other: &Properties) -> bool {
         match (&self.received, &other.received) {
-            (Some(a), Some(b)) => wire::same_known(&a.value, &b.value),
+            (Some(a), Some(b)) => cairn_wire::same_known(&a.value, &b.value),
             _ => false,
         }
     }
@@ -97,7 +97,7 @@ impl Properties {
 }
 
 fn decoded(received: &Received) -> PropertyMap {
-    received.object().map(Node::to_map).unwrap_or_default()
+    received.object().map(Decode::to_map).unwrap_or_default()
 }
 
 impl Deref for Properties {

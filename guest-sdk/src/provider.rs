@@ -41,44 +41,8 @@ impl CheckResult {
     }
 }
 
-/// Whether a diff found changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DiffChanges {
-    /// The provider cannot tell; the engine compares old and new inputs itself.
-    #[default]
-    Unknown,
-    None,
-    Some,
-}
-
-/// How one property differs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DiffKind {
-    Add,
-    AddReplace,
-    Delete,
-    DeleteReplace,
-    Update,
-    UpdateReplace,
-}
-
-impl DiffKind {
-    /// The same change, requiring replacement.
-    pub fn with_replace(self) -> DiffKind {
-        match self {
-            DiffKind::Add | DiffKind::AddReplace => DiffKind::AddReplace,
-            DiffKind::Delete | DiffKind::DeleteReplace => DiffKind::DeleteReplace,
-            DiffKind::Update | DiffKind::UpdateReplace => DiffKind::UpdateReplace,
-        }
-    }
-
-    pub fn is_replace(self) -> bool {
-        matches!(
-            self,
-            DiffKind::AddReplace | DiffKind::DeleteReplace | DiffKind::UpdateReplace
-        )
-    }
-}
+// How a diff describes changes is shared with the engine (`cairn-wire`).
+pub use cairn_wire::{DiffChanges, DiffKind};
 
 /// One entry of a detailed diff.
 #[derive(Debug, Clone, PartialEq, Eq)]

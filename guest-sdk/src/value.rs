@@ -35,47 +35,8 @@ pub enum Value {
     Output(OutputValue),
 }
 
-/// A blob and the lower-case hex SHA-256 of its contents.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Asset {
-    pub hash: Option<String>,
-    pub source: AssetSource,
-}
-
-/// Where an [`Asset`]'s contents come from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AssetSource {
-    Text(String),
-    Path(String),
-    Uri(String),
-    /// Only the hash is known.
-    HashOnly,
-}
-
-/// A collection of assets and the SHA-256 of its contents.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Archive {
-    pub hash: Option<String>,
-    pub source: ArchiveSource,
-}
-
-/// Where an [`Archive`]'s contents come from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ArchiveSource {
-    /// Named members, in order.
-    Assets(IndexMap<String, ArchiveMember>),
-    Path(String),
-    Uri(String),
-    /// Only the hash is known.
-    HashOnly,
-}
-
-/// One named member of a literal archive.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ArchiveMember {
-    Asset(Asset),
-    Archive(Archive),
-}
+// Assets and archives are data both sides of the boundary share (`cairn-wire`).
+pub use cairn_wire::{Archive, ArchiveMember, ArchiveSource, Asset, AssetSource, Members};
 
 /// A reference to a resource.
 #[derive(Debug, Clone, PartialEq)]

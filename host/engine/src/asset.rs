@@ -1,4 +1,5 @@
-//! Assets (blobs) and archives (collections of assets), with their SHA-256 content hashes.
+//! Assets (blobs) and archives (collections of assets): reading, hashing and writing their
+//! contents. The data types are `cairn-wire`'s, shared with the guest SDK and re-exported here.
 //!
 //! # Sources
 //!
@@ -16,7 +17,7 @@
 //!
 //! # Members
 //!
-//! [`Archive::read_members`] flattens an archive into a name-sorted list of files. In a literal
+//! [`ArchiveExt::read_members`] flattens an archive into a name-sorted list of files. In a literal
 //! map an asset contributes its bytes under its key and a nested archive contributes each of its
 //! own members as `<key>/<member>`, to any depth. Directory entries are skipped; `.` and empty
 //! path components are dropped (`./a//b` is `a/b`). Names that are absolute or contain `..`,
@@ -33,7 +34,7 @@
 //!   mtime 0, uid/gid 0 and empty user/group names (names longer than 100 bytes use GNU
 //!   long-name entries), followed by the two zero blocks that end a tar stream. Equal contents
 //!   therefore give equal hashes regardless of map order or file-system metadata.
-//!   [`Archive::write`] with [`ArchiveFormat::Tar`] emits exactly this stream.
+//!   [`ArchiveExt::write`] with [`ArchiveFormat::Tar`] emits exactly this stream.
 //!
 //! [`fill_hashes`] fills in the missing hashes of every asset and archive in a value, where
 //! values are admitted, so the state always records them.
@@ -43,72 +44,12 @@ use std::fs;
 use std::io::{self, Cursor, Read, Write};
 use std::path::{Path, PathBuf};
 
-use indexmap::IndexMap;
 use sha2::{Digest, Sha256};
 
-/// A blob: literal text, a local file, or a URI, plus the SHA-256 of its contents.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Asset {
-    /// Lower-case hex SHA-256 of the contents, once computed.
-    pub hash: Option<String>,
-    /// Where the contents come from.
-    pub source: AssetSource,
-}
-
-/// Where an [`Asset`]'s contents come from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AssetSource {
-    /// Literal text, hashed as its UTF-8 bytes.
-    Text(String),
-    /// A local file; relative paths resolve against [`AssetContext::base_dir`].
-    Path(String),
-    /// A `file`, `http` or `https` URI.
-    Uri(String),
-    /// Only the hash is known (the contents were not recorded).
-    HashOnly,
-}
-
-/// A collection of assets: a literal map, a local file or directory, or a URI, plus its hash.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Archive {
-    /// Lower-case hex hash as defined in the module docs, once computed.
-    pub hash: Option<String>,
-    /// Where the members come from.
-    pub source: ArchiveSource,
-}
-
-/// Where an [`Archive`]'s contents come from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ArchiveSource {
-    /// Named members, each an asset or a nested archive.
-    Assets(IndexMap<String, ArchiveMember>),
-    /// A local archive file or directory; relative paths resolve against
-    /// [`AssetContext::base_dir`].
-    Path(String),
-    /// A `file`, `http` or `https` URI naming an archive file.
-    Uri(String),
-    /// Only the hash is known (the contents were not recorded).
-    HashOnly,
-}
-
-/// One named entry of a literal archive.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ArchiveMember {
-    Asset(Asset),
-    Archive(Archive),
-}
-
-impl From<Asset> for ArchiveMember {
-    fn from(asset: Asset) -> Self {
-        ArchiveMember::Asset(asset)
-    }
-}
-
-impl From<Archive> for ArchiveMember {
-    fn from(archive: Archive) -> Self {
-        ArchiveMember::Archive(archive)
-    }
-}
+// The data types are shared with the guest SDK (`cairn-wire`); reading, hashing and writing
+// them is the engine's, as the extension traits [`AssetExt`] and [`ArchiveExt`] (a foreign
+// type takes no inherent methods, and a trait keeps `asset.ensure_hash(ctx)` as it was).
+pub use cairn_wire::{Archive, ArchiveMember, ArchiveSource, Asset, AssetSource, Members};
 
 /// Why an asset or archive could not be read, hashed or written.
 #[derive(Debug, thiserror::Error)]
@@ -367,33 +308,21 @@ impl Write for HashWriter {
     }
 }
 
-impl Asset {
-    /// An asset whose contents are `text` (UTF-8).
-    pub fn from_text(text: impl Into<String>) -> Self {
-        Asset {
-            hash: None,
-            source: AssetSource::Text(text.into()),
-        }
-    }
-
-    /// An asset whose contents are the file at `path`.
-    pub fn from_path(path: impl Into<String>) -> Self {
-        Asset {
-            hash: None,
-            source: AssetSource::Path(path.into()),
-        }
-    }
-
-    /// An asset whose contents are found at `uri` (`file`, `http` or `https`).
-    pub fn from_uri(uri: impl Into<String>) -> Self {
-        Asset {
-            hash: None,
-            source: AssetSource::Uri(uri.into()),
-        }
-    }
-
+/// Reading and hashing an [`Asset`]'s contents.
+pub trait AssetExt {
     /// Reads the asset's contents.
-    pub fn bytes(&self, ctx: &AssetContext<'_>) -> Result<Vec<u8>, AssetError> {
+    fn bytes(&self, ctx: &AssetContext<'_>) -> Result<Vec<u8>, AssetError>;
+
+    /// The lower-case hex SHA-256 of the contents, computed afresh (ignores `self.hash`).
+    /// Local files are hashed as they are read, never held in memory whole.
+    fn compute_hash(&self, ctx: &AssetContext<'_>) -> Result<String, AssetError>;
+
+    /// Fills `hash` if it is absent and returns it.
+    fn ensure_hash(&mut self, ctx: &AssetContext<'_>) -> Result<&str, AssetError>;
+}
+
+impl AssetExt for Asset {
+    fn bytes(&self, ctx: &AssetContext<'_>) -> Result<Vec<u8>, AssetError> {
         match &self.source {
             AssetSource::Text(text) => Ok(text.as_bytes().to_vec()),
             AssetSource::Path(path) => {
@@ -411,9 +340,7 @@ impl Asset {
         }
     }
 
-    /// The lower-case hex SHA-256 of the contents, computed afresh (ignores `self.hash`).
-    /// Local files are hashed as they are read, never held in memory whole.
-    pub fn compute_hash(&self, ctx: &AssetContext<'_>) -> Result<String, AssetError> {
+    fn compute_hash(&self, ctx: &AssetContext<'_>) -> Result<String, AssetError> {
         let local = match &self.source {
             AssetSource::Path(path) => Some(ctx.resolve(path)),
             AssetSource::Uri(uri) => match classify_uri(uri)? {
@@ -434,8 +361,7 @@ impl Asset {
         }
     }
 
-    /// Fills `hash` if it is absent and returns it.
-    pub fn ensure_hash(&mut self, ctx: &AssetContext<'_>) -> Result<&str, AssetError> {
+    fn ensure_hash(&mut self, ctx: &AssetContext<'_>) -> Result<&str, AssetError> {
         let hash = match self.hash.take() {
             Some(hash) => hash,
             None => self.compute_hash(ctx)?,
@@ -494,7 +420,7 @@ enum Opened<'s> {
         bytes: Vec<u8>,
     },
     Dir(PathBuf),
-    Literal(&'s IndexMap<String, ArchiveMember>),
+    Literal(&'s Members),
 }
 
 fn open_local(path: PathBuf) -> Result<Opened<'static>, AssetError> {
@@ -518,70 +444,65 @@ fn open_local(path: PathBuf) -> Result<Opened<'static>, AssetError> {
     })
 }
 
-impl Archive {
-    /// An archive of the given named members.
-    pub fn from_assets(assets: IndexMap<String, ArchiveMember>) -> Self {
-        Archive {
-            hash: None,
-            source: ArchiveSource::Assets(assets),
-        }
-    }
-
-    /// An archive read from a local archive file or directory.
-    pub fn from_path(path: impl Into<String>) -> Self {
-        Archive {
-            hash: None,
-            source: ArchiveSource::Path(path.into()),
-        }
-    }
-
-    /// An archive file found at `uri` (`file`, `http` or `https`).
-    pub fn from_uri(uri: impl Into<String>) -> Self {
-        Archive {
-            hash: None,
-            source: ArchiveSource::Uri(uri.into()),
-        }
-    }
-
-    fn open(&self, ctx: &AssetContext<'_>) -> Result<Opened<'_>, AssetError> {
-        match &self.source {
-            ArchiveSource::Assets(map) => Ok(Opened::Literal(map)),
-            ArchiveSource::Path(path) => open_local(ctx.resolve(path)),
-            ArchiveSource::Uri(uri) => {
-                match classify_uri(uri)? {
-                    UriTarget::Local(path) => open_local(path),
-                    UriTarget::Remote => {
-                        // Check the name first so an unusable URI is not fetched for nothing.
-                        let format = ArchiveFormat::from_file_name(&uri_file_name(uri))
-                            .ok_or_else(|| AssetError::UnsupportedFormat {
-                                location: uri.clone(),
-                            })?;
-                        Ok(Opened::File {
-                            location: uri.clone(),
-                            format,
-                            bytes: ctx.fetch(uri)?,
-                        })
-                    }
-                }
-            }
-            ArchiveSource::HashOnly => Err(AssetError::ContentsUnavailable {
-                what: "archive",
-                hash: self.hash.clone(),
-            }),
-        }
-    }
-
+/// Reading, hashing and writing an [`Archive`]'s members.
+pub trait ArchiveExt {
     /// The flattened member files, sorted by name (see the module docs for naming rules).
-    pub fn read_members(
-        &self,
-        ctx: &AssetContext<'_>,
-    ) -> Result<Vec<(String, Vec<u8>)>, AssetError> {
-        members_of(self.open(ctx)?, ctx)
-    }
+    fn read_members(&self, ctx: &AssetContext<'_>) -> Result<Vec<(String, Vec<u8>)>, AssetError>;
 
     /// The archive's hash (see the module docs), computed afresh (ignores `self.hash`).
-    pub fn compute_hash(&self, ctx: &AssetContext<'_>) -> Result<String, AssetError> {
-        match self.open(ctx)? {
+    fn compute_hash(&self, ctx: &AssetContext<'_>) -> Result<String, AssetError>;
+
+    /// Fills `hash` if it is absent and returns it.
+    fn ensure_hash(&mut self, ctx: &AssetContext<'_>) -> Result<&str, AssetError>;
+
+    /// Writes the flattened members to `out` as a `format` archive: sorted by name, with fixed
+    /// timestamps and permissions, so equal contents always give identical bytes.
+    fn write(
+        &self,
+        ctx: &AssetContext<'_>,
+        format: ArchiveFormat,
+        out: &mut impl Write,
+    ) -> Result<(), AssetError>;
+}
+
+/// The archive's source made concrete.
+fn open<'a>(archive: &'a Archive, ctx: &AssetContext<'_>) -> Result<Opened<'a>, AssetError> {
+    match &archive.source {
+        ArchiveSource::Assets(map) => Ok(Opened::Literal(map)),
+        ArchiveSource::Path(path) => open_local(ctx.resolve(path)),
+        ArchiveSource::Uri(uri) => {
+            match classify_uri(uri)? {
+                UriTarget::Local(path) => open_local(path),
+                UriTarget::Remote => {
+                    // Check the name first so an unusable URI is not fetched for nothing.
+                    let format =
+                        ArchiveFormat::from_file_name(&uri_file_name(uri)).ok_or_else(|| {
+                            AssetError::UnsupportedFormat {
+                                location: uri.clone(),
+                            }
+                        })?;
+                    Ok(Opened::File {
+                        location: uri.clone(),
+                        format,
+                        bytes: ctx.fetch(uri)?,
+                    })
+                }
+            }
+        }
+        ArchiveSource::HashOnly => Err(AssetError::ContentsUnavailable {
+            what: "archive",
+            hash: archive.hash.clone(),
+        }),
+    }
+}
+
+impl ArchiveExt for Archive {
+    fn read_members(&self, ctx: &AssetContext<'_>) -> Result<Vec<(String, Vec<u8>)>, AssetError> {
+        members_of(open(self, ctx)?, ctx)
+    }
+
+    fn compute_hash(&self, ctx: &AssetContext<'_>) -> Result<String, AssetError> {
+        match open(self, ctx)? {
             Opened::File { bytes, .. } => Ok(sha256_hex(&bytes)),
             opened => {
                 let members = members_of(opened, ctx)?;
@@ -592,8 +513,7 @@ impl Archive {
         }
     }
 
-    /// Fills `hash` if it is absent and returns it.
-    pub fn ensure_hash(&mut self, ctx: &AssetContext<'_>) -> Result<&str, AssetError> {
+    fn ensure_hash(&mut self, ctx: &AssetContext<'_>) -> Result<&str, AssetError> {
         let hash = match self.hash.take() {
             Some(hash) => hash,
             None => self.compute_hash(ctx)?,
@@ -601,9 +521,7 @@ impl Archive {
         Ok(self.hash.insert(hash))
     }
 
-    /// Writes the flattened members to `out` as a `format` archive: sorted by name, with fixed
-    /// timestamps and permissions, so equal contents always give identical bytes.
-    pub fn write(
+    fn write(
         &self,
         ctx: &AssetContext<'_>,
         format: ArchiveFormat,
@@ -710,7 +628,7 @@ fn join_name(prefix: &str, name: &str) -> String {
 }
 
 fn flatten_literal(
-    map: &IndexMap<String, ArchiveMember>,
+    map: &Members,
     ctx: &AssetContext<'_>,
     prefix: &str,
     out: &mut Vec<(String, Vec<u8>)>,
@@ -1360,11 +1278,11 @@ mod tests {
         reversed_files.reverse();
         let reversed = literal(&reversed_files);
         // Same files expressed as a nested literal archive.
-        let nested = Archive::from_assets(IndexMap::from([
+        let nested = Archive::from_assets(super::Members::from_iter([
             ("file2".to_string(), Asset::from_text("world").into()),
             (
                 "dir".to_string(),
-                Archive::from_assets(IndexMap::from([(
+                Archive::from_assets(super::Members::from_iter([(
                     "sub".to_string(),
                     literal(&[("x", "x")]).into(),
                 )]))
@@ -1439,11 +1357,11 @@ mod tests {
             Entry::File("b/c.txt", "C"),
         ]));
         write_file(dir.path(), "pkg.tgz", &tgz);
-        let mut archive = Archive::from_assets(IndexMap::from([
+        let mut archive = Archive::from_assets(super::Members::from_iter([
             ("top.txt".to_string(), Asset::from_text("T").into()),
             (
                 "lit".to_string(),
-                Archive::from_assets(IndexMap::from([
+                Archive::from_assets(super::Members::from_iter([
                     ("x".to_string(), Asset::from_text("X").into()),
                     ("deeper".to_string(), literal(&[("y", "Y")]).into()),
                 ]))
@@ -1480,7 +1398,7 @@ mod tests {
     #[test]
     fn write_then_read_round_trips_in_every_format() {
         let long_name = format!("deep/{}/file.txt", "d".repeat(120));
-        let source = Archive::from_assets(IndexMap::from([
+        let source = Archive::from_assets(super::Members::from_iter([
             ("z.txt".to_string(), Asset::from_text("last").into()),
             ("a.txt".to_string(), Asset::from_text("first").into()),
             ("empty".to_string(), Asset::from_text("").into()),
@@ -1602,7 +1520,7 @@ mod tests {
                 vec!["archive member \"../evil\"".into(), "path traversal".into()],
             ),
             (
-                Archive::from_assets(IndexMap::from([(
+                Archive::from_assets(super::Members::from_iter([(
                     "sub".to_string(),
                     literal(&[("/abs", "x")]).into(),
                 )])),
@@ -1611,7 +1529,7 @@ mod tests {
             ),
             (
                 // A literal map containing a bad file archive is hashed via its members.
-                Archive::from_assets(IndexMap::from([(
+                Archive::from_assets(super::Members::from_iter([(
                     "pkg".to_string(),
                     file(&evil_tar).into(),
                 )])),
@@ -1768,7 +1686,7 @@ mod fill_tests {
         fs::write(dir.path().join("hello.txt"), "hello").unwrap();
         fs::create_dir(dir.path().join("site")).unwrap();
         fs::write(dir.path().join("site/index.html"), "<p>hi</p>").unwrap();
-        let members: IndexMap<String, ArchiveMember> = [
+        let members: Members = [
             ("a.txt".to_owned(), Asset::from_text("hello").into()),
             ("b.txt".to_owned(), Asset::from_path("hello.txt").into()),
         ]

@@ -3,12 +3,11 @@
 //! specially (separators, quotes, signatures, sentinels, deep nesting).
 
 use arbitrary::{Result, Unstructured};
-use cairn_engine::asset::{Archive, ArchiveMember, ArchiveSource, Asset, AssetSource};
+use cairn_engine::asset::{Archive, ArchiveMember, ArchiveSource, Asset, AssetSource, Members};
 use cairn_engine::path::{PathElement, PropertyPath};
 use cairn_engine::secrets::{Crypter, SecretsError};
 use cairn_engine::urn::{TypeToken, Urn};
 use cairn_engine::value::{OutputValue, PropertyMap, PropertyValue, ResourceReference};
-use indexmap::IndexMap;
 
 /// Characters that mean something to one decoder or another.
 const SPECIAL: &[char] = &[
@@ -361,7 +360,7 @@ pub fn archive(u: &mut Unstructured<'_>, kinds: Kinds, depth: usize) -> Result<A
         source: match u.int_in_range(0..=3)? {
             0 => {
                 let n = u.int_in_range(0..=3)?;
-                let mut members = IndexMap::new();
+                let mut members = Members::default();
                 for _ in 0..n {
                     let member = if depth + 1 < kinds.max_depth && u.ratio(1, 4)? {
                         ArchiveMember::Archive(archive(u, kinds, depth + 1)?)

@@ -39,6 +39,7 @@ short_runs!(
     state_deployment,
     journal,
     wit_value,
+    wire_table,
     grpc_struct,
     manifest,
     component,

@@ -16,7 +16,7 @@
 //! becomes its plain value, a reference its ID (custom resources) or URN (components), an output
 //! its value (secret-wrapped if secret and secrets are accepted) or the unknown sentinel.
 
-use cairn_engine::asset::{Archive, ArchiveMember, ArchiveSource, Asset, AssetSource};
+use cairn_engine::asset::{Archive, ArchiveMember, ArchiveSource, Asset, AssetSource, Members};
 use cairn_engine::limits::{
     MAX_ID_BYTES, MAX_KEY_BYTES, MAX_VALUE_DEPTH, Step, ValueProblem, check_len, format_path,
 };
@@ -561,7 +561,7 @@ fn decode_archive<'a>(
     let source = if let Some(Some(Kind::StructValue(members))) =
         s.fields.get("assets").map(|v| &v.kind)
     {
-        let mut out = indexmap::IndexMap::with_capacity(members.fields.len());
+        let mut out = Members::with_capacity_and_hasher(members.fields.len(), Default::default());
         for (name, member) in &members.fields {
             let member = path.with(Step::Key(name), |path| {
                 if name.len() > MAX_KEY_BYTES {
@@ -604,7 +604,7 @@ mod tests {
 
     /// One value of every kind the protocol carries, as the engine holds it.
     fn every_kind() -> PropertyMap {
-        let mut members = indexmap::IndexMap::new();
+        let mut members = Members::default();
         members.insert(
             "a.txt".to_owned(),
             ArchiveMember::Asset(Asset {

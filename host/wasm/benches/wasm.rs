@@ -36,14 +36,16 @@ fn probe() -> PathBuf {
         "wasm32-wasip2",
         "--manifest-path",
     ])
-    .arg(repo().join("host/wasm/tests/guest/Cargo.toml"))
-    .env("CARGO_TARGET_DIR", &target);
+    .arg(repo().join("host/wasm/tests/guest/Cargo.toml"));
     for (key, _) in std::env::vars_os() {
         let key = key.to_string_lossy();
         if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key == "RUSTFLAGS" {
             cmd.env_remove(key.as_ref());
         }
     }
+    // Set after the clean-up: with CARGO_TARGET_DIR exported (as for a shared release build),
+    // removing it after setting it built the probe elsewhere and measured a stale one.
+    cmd.env("CARGO_TARGET_DIR", &target);
     let out = cmd.output().expect("running cargo");
     assert!(
         out.status.success(),

@@ -1,27 +1,26 @@
-//! The WIT codec: [`PropertyValue`] ⇄ the node table of `cairn:deploy/types.value`, and the
-//! engine's request/result types ⇄ their WIT records.
+//! The WIT codec on the host: [`PropertyValue`] ⇄ the node table of `cairn:deploy/types.value`,
+//! and the engine's request/result types ⇄ their WIT records.
 //!
 //! # Node tables
 //!
-//! WIT has no recursive types, so a value is a table of nodes that refer to each other by
-//! index: five words per node in `nodes` (kind, two operands, key span), one `strings` buffer,
-//! and `extras` for assets, archives, references and outputs (the table in `wit/provider.wit`
-//! has every code). Lists of primitives lower into the guest as plain copies, so moving a value
-//! costs three allocations and no per-node work in wasmtime.
+//! The table format — its rules, reading it in place and encoding into it — is `cairn-wire`'s,
+//! shared with the guest SDK; this module binds it to wasmtime's generated types
+//! (`bind_wit!`), describes the engine's values to its encoder ([`Engine`]) and decodes what
+//! a guest sends into the engine's values with the engine's limits. Lists of primitives lower
+//! into the guest as plain copies, so moving a value costs three allocations and no per-node
+//! work in wasmtime; an empty map is no nodes at all (nothing to allocate).
 //!
-//! Encoding gives every container a block of consecutive nodes at the end of the table for its
-//! children, so children always come after their parent.
-//!
-//! Decoding distrusts the table (it comes from the guest): a `nodes` list that is not whole
-//! nodes, an
-//! unknown kind, a child block that is out of range or does not point forward, a node or extra
-//! used twice (sharing would let a small table expand into an exponentially large value), an
-//! extra of the wrong kind, a resource ID that is neither text nor unknown, an archive member
-//! that is neither an asset nor an archive, a duplicate key, an invalid URN, a span outside the
-//! `strings` buffer or whose bytes are not valid UTF-8 (e.g. cut mid-character), or nesting
-//! deeper than [`MAX_DEPTH`] is a [`ValueError`] naming the node — never a panic. Decoding is
-//! iterative (last node first), so a hostile table cannot overflow the host's stack. Nodes
-//! nothing refers to are ignored.
+//! Decoding distrusts the table (it comes from the guest). Before anything is built, the table
+//! must be whole nodes, not empty, within [`MAX_VALUE_BYTES`] and pass `cairn-wire`'s
+//! validation under the host's rules ([`MAX_DEPTH`] levels, keys hashed with a random key):
+//! every index in range and after its parent, every node and extra used at most once (sharing
+//! would let a small table expand into an exponentially large value), extras of their node's
+//! kind, resource IDs text or unknown, archive members assets or archives, no duplicate key,
+//! spans inside the `strings` buffer and valid UTF-8. A fault is a [`ValueError`] naming the
+//! node in the engine's words — never a panic. Nodes nothing refers to are checked but
+//! otherwise ignored. Decoding then builds the value iteratively (last node first), so a
+//! hostile table cannot overflow the host's stack, and parses every URN with the engine's
+//! parser.
 //!
 //! # What a decoded value may hold
 //!
@@ -44,7 +43,9 @@
 //! cannot be accepted becomes an [`Unrecorded`] carrying the partial state the engine can still
 //! record.
 
-use cairn_engine::asset::{Archive, ArchiveMember, ArchiveSource, Asset, AssetSource};
+use std::hash::RandomState;
+
+use cairn_engine::asset::{Archive, ArchiveMember, ArchiveSource, Members};
 use cairn_engine::deploy::provider as p;
 use cairn_engine::limits::{
     self, MAX_ID_BYTES, MAX_KEY_BYTES, MAX_NAME_BYTES, MAX_URN_BYTES, MAX_VALUE_DEPTH,
@@ -53,16 +54,32 @@ use cairn_engine::path::PropertyPath;
 use cairn_engine::state::codec::SIG_KEY;
 use cairn_engine::urn::{TypeToken, Urn};
 use cairn_engine::value::{OutputValue, PropertyMap, PropertyValue, ResourceReference};
+use cairn_wire::{
+    AssetSourceRef, Columns, Extra, ExtraRef, IndexedSource, IndexedSourceRef, Node, Rules, Shape,
+    Walk, WireError, WitExtra,
+};
 use indexmap::IndexMap;
 
 use crate::bindings::cairn::deploy::engine as we;
 use crate::bindings::cairn::deploy::types as w;
+
+pub use cairn_wire::{WORDS, kind};
+
+cairn_wire::bind_wit!(crate::bindings::cairn::deploy::types);
 
 /// The deepest table the decoder builds at all (as deep as serde_json accepts). Values are
 /// refused well before that, beyond [`MAX_VALUE_DEPTH`] levels (with the property path); this
 /// bound only stops a hostile table before it is built.
 pub const MAX_DEPTH: usize = 128;
 
+/// How the host reads a guest's tables: at most [`MAX_DEPTH`] levels; what nothing refers to
+/// ignored (every node is decoded anyway); duplicate keys found through a randomly keyed hash,
+/// since the guest chooses the keys.
+const RULES: Rules = Rules {
+    max_depth: MAX_DEPTH,
+    ignore_unused: true,
+    untrusted: true,
+};
 /// The most entries a guest may return in one list of keys or paths (a diff's `replace-keys`,
 /// a program's `ignore-changes`, dependencies of one property, ...).
 pub const MAX_LIST_ENTRIES: usize = 10_000;
@@ -93,293 +110,65 @@ pub(crate) fn value_error(message: impl Into<String>) -> ValueError {
     }
 }
 
-/// Node kind codes (a node's first word); see `wit/provider.wit`.
-pub mod kind {
-    pub const NULL: u32 = 0;
-    pub const BOOL: u32 = 1;
-    pub const NUMBER: u32 = 2;
-    pub const TEXT: u32 = 3;
-    pub const ARRAY: u32 = 4;
-    pub const OBJECT: u32 = 5;
-    pub const SECRET: u32 = 6;
-    pub const UNKNOWN: u32 = 7;
-    pub const ASSET: u32 = 8;
-    pub const ARCHIVE: u32 = 9;
-    pub const REFERENCE: u32 = 10;
-    pub const OUTPUT: u32 = 11;
-}
-
-/// Words per node in `nodes`: kind, `a`, `b`, key offset, key length.
-pub const WORDS: usize = 5;
-
 // ---------------------------------------------------------------------------------------------
 // Encoding (host → guest): the engine's values are trusted and finite.
 
+/// The engine's values as `cairn-wire`'s encoder walks them.
+pub struct Engine;
+
+impl Walk for Engine {
+    type Value = PropertyValue;
+    type Hasher = RandomState;
+    type Urn = Urn;
+
+    #[inline]
+    fn shape(value: &PropertyValue) -> Shape<'_, Engine> {
+        match value {
+            PropertyValue::Null => Shape::Null,
+            PropertyValue::Bool(b) => Shape::Bool(*b),
+            PropertyValue::Number(n) => Shape::Number(*n),
+            PropertyValue::String(s) => Shape::Text(s),
+            PropertyValue::Computed => Shape::Unknown,
+            PropertyValue::Array(items) => Shape::Array(items),
+            PropertyValue::Object(map) => Shape::Object(map),
+            PropertyValue::Secret(inner) => Shape::Secret(inner.as_ref()),
+            PropertyValue::Asset(asset) => Shape::Asset(asset),
+            PropertyValue::Archive(archive) => Shape::Archive(archive),
+            PropertyValue::ResourceReference(r) => Shape::Reference {
+                urn: r.urn.as_str(),
+                id: r.id.as_deref(),
+                package_version: r.package_version.as_ref(),
+            },
+            PropertyValue::Output(o) => Shape::Output {
+                value: o.value.as_deref(),
+                secret: o.secret,
+                dependencies: &o.dependencies,
+            },
+        }
+    }
+
+    #[inline]
+    fn urn(urn: &Urn) -> &str {
+        urn.as_str()
+    }
+}
+
 /// Encodes a value; the root is node 0.
 pub fn encode_value(value: &PropertyValue) -> w::Value {
-    let mut encoder = Encoder::with_capacity(1);
-    encoder.reserve(1);
-    encoder.fill(0, value);
-    encoder.finish()
+    cairn_wire::encode::<Engine, _>(value)
 }
 
 /// Encodes a property map as an object value.
 pub fn encode_map(map: &PropertyMap) -> w::Value {
     if map.is_empty() {
         // No nodes is an empty map (see the WIT); it allocates nothing.
-        return w::Value {
-            nodes: Vec::new(),
-            strings: Vec::new(),
-            extras: Vec::new(),
-        };
+        return w::Value::empty();
     }
-    // Columns sized at once, so encoding never grows (and copies) them.
-    let mut size = Size { nodes: 1, bytes: 0 };
-    size.object(map, SIZE_DEPTH);
-    let mut encoder = Encoder::with_capacity(size.nodes);
-    encoder.strings.reserve(size.bytes);
-    encoder.reserve(1);
-    encoder.object(0, map);
-    encoder.finish()
-}
-
-/// How deep [`Size`] looks: deeper containers (rare) grow the columns as they are encoded.
-const SIZE_DEPTH: u32 = 8;
-
-/// The nodes and string bytes a value takes, to size the columns before encoding.
-struct Size {
-    nodes: usize,
-    bytes: usize,
-}
-
-impl Size {
-    fn object(&mut self, map: &PropertyMap, depth: u32) {
-        self.nodes += map.len();
-        for (key, value) in map {
-            self.bytes += key.len();
-            self.value(value, depth);
-        }
-    }
-
-    fn value(&mut self, value: &PropertyValue, depth: u32) {
-        match value {
-            PropertyValue::String(s) => self.bytes += s.len(),
-            _ if depth == 0 => {}
-            PropertyValue::Object(map) => self.object(map, depth - 1),
-            PropertyValue::Array(items) => {
-                self.nodes += items.len();
-                for item in items {
-                    self.value(item, depth - 1);
-                }
-            }
-            PropertyValue::Secret(inner) => {
-                self.nodes += 1;
-                self.value(inner, depth - 1);
-            }
-            _ => {}
-        }
-    }
-}
-
-/// A node whose contents are still to be written, and where.
-enum Pending<'a> {
-    Value(&'a PropertyValue),
-    Member(&'a ArchiveMember),
-}
-
-struct Encoder<'a> {
-    nodes: Vec<u32>,
-    /// The text of every `text` node and object key, concatenated.
-    strings: Vec<u8>,
-    extras: Vec<w::Extra>,
-    pending: Vec<(u32, Pending<'a>)>,
-}
-
-impl<'a> Encoder<'a> {
-    fn with_capacity(nodes: usize) -> Encoder<'a> {
-        Encoder {
-            nodes: Vec::with_capacity(nodes * WORDS),
-            strings: Vec::new(),
-            extras: Vec::new(),
-            pending: Vec::new(),
-        }
-    }
-
-    fn finish(mut self) -> w::Value {
-        while let Some((at, item)) = self.pending.pop() {
-            match item {
-                Pending::Value(v) => self.fill(at, v),
-                Pending::Member(ArchiveMember::Asset(a)) => {
-                    let extra = self.extra(w::Extra::Asset(encode_asset(a)));
-                    self.set(at, kind::ASSET, extra, 0);
-                }
-                Pending::Member(ArchiveMember::Archive(a)) => self.archive(at, a),
-            }
-        }
-        w::Value {
-            nodes: self.nodes,
-            strings: self.strings,
-            extras: self.extras,
-        }
-    }
-
-    /// Appends `count` null nodes; returns the first one's index.
-    fn reserve(&mut self, count: usize) -> u32 {
-        let first = self.nodes.len() / WORDS;
-        // Zeroed words are null nodes with no key.
-        self.nodes.resize((first + count) * WORDS, 0);
-        index(first)
-    }
-
-    fn set(&mut self, at: u32, kind: u32, a: u32, b: u32) {
-        let at = at as usize * WORDS;
-        self.nodes[at..at + 3].copy_from_slice(&[kind, a, b]);
-    }
-
-    /// Appends `s` to the string buffer; returns its span. (Offsets beyond 4 GiB saturate,
-    /// which the guest rejects; the engine never holds such a value.)
-    fn span(&mut self, s: &str) -> (u32, u32) {
-        let offset = index(self.strings.len());
-        self.strings.extend_from_slice(s.as_bytes());
-        (offset, index(s.len()))
-    }
-
-    fn extra(&mut self, extra: w::Extra) -> u32 {
-        self.extras.push(extra);
-        index(self.extras.len() - 1)
-    }
-
-    fn object(&mut self, at: u32, map: &'a PropertyMap) {
-        let first = self.reserve(map.len());
-        self.set(at, kind::OBJECT, first, index(map.len()));
-        for (i, (key, value)) in map.iter().enumerate() {
-            let member = first + index(i);
-            let (offset, len) = self.span(key);
-            let slot = member as usize * WORDS;
-            self.nodes[slot + 3] = offset;
-            self.nodes[slot + 4] = len;
-            self.scalar_or_later(member, value);
-        }
-    }
-
-    /// Reserves one node for `value` (the only child of a secret, reference or output) and
-    /// fills it; returns its index.
-    fn child(&mut self, value: &'a PropertyValue) -> u32 {
-        let child = self.reserve(1);
-        self.scalar_or_later(child, value);
-        child
-    }
-
-    /// Writes scalars at once (the common case) and queues containers.
-    fn scalar_or_later(&mut self, at: u32, value: &'a PropertyValue) {
-        match value {
-            PropertyValue::Null => {}
-            PropertyValue::Bool(b) => self.set(at, kind::BOOL, u32::from(*b), 0),
-            PropertyValue::Number(n) => self.number(at, *n),
-            PropertyValue::String(s) => self.text(at, s),
-            PropertyValue::Computed => self.set(at, kind::UNKNOWN, 0, 0),
-            _ => self.pending.push((at, Pending::Value(value))),
-        }
-    }
-
-    fn number(&mut self, at: u32, n: f64) {
-        let bits = n.to_bits();
-        self.set(at, kind::NUMBER, bits as u32, (bits >> 32) as u32);
-    }
-
-    fn text(&mut self, at: u32, s: &str) {
-        let (offset, len) = self.span(s);
-        self.set(at, kind::TEXT, offset, len);
-    }
-
-    fn fill(&mut self, at: u32, value: &'a PropertyValue) {
-        match value {
-            PropertyValue::Null => self.set(at, kind::NULL, 0, 0),
-            PropertyValue::Bool(b) => self.set(at, kind::BOOL, u32::from(*b), 0),
-            PropertyValue::Number(n) => self.number(at, *n),
-            PropertyValue::String(s) => self.text(at, s),
-            PropertyValue::Computed => self.set(at, kind::UNKNOWN, 0, 0),
-            PropertyValue::Object(map) => self.object(at, map),
-            PropertyValue::Array(items) => {
-                let first = self.reserve(items.len());
-                self.set(at, kind::ARRAY, first, index(items.len()));
-                for (i, item) in items.iter().enumerate() {
-                    self.scalar_or_later(first + index(i), item);
-                }
-            }
-            PropertyValue::Secret(inner) => {
-                let child = self.child(inner);
-                self.set(at, kind::SECRET, child, 0);
-            }
-            PropertyValue::Asset(asset) => {
-                let extra = self.extra(w::Extra::Asset(encode_asset(asset)));
-                self.set(at, kind::ASSET, extra, 0);
-            }
-            PropertyValue::Archive(archive) => self.archive(at, archive),
-            PropertyValue::ResourceReference(r) => {
-                let id = r.id.as_deref().map(|id| self.child(id));
-                let extra = self.extra(w::Extra::ResourceReference(w::ResourceReference {
-                    urn: r.urn.to_string(),
-                    id,
-                    package_version: r.package_version.clone(),
-                }));
-                self.set(at, kind::REFERENCE, extra, 0);
-            }
-            PropertyValue::Output(o) => {
-                let value = o.value.as_deref().map(|v| self.child(v));
-                let extra = self.extra(w::Extra::Output(w::OutputValue {
-                    value,
-                    secret: o.secret,
-                    dependencies: o.dependencies.iter().map(ToString::to_string).collect(),
-                }));
-                self.set(at, kind::OUTPUT, extra, 0);
-            }
-        }
-    }
-
-    fn archive(&mut self, at: u32, archive: &'a Archive) {
-        let source = match &archive.source {
-            ArchiveSource::Assets(members) => {
-                let first = self.reserve(members.len());
-                let mut named = Vec::with_capacity(members.len());
-                for (i, (name, member)) in members.iter().enumerate() {
-                    let node = first + index(i);
-                    self.pending.push((node, Pending::Member(member)));
-                    named.push((name.clone(), node));
-                }
-                w::ArchiveSource::Assets(named)
-            }
-            ArchiveSource::Path(p) => w::ArchiveSource::Path(p.clone()),
-            ArchiveSource::Uri(u) => w::ArchiveSource::Uri(u.clone()),
-            ArchiveSource::HashOnly => w::ArchiveSource::HashOnly,
-        };
-        let extra = self.extra(w::Extra::Archive(w::Archive {
-            hash: archive.hash.clone(),
-            source,
-        }));
-        self.set(at, kind::ARCHIVE, extra, 0);
-    }
-}
-
-fn index(i: usize) -> u32 {
-    // A host value with more than 4 billion nodes cannot be built in memory first.
-    u32::try_from(i).unwrap_or(u32::MAX)
-}
-
-fn encode_asset(asset: &Asset) -> w::Asset {
-    w::Asset {
-        hash: asset.hash.clone(),
-        source: match &asset.source {
-            AssetSource::Text(t) => w::AssetSource::Text(t.clone()),
-            AssetSource::Path(p) => w::AssetSource::Path(p.clone()),
-            AssetSource::Uri(u) => w::AssetSource::Uri(u.clone()),
-            AssetSource::HashOnly => w::AssetSource::HashOnly,
-        },
-    }
+    cairn_wire::encode_map::<Engine, _>(map)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Decoding (guest → host): validated, iterative.
+// Decoding (guest → host): validated, then built iteratively.
 
 /// Decodes a node table into a value, refusing what the engine could not store (see the module
 /// documentation).
@@ -419,16 +208,21 @@ fn decode_map_unchecked(value: w::Value) -> Result<(PropertyMap, bool), ValueErr
 /// Decodes a table structurally; the flag says whether the value may hold something the
 /// engine cannot store (a non-finite number, a long key, deep nesting).
 fn decode_table(mut value: w::Value) -> Result<(PropertyValue, bool), ValueError> {
+    let len = cairn_wire::node_count(&value.nodes).map_err(|e| value_error(e.to_string()))?;
+    if len == 0 {
+        return Err(value_error("the value has no nodes (the root is node 0)"));
+    }
+    check_size(&value, len)?;
+    let valid = cairn_wire::validate(&value, RULES).map_err(|e| fault(&value, e))?;
     let extras = std::mem::take(&mut value.extras);
-    let table = Table::new(&value, &extras)?;
     let mut decoder = Decoder {
-        built: (0..table.len).map(|_| None).collect(),
-        depth: vec![0; table.len],
+        built: (0..len).map(|_| None).collect(),
         extras: extras.into_iter().map(Some).collect(),
-        suspect: false,
+        // A node's depth counts itself: a map's root object is one level above its values.
+        suspect: valid.depth > MAX_VALUE_DEPTH + 1,
     };
-    for i in (0..table.len).rev() {
-        decoder.decode(&table, i)?;
+    for i in (0..len).rev() {
+        decoder.decode(Node::at(&value, i))?;
     }
     let root = decoder.built[0]
         .take()
@@ -436,85 +230,175 @@ fn decode_table(mut value: w::Value) -> Result<(PropertyValue, bool), ValueError
     Ok((root, decoder.suspect))
 }
 
-/// The columns of a value, checked for consistent lengths and size.
-struct Table<'v> {
-    len: usize,
-    nodes: &'v [u32],
-    strings: &'v [u8],
+/// What the decoded value will hold: text and keys as they will be copied (so many spans over
+/// the same bytes cannot inflate a small buffer), plus per-node overhead, within
+/// [`MAX_VALUE_BYTES`].
+fn check_size(value: &w::Value, len: usize) -> Result<(), ValueError> {
+    let mut size = 16usize.saturating_mul(len);
+    for node in value.nodes.chunks_exact(WORDS) {
+        size = size.saturating_add(node[4] as usize);
+        if node[0] == kind::TEXT {
+            size = size.saturating_add(node[2] as usize);
+        }
+    }
+    size = value
+        .extras
+        .iter()
+        .map(extra_bytes)
+        .fold(size, usize::saturating_add);
+    if size > MAX_VALUE_BYTES {
+        return Err(value_error(format!(
+            "the value is {:.1} MiB, more than the {} MiB limit on one value",
+            size as f64 / (1024.0 * 1024.0),
+            MAX_VALUE_BYTES / (1024 * 1024)
+        )));
+    }
+    Ok(())
 }
 
-impl<'v> Table<'v> {
-    fn new(value: &'v w::Value, extras: &[w::Extra]) -> Result<Table<'v>, ValueError> {
-        let len = value.nodes.len() / WORDS;
-        if !value.nodes.len().is_multiple_of(WORDS) {
-            return Err(value_error(format!(
-                "the value has {} words, which is not a whole number of nodes ({WORDS} words each)",
-                value.nodes.len()
-            )));
+/// Roughly what an extra costs once decoded: its strings.
+fn extra_bytes(extra: &w::Extra) -> usize {
+    let opt = |s: Option<&str>| s.map_or(0, str::len);
+    match extra.view() {
+        ExtraRef::Asset { hash, source } => {
+            opt(hash)
+                + match source {
+                    AssetSourceRef::Text(t) | AssetSourceRef::Path(t) | AssetSourceRef::Uri(t) => {
+                        t.len()
+                    }
+                    AssetSourceRef::HashOnly => 0,
+                }
         }
-        if len == 0 {
-            return Err(value_error("the value has no nodes (the root is node 0)"));
+        ExtraRef::Archive { hash, source } => {
+            opt(hash)
+                + match source {
+                    IndexedSourceRef::Assets(m) => m.iter().map(|(k, _)| k.len() + 4).sum(),
+                    IndexedSourceRef::Path(t) | IndexedSourceRef::Uri(t) => t.len(),
+                    IndexedSourceRef::HashOnly => 0,
+                }
         }
-        let table = Table {
-            len,
-            nodes: &value.nodes,
-            strings: &value.strings,
-        };
-        // What the decoded value will hold: text and keys as they will be copied (so many
-        // spans over the same bytes cannot inflate a small buffer), plus per-node overhead.
-        let mut size = 16usize.saturating_mul(len);
-        for i in 0..len {
-            let (code, _, b, _, key_len) = table.node(i);
-            size = size.saturating_add(key_len as usize);
-            if code == kind::TEXT {
-                size = size.saturating_add(b as usize);
+        ExtraRef::Reference {
+            urn,
+            package_version,
+            ..
+        } => urn.len() + opt(package_version),
+        ExtraRef::Output { dependencies, .. } => dependencies.iter().map(String::len).sum(),
+    }
+}
+
+/// A validation fault in the engine's words, naming the node at fault.
+fn fault(table: &w::Value, e: WireError) -> ValueError {
+    let len = table.nodes.len() / WORDS;
+    let node = |n: u32| Node::at(table, n as usize);
+    let message = match e {
+        WireError::UnknownKind { node, kind } => format!("node {node}: unknown kind {kind}"),
+        WireError::OutOfRange { node: n, index, .. }
+        | WireError::NotAfterParent { node: n, index } => {
+            let parent = node(n);
+            match parent.kind() {
+                kind::ARRAY | kind::OBJECT => {
+                    let (first, count) = parent.operands();
+                    format!(
+                        "node {n}: its {count} children from node {first} are not after it in the table of {len} nodes"
+                    )
+                }
+                _ => format!(
+                    "node {n}: refers to node {index}, which is not after it in the table of {len} nodes"
+                ),
             }
         }
-        size = extras
-            .iter()
-            .map(extra_bytes)
-            .fold(size, usize::saturating_add);
-        if size > MAX_VALUE_BYTES {
-            return Err(value_error(format!(
-                "the value is {:.1} MiB, more than the {} MiB limit on one value",
-                size as f64 / (1024.0 * 1024.0),
-                MAX_VALUE_BYTES / (1024 * 1024)
-            )));
+        WireError::SharedNode { index } => {
+            // Decoding last node first, the earlier of the two parents found it taken.
+            let parent = cairn_wire::referrers(table, index).next().unwrap_or(0);
+            format!("node {parent}: refers to node {index}, which another node already uses")
         }
-        Ok(table)
-    }
+        WireError::ExtraOutOfRange { node, index, len } => {
+            format!("node {node}: refers to extra {index}, but there are only {len}")
+        }
+        WireError::SharedExtra { index } => {
+            let user = cairn_wire::extra_referrers(table, index)
+                .next()
+                .unwrap_or(0);
+            format!("node {user}: refers to extra {index}, which another node already uses")
+        }
+        WireError::WrongExtra {
+            node,
+            expected,
+            found,
+        } => {
+            let article = if found.starts_with(['a', 'o']) {
+                "an"
+            } else {
+                "a"
+            };
+            format!("node {node}: a {expected} node refers to {article} {found} extra")
+        }
+        WireError::BadReferenceId { node, kind } => {
+            format!("node {node}: a resource reference's ID must be text or unknown, found {kind}")
+        }
+        WireError::DuplicateKey { node: n, key } => {
+            if node(n).kind() == kind::ARCHIVE {
+                format!("node {n}: archive member {key:?} appears twice")
+            } else {
+                format!("node {n}: key {key:?} appears twice")
+            }
+        }
+        WireError::BadArchiveMember { node, key, kind } => format!(
+            "node {node}: archive member {key:?} must be an asset or an archive, found {kind}"
+        ),
+        WireError::TooDeep { node, .. } => {
+            format!("node {node}: the value is nested more than {MAX_VALUE_DEPTH} levels deep")
+        }
+        WireError::SpanOutOfRange {
+            node: n,
+            offset,
+            len,
+            buffer,
+        } => format!(
+            "node {n}: the {} span (offset {offset}, length {len}) is outside the {buffer}-byte string buffer",
+            span_name(node(n), offset, len)
+        ),
+        WireError::InvalidUtf8 {
+            node: n,
+            offset,
+            len,
+        } => {
+            let start = offset as usize;
+            let bytes = table
+                .strings
+                .get(start..start + len as usize)
+                .unwrap_or_default();
+            let detail = std::str::from_utf8(bytes).err().map(|e| format!(": {e}"));
+            format!(
+                "node {n}: the {} span (offset {offset}, length {len}) is not valid UTF-8{}",
+                span_name(node(n), offset, len),
+                detail.unwrap_or_default()
+            )
+        }
+        // Checked before validation (whole nodes, not empty) or not faults under the host's
+        // rules (unused nodes and extras; a map's root, checked once decoded).
+        other @ (WireError::Empty
+        | WireError::WordCount { .. }
+        | WireError::Unreferenced { .. }
+        | WireError::UnusedExtra { .. }
+        | WireError::NotAnObject { .. }) => other.to_string(),
+    };
+    value_error(message)
+}
 
-    /// Node `i`: kind, `a`, `b`, key offset, key length.
-    fn node(&self, i: usize) -> (u32, u32, u32, u32, u32) {
-        let w = &self.nodes[i * WORDS..i * WORDS + WORDS];
-        (w[0], w[1], w[2], w[3], w[4])
-    }
-
-    /// The text of a span of the string buffer: in range and valid UTF-8 (which also rules out
-    /// a span that starts or ends inside a character).
-    fn text(&self, node: usize, what: &str, offset: u32, len: u32) -> Result<&'v str, ValueError> {
-        let start = offset as usize;
-        let bytes = start
-            .checked_add(len as usize)
-            .and_then(|end| self.strings.get(start..end))
-            .ok_or_else(|| {
-                value_error(format!(
-                    "node {node}: the {what} span (offset {offset}, length {len}) is outside the {}-byte string buffer",
-                    self.strings.len()
-                ))
-            })?;
-        std::str::from_utf8(bytes).map_err(|e| {
-            value_error(format!(
-                "node {node}: the {what} span (offset {offset}, length {len}) is not valid UTF-8: {e}"
-            ))
-        })
+/// Which of a node's spans a span fault is about: its text, or its key in its parent.
+fn span_name(node: Node<'_, w::Value>, offset: u32, len: u32) -> &'static str {
+    if node.kind() == kind::TEXT && node.operands() == (offset, len) {
+        "text"
+    } else {
+        "key"
     }
 }
 
-/// Decoded nodes waiting for their parents, and extras not yet claimed.
+/// Decoded nodes waiting for their parents, and extras not yet claimed. The table was
+/// validated: every child comes after its parent and is taken once, every extra once.
 struct Decoder {
     built: Vec<Option<PropertyValue>>,
-    depth: Vec<u16>,
     extras: Vec<Option<w::Extra>>,
     /// Set on a non-finite number, a key longer than [`MAX_KEY_BYTES`] or nesting deeper than
     /// [`MAX_VALUE_DEPTH`]: the value is then checked whole, to name the property.
@@ -522,260 +406,109 @@ struct Decoder {
 }
 
 impl Decoder {
-    /// Takes the node at `child` for the node at `parent`, checking it points forward and is
-    /// used once.
-    fn take(
-        &mut self,
-        parent: usize,
-        child: u32,
-        depth: &mut u16,
-    ) -> Result<PropertyValue, ValueError> {
-        let c = child as usize;
-        if c <= parent || c >= self.built.len() {
-            return Err(value_error(format!(
-                "node {parent}: refers to node {child}, which is not after it in the table of {} nodes",
-                self.built.len()
-            )));
-        }
-        let value = self.built[c].take().ok_or_else(|| {
-            value_error(format!(
-                "node {parent}: refers to node {child}, which another node already uses"
-            ))
-        })?;
-        *depth = (*depth).max(self.depth[c]);
-        Ok(value)
+    /// The decoded node `child` (validation guarantees it is there, and taken once).
+    fn take(&mut self, child: usize) -> PropertyValue {
+        self.built[child].take().unwrap_or(PropertyValue::Null)
     }
 
-    /// Checks a child block `[first, first + count)` lies after `parent` within the table.
-    fn block(&self, parent: usize, first: u32, count: u32) -> Result<usize, ValueError> {
-        let start = first as usize;
-        let fits = start > parent
-            && start
-                .checked_add(count as usize)
-                .is_some_and(|end| end <= self.built.len());
-        if !fits && count > 0 {
-            return Err(value_error(format!(
-                "node {parent}: its {count} children from node {first} are not after it in the table of {} nodes",
-                self.built.len()
-            )));
-        }
-        Ok(start)
-    }
-
-    fn extra(&mut self, node: usize, at: u32) -> Result<w::Extra, ValueError> {
-        let len = self.extras.len();
-        match self.extras.get_mut(at as usize) {
-            None => Err(value_error(format!(
-                "node {node}: refers to extra {at}, but there are only {len}"
-            ))),
-            Some(slot) => slot.take().ok_or_else(|| {
-                value_error(format!(
-                    "node {node}: refers to extra {at}, which another node already uses"
-                ))
-            }),
-        }
-    }
-
-    fn decode(&mut self, table: &Table<'_>, i: usize) -> Result<(), ValueError> {
-        let (code, a, b, _, _) = table.node(i);
-        let mut depth = 0u16;
-        let value = match code {
+    fn decode(&mut self, node: Node<'_, w::Value>) -> Result<(), ValueError> {
+        let i = node.index();
+        let value = match node.kind() {
             kind::NULL => PropertyValue::Null,
-            kind::BOOL => PropertyValue::Bool(a != 0),
+            kind::BOOL => PropertyValue::Bool(node.flag()),
             kind::NUMBER => {
-                let n = f64::from_bits(u64::from(a) | (u64::from(b) << 32));
+                let n = node.number();
                 self.suspect |= !n.is_finite();
                 PropertyValue::Number(n)
             }
-            kind::TEXT => PropertyValue::String(table.text(i, "text", a, b)?.to_owned()),
+            kind::TEXT => PropertyValue::String(node.text().to_owned()),
             kind::UNKNOWN => PropertyValue::Computed,
             kind::ARRAY => {
-                let first = self.block(i, a, b)?;
-                let mut items = Vec::with_capacity(b as usize);
-                for c in first..first + b as usize {
-                    items.push(self.take(i, index(c), &mut depth)?);
-                }
-                PropertyValue::Array(items)
+                PropertyValue::Array(node.children().map(|c| self.take(c.index())).collect())
             }
             kind::OBJECT => {
-                let first = self.block(i, a, b)?;
-                let mut map = PropertyMap::with_capacity(b as usize);
-                for c in first..first + b as usize {
-                    let (_, _, _, key_offset, key_len) = table.node(c);
-                    let key = table.text(c, "key", key_offset, key_len)?;
+                let mut map = PropertyMap::with_capacity(node.children().len());
+                for member in node.children() {
+                    let key = member.key();
                     self.suspect |= key.len() > MAX_KEY_BYTES || key == SIG_KEY;
-                    let v = self.take(i, index(c), &mut depth)?;
-                    if map.insert(key.to_owned(), v).is_some() {
-                        return Err(value_error(format!("node {i}: key {key:?} appears twice")));
-                    }
+                    map.insert(key.to_owned(), self.take(member.index()));
                 }
                 PropertyValue::Object(map)
             }
-            kind::SECRET => PropertyValue::Secret(Box::new(self.take(i, a, &mut depth)?)),
-            kind::ASSET => match self.extra(i, a)? {
-                w::Extra::Asset(asset) => PropertyValue::Asset(decode_asset(asset)),
-                other => return Err(wrong_extra(i, "asset", &other)),
-            },
-            kind::ARCHIVE => match self.extra(i, a)? {
-                w::Extra::Archive(archive) => {
-                    PropertyValue::Archive(self.archive(i, archive, &mut depth)?)
-                }
-                other => return Err(wrong_extra(i, "archive", &other)),
-            },
-            kind::REFERENCE => match self.extra(i, a)? {
-                w::Extra::ResourceReference(r) => self.reference(i, r, &mut depth)?,
-                other => return Err(wrong_extra(i, "resource reference", &other)),
-            },
-            kind::OUTPUT => match self.extra(i, a)? {
-                w::Extra::Output(o) => PropertyValue::Output(OutputValue {
-                    value: match o.value {
-                        Some(c) => Some(Box::new(self.take(i, c, &mut depth)?)),
-                        None => None,
-                    },
-                    secret: o.secret,
-                    dependencies: o
-                        .dependencies
-                        .iter()
-                        .map(|u| parse_urn(i, u))
-                        .collect::<Result<_, _>>()?,
-                }),
-                other => return Err(wrong_extra(i, "output", &other)),
-            },
-            other => {
-                return Err(value_error(format!("node {i}: unknown kind {other}")));
-            }
+            kind::SECRET => PropertyValue::Secret(Box::new(self.take(node.operands().0 as usize))),
+            _ => self.extra(i, node.operands().0)?,
         };
-        let depth = depth + 1;
-        if usize::from(depth) > MAX_DEPTH {
-            return Err(value_error(format!(
-                "node {i}: the value is nested more than {MAX_VALUE_DEPTH} levels deep"
-            )));
-        }
-        // A node's depth counts itself: a map's root object is one level above its values.
-        self.suspect |= usize::from(depth) > MAX_VALUE_DEPTH + 1;
-        self.depth[i] = depth;
         self.built[i] = Some(value);
         Ok(())
     }
 
-    fn reference(
-        &mut self,
-        i: usize,
-        r: w::ResourceReference,
-        depth: &mut u16,
-    ) -> Result<PropertyValue, ValueError> {
-        let urn = parse_urn(i, &r.urn)?;
-        let id = match r.id {
-            None => None,
-            Some(c) => match self.take(i, c, depth)? {
-                v @ (PropertyValue::String(_) | PropertyValue::Computed) => Some(Box::new(v)),
+    /// An asset, archive, reference or output node, from its extra.
+    fn extra(&mut self, i: usize, at: u32) -> Result<PropertyValue, ValueError> {
+        let extra = self.extras.get_mut(at as usize).and_then(Option::take);
+        let Some(extra) = extra else {
+            return Err(value_error(format!(
+                "node {i}: refers to extra {at}, which another node already uses"
+            )));
+        };
+        Ok(match Extra::from(extra) {
+            Extra::Asset(asset) => PropertyValue::Asset(asset),
+            Extra::Archive { hash, source } => {
+                let source = match source {
+                    IndexedSource::Assets(members) => {
+                        ArchiveSource::Assets(self.members(i, members)?)
+                    }
+                    IndexedSource::Path(p) => ArchiveSource::Path(p),
+                    IndexedSource::Uri(u) => ArchiveSource::Uri(u),
+                    IndexedSource::HashOnly => ArchiveSource::HashOnly,
+                };
+                PropertyValue::Archive(Archive { hash, source })
+            }
+            Extra::Reference {
+                urn,
+                id,
+                package_version,
+            } => PropertyValue::ResourceReference(ResourceReference {
+                urn: parse_urn(i, &urn)?,
+                id: id.map(|c| Box::new(self.take(c as usize))),
+                package_version,
+            }),
+            Extra::Output {
+                value,
+                secret,
+                dependencies,
+            } => PropertyValue::Output(OutputValue {
+                value: value.map(|c| Box::new(self.take(c as usize))),
+                secret,
+                dependencies: dependencies
+                    .iter()
+                    .map(|u| parse_urn(i, u))
+                    .collect::<Result<_, _>>()?,
+            }),
+        })
+    }
+
+    /// A literal archive's members (validated: assets and archives, names unique).
+    fn members(&mut self, i: usize, members: Vec<(String, u32)>) -> Result<Members, ValueError> {
+        let mut map = Members::with_capacity_and_hasher(members.len(), Default::default());
+        for (name, c) in members {
+            let member = match self.take(c as usize) {
+                PropertyValue::Asset(a) => ArchiveMember::Asset(a),
+                PropertyValue::Archive(a) => {
+                    // Archives within archives count double against the depth limit
+                    // (see `limits`): let the engine's check measure them.
+                    self.suspect = true;
+                    ArchiveMember::Archive(a)
+                }
                 other => {
                     return Err(value_error(format!(
-                        "node {i}: a resource reference's ID must be text or unknown, found {}",
+                        "node {i}: archive member {name:?} must be an asset or an archive, found {}",
                         other.kind()
                     )));
                 }
-            },
-        };
-        Ok(PropertyValue::ResourceReference(ResourceReference {
-            urn,
-            id,
-            package_version: r.package_version,
-        }))
-    }
-
-    fn archive(
-        &mut self,
-        i: usize,
-        archive: w::Archive,
-        depth: &mut u16,
-    ) -> Result<Archive, ValueError> {
-        let source = match archive.source {
-            w::ArchiveSource::Assets(members) => {
-                let mut map = IndexMap::with_capacity(members.len());
-                for (name, c) in members {
-                    let member = match self.take(i, c, depth)? {
-                        PropertyValue::Asset(a) => ArchiveMember::Asset(a),
-                        PropertyValue::Archive(a) => {
-                            // Archives within archives count double against the depth limit
-                            // (see `limits`): let the engine's check measure them.
-                            self.suspect = true;
-                            ArchiveMember::Archive(a)
-                        }
-                        other => {
-                            return Err(value_error(format!(
-                                "node {i}: archive member {name:?} must be an asset or an archive, found {}",
-                                other.kind()
-                            )));
-                        }
-                    };
-                    if map.insert(name.clone(), member).is_some() {
-                        return Err(value_error(format!(
-                            "node {i}: archive member {name:?} appears twice"
-                        )));
-                    }
-                }
-                ArchiveSource::Assets(map)
-            }
-            w::ArchiveSource::Path(p) => ArchiveSource::Path(p),
-            w::ArchiveSource::Uri(u) => ArchiveSource::Uri(u),
-            w::ArchiveSource::HashOnly => ArchiveSource::HashOnly,
-        };
-        Ok(Archive {
-            hash: archive.hash,
-            source,
-        })
-    }
-}
-
-fn wrong_extra(node: usize, expected: &str, found: &w::Extra) -> ValueError {
-    let found = match found {
-        w::Extra::Asset(_) => "an asset",
-        w::Extra::Archive(_) => "an archive",
-        w::Extra::ResourceReference(_) => "a resource reference",
-        w::Extra::Output(_) => "an output",
-    };
-    value_error(format!(
-        "node {node}: a {expected} node refers to {found} extra"
-    ))
-}
-
-/// Roughly what an extra costs once decoded: its strings.
-fn extra_bytes(extra: &w::Extra) -> usize {
-    let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
-    let asset = |a: &w::Asset| {
-        opt(&a.hash)
-            + match &a.source {
-                w::AssetSource::Text(t) | w::AssetSource::Path(t) | w::AssetSource::Uri(t) => {
-                    t.len()
-                }
-                w::AssetSource::HashOnly => 0,
-            }
-    };
-    match extra {
-        w::Extra::Asset(a) => asset(a),
-        w::Extra::Archive(a) => {
-            opt(&a.hash)
-                + match &a.source {
-                    w::ArchiveSource::Assets(m) => m.iter().map(|(k, _)| k.len() + 4).sum(),
-                    w::ArchiveSource::Path(t) | w::ArchiveSource::Uri(t) => t.len(),
-                    w::ArchiveSource::HashOnly => 0,
-                }
+            };
+            map.insert(name, member);
         }
-        w::Extra::ResourceReference(r) => r.urn.len() + opt(&r.package_version),
-        w::Extra::Output(o) => o.dependencies.iter().map(String::len).sum(),
-    }
-}
-
-fn decode_asset(asset: w::Asset) -> Asset {
-    Asset {
-        hash: asset.hash,
-        source: match asset.source {
-            w::AssetSource::Text(t) => AssetSource::Text(t),
-            w::AssetSource::Path(p) => AssetSource::Path(p),
-            w::AssetSource::Uri(u) => AssetSource::Uri(u),
-            w::AssetSource::HashOnly => AssetSource::HashOnly,
-        },
+        Ok(map)
     }
 }
 
@@ -1097,18 +830,10 @@ pub(crate) fn diff_result(r: w::DiffResult) -> Result<p::DiffResult, ValueError>
         entries
             .into_iter()
             .map(|d| {
-                let kind = match d.kind {
-                    w::DiffKind::Add => p::DiffKind::Add,
-                    w::DiffKind::AddReplace => p::DiffKind::AddReplace,
-                    w::DiffKind::Delete => p::DiffKind::Delete,
-                    w::DiffKind::DeleteReplace => p::DiffKind::DeleteReplace,
-                    w::DiffKind::Update => p::DiffKind::Update,
-                    w::DiffKind::UpdateReplace => p::DiffKind::UpdateReplace,
-                };
                 (
                     d.path,
                     p::PropertyDiff {
-                        kind,
+                        kind: d.kind.into(),
                         input_diff: d.input_diff,
                     },
                 )
@@ -1116,11 +841,7 @@ pub(crate) fn diff_result(r: w::DiffResult) -> Result<p::DiffResult, ValueError>
             .collect()
     });
     Ok(p::DiffResult {
-        changes: match r.changes {
-            w::DiffChanges::Unknown => p::DiffChanges::Unknown,
-            w::DiffChanges::None => p::DiffChanges::None,
-            w::DiffChanges::Some => p::DiffChanges::Some,
-        },
+        changes: r.changes.into(),
         replace_keys: r.replace_keys,
         stable_keys: r.stable_keys,
         changed_keys: r.changed_keys,
@@ -1357,6 +1078,7 @@ pub(crate) fn register_resource_response(
 
 #[cfg(test)]
 mod tests {
+    use cairn_engine::asset::{Asset, AssetSource};
     use cairn_engine::props;
 
     use super::*;
@@ -1367,7 +1089,7 @@ mod tests {
 
     /// One value of every kind, nested.
     fn every_kind() -> PropertyValue {
-        let mut members = IndexMap::new();
+        let mut members = Members::default();
         members.insert(
             "a.txt".to_string(),
             ArchiveMember::Asset(Asset {
@@ -1549,17 +1271,11 @@ mod tests {
 
     #[test]
     fn maps_encode_as_objects_rooted_at_zero() {
+        // The table's layout is cairn-wire's (tested there); the host's part is the root and
+        // the empty map.
         let map = props! {"a" => 1i64, "b" => vec![PropertyValue::from(true)]};
         let encoded = encode_map(&map);
-        assert_eq!(encoded.strings, b"ab");
-        let one = 1f64.to_bits();
-        #[rustfmt::skip]
-        assert_eq!(encoded.nodes, [
-            kind::OBJECT, 1, 2, 0, 0, // the root: members 1 and 2
-            kind::NUMBER, one as u32, (one >> 32) as u32, 0, 1, // "a": 1
-            kind::ARRAY, 3, 1, 1, 1, // "b": the array at 3
-            kind::BOOL, 1, 0, 0, 0, // true
-        ]);
+        assert_eq!(&encoded.nodes[..3], [kind::OBJECT, 1, 2]);
         assert!(encoded.extras.is_empty());
         assert_eq!(decode_map(encoded).unwrap(), map);
         assert_eq!(decode_map(empty()).unwrap(), PropertyMap::new());
@@ -1869,7 +1585,7 @@ mod tests {
             source: ArchiveSource::HashOnly,
         };
         for _ in 0..MAX_VALUE_DEPTH + 1 {
-            let mut members = IndexMap::new();
+            let mut members = Members::default();
             members.insert("a".to_owned(), ArchiveMember::Archive(archive));
             archive = Archive {
                 hash: None,

@@ -13,13 +13,8 @@ use crate::path::PropertyPath;
 use crate::urn::{TypeToken, Urn};
 use crate::value::PropertyMap;
 
-/// A validation failure from `check` / `check_config`: a property path and the reason.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CheckFailure {
-    /// The property at fault (a property path), or empty for the resource as a whole.
-    pub property: String,
-    pub reason: String,
-}
+// The vocabulary the SDK shares (`cairn-wire`): check failures and how diffs describe changes.
+pub use cairn_wire::{CheckFailure, DiffChanges, DiffKind};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckRequest {
@@ -37,45 +32,6 @@ pub struct CheckResult {
     /// The validated inputs, with provider defaults applied.
     pub inputs: PropertyMap,
     pub failures: Vec<CheckFailure>,
-}
-
-/// Whether a diff found changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DiffChanges {
-    /// The provider could not tell; the engine compares old and new inputs itself.
-    #[default]
-    Unknown,
-    None,
-    Some,
-}
-
-/// How one property differs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DiffKind {
-    Add,
-    AddReplace,
-    Delete,
-    DeleteReplace,
-    Update,
-    UpdateReplace,
-}
-
-impl DiffKind {
-    pub fn is_replace(self) -> bool {
-        matches!(
-            self,
-            DiffKind::AddReplace | DiffKind::DeleteReplace | DiffKind::UpdateReplace
-        )
-    }
-
-    /// The same change, requiring replacement.
-    pub fn with_replace(self) -> DiffKind {
-        match self {
-            DiffKind::Add | DiffKind::AddReplace => DiffKind::AddReplace,
-            DiffKind::Delete | DiffKind::DeleteReplace => DiffKind::DeleteReplace,
-            DiffKind::Update | DiffKind::UpdateReplace => DiffKind::UpdateReplace,
-        }
-    }
 }
 
 /// One entry of a detailed diff.

@@ -4,7 +4,6 @@
 //! string [`UNKNOWN_SENTINEL`]. Secrets are written as `ciphertext` (encrypted JSON text of the
 //! encoded value) or, when exporting with secrets shown, as `plaintext`.
 
-use indexmap::IndexMap;
 use serde_json::{Map, Number, Value};
 
 use super::{DeploymentV3, JsonMap, Operation, Resource, ResourceState, Snapshot};
@@ -551,7 +550,7 @@ fn decode_archive(object: &JsonMap) -> Result<Archive, ValueError> {
                     .map(|m| (name.clone(), m))
                     .map_err(|e| e.within(PathElement::Key(name.clone())))
             })
-            .collect::<Result<IndexMap<_, _>, _>>()?;
+            .collect::<Result<_, _>>()?;
         ArchiveSource::Assets(members)
     } else if let Some(path) = string_field(object, "path")? {
         ArchiveSource::Path(path.to_owned())

@@ -11,6 +11,7 @@ mod path;
 mod project;
 mod state;
 mod urn;
+mod wire;
 mod wit;
 
 pub fn all() -> Vec<Target> {
@@ -21,6 +22,7 @@ pub fn all() -> Vec<Target> {
         state::DEPLOYMENT,
         journal::TARGET,
         wit::TARGET,
+        wire::TARGET,
         grpc::TARGET,
         manifest::MANIFEST,
         manifest::COMPONENT,

@@ -7,7 +7,8 @@
 
 use cairn_sdk::bindings::cairn::deploy::{engine, host, types as w};
 use cairn_sdk::bindings::exports::cairn::deploy::provider::Guest;
-use cairn_sdk::{PropertyMap, Value, wire};
+use cairn_sdk::wire::{self, Columns};
+use cairn_sdk::{PropertyMap, Value};
 
 const MANIFEST_SOURCE: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/cairn.json"));
 const MANIFEST_LEN: usize =
@@ -53,11 +54,30 @@ fn map(entries: Vec<(&str, Value)>) -> PropertyMap {
         .collect()
 }
 
+/// A well-formed empty map: no nodes.
 fn empty() -> w::Value {
-    w::Value {
-        nodes: vec![],
-        strings: vec![],
-        extras: vec![],
+    w::Value::empty()
+}
+
+/// A `register-resource` request with no dependencies, unprotected.
+fn request(
+    resource_type: String,
+    name: &str,
+    custom: bool,
+    parent: Option<String>,
+    inputs: w::Value,
+    provider: Option<String>,
+) -> engine::RegisterResourceRequest {
+    engine::RegisterResourceRequest {
+        resource_type,
+        name: name.into(),
+        custom,
+        parent,
+        inputs,
+        property_dependencies: vec![],
+        dependencies: vec![],
+        provider,
+        protect: false,
     }
 }
 
@@ -141,17 +161,14 @@ fn bad_error(mode: &str) -> Option<w::ProviderError> {
 
 /// Calls the engine outside `construct`: the errors it gets, as outputs.
 fn callbacks() -> PropertyMap {
-    let register = engine::register_resource(&engine::RegisterResourceRequest {
-        resource_type: "hostile-wire:index:Probe".into(),
-        name: "sneaky".into(),
-        custom: true,
-        parent: None,
-        inputs: empty(),
-        property_dependencies: vec![],
-        dependencies: vec![],
-        provider: None,
-        protect: false,
-    });
+    let register = engine::register_resource(&request(
+        "hostile-wire:index:Probe".into(),
+        "sneaky",
+        true,
+        None,
+        empty(),
+        None,
+    ));
     let outputs = engine::register_resource_outputs(
         "urn:pulumi:test::proj::hostile-wire:index:Probe::x",
         &empty(),
@@ -413,21 +430,19 @@ impl Guest for Wire {
     fn construct(r: w::ConstructRequest) -> R<w::ConstructResult> {
         let (_, mode) = props(r.inputs);
         let register = |name: &str, custom: bool, parent, inputs, provider| {
-            engine::register_resource(&engine::RegisterResourceRequest {
-                resource_type: if custom {
-                    "hostile-wire:index:Probe".into()
-                } else {
-                    r.resource_type.clone()
-                },
-                name: name.into(),
+            let resource_type = if custom {
+                "hostile-wire:index:Probe".into()
+            } else {
+                r.resource_type.clone()
+            };
+            engine::register_resource(&request(
+                resource_type,
+                name,
                 custom,
                 parent,
                 inputs,
-                property_dependencies: vec![],
-                dependencies: vec![],
                 provider,
-                protect: false,
-            })
+            ))
         };
         let me = register(&r.name, false, r.parent.clone(), empty(), None)
             .map_err(|e| failed(e, None))?;
