@@ -12,9 +12,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use cairn_engine::deploy::provider::{
     CheckFailure, CheckRequest, CheckResult, CreateRequest, CreateResult, DeleteRequest,
-    DiffChanges, DiffKind, DiffRequest, DiffResult, LoadError, NativePlugins, PartialState,
-    PropertyDiff, Provider, ProviderError, ProviderLoader, ReadRequest, ReadResult, UpdateRequest,
-    UpdateResult,
+    DiffRequest, DiffResult, LoadError, NativePlugins, PartialState, PropertyDiff, Provider,
+    ProviderError, ProviderLoader, ReadRequest, ReadResult, UpdateRequest, UpdateResult,
 };
 use cairn_engine::value::{PropertyMap, PropertyValue};
 use cairn_test_provider::{self as logic, Cloud, Counter, Entry, ProviderSpec};

@@ -17,6 +17,8 @@ mod behaviour;
 
 use indexmap::IndexMap;
 
+pub use cairn_wire::{DiffChanges, DiffKind};
+
 pub use behaviour::{Behaviour, CheckFailureSpec, ProviderSpec};
 
 /// An object's properties, in order (what `PropertyMap` is on both sides).
@@ -39,7 +41,7 @@ pub trait Values {
 /// [`Diff`] and [`Failure`] onto the side's provider types.
 ///
 /// The SDK mirrors the engine's names, so those types are the ones in scope where the macro is
-/// invoked: `DiffResult`, `DiffChanges`, `DiffKind`, `PartialState`, and `error` (with a variant
+/// invoked: `DiffResult`, `DiffKind`, `PartialState`, and `error` (with a variant
 /// `Failed { message, partial }`). They differ only in how a detailed diff holds its entries:
 /// `entry` makes one from a path and its `DiffKind`. Of the value type, `unknown` is its unknown
 /// and `unsecret` strips the secrets of a `&value`; the rest of [`Values`] forwards to the
@@ -79,23 +81,11 @@ macro_rules! adapter {
             let detailed_diff = diff.detailed.map(|paths| {
                 paths
                     .into_iter()
-                    .map(|p| {
-                        let kind = match p.change {
-                            $crate::Change::Add => DiffKind::Add,
-                            $crate::Change::Update => DiffKind::Update,
-                            $crate::Change::Delete => DiffKind::Delete,
-                        };
-                        let kind = if p.replace { kind.with_replace() } else { kind };
-                        ($entry)(p.path, kind)
-                    })
+                    .map(|p| ($entry)(p.path, p.kind))
                     .collect()
             });
             DiffResult {
-                changes: match diff.changes {
-                    $crate::Changes::Unknown => DiffChanges::Unknown,
-                    $crate::Changes::None => DiffChanges::None,
-                    $crate::Changes::Some => DiffChanges::Some,
-                },
+                changes: diff.changes,
                 replace_keys: diff.replace_keys,
                 changed_keys: diff.changed_keys,
                 detailed_diff,
@@ -204,7 +194,7 @@ pub type Outcome<T, C> = Result<T, Failure<<C as Values>::Value>>;
 /// What a diff found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diff {
-    pub changes: Changes,
+    pub changes: DiffChanges,
     pub replace_keys: Vec<String>,
     pub changed_keys: Vec<String>,
     /// Every changed path (`tags.env`, `ports[0]`), in the order of the old keys, then the new.
@@ -212,28 +202,11 @@ pub struct Diff {
     pub delete_before_replace: bool,
 }
 
-/// Whether a diff found changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Changes {
-    /// The provider cannot tell (`diff: unknown`).
-    Unknown,
-    None,
-    Some,
-}
-
-/// One entry of a detailed diff; `replace` when its top-level key is a replace key.
+/// One entry of a detailed diff (a replacing kind when its top-level key is a replace key).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PathDiff {
     pub path: String,
-    pub change: Change,
-    pub replace: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
-    Add,
-    Update,
-    Delete,
+    pub kind: DiffKind,
 }
 
 fn behaviour<C: Cloud>(cloud: &C, name: &str) -> Outcome<Behaviour, C> {
@@ -297,7 +270,7 @@ pub fn diff<C: Cloud>(
         behaviour.delete_before_replace == Some(true) && !replace.is_empty();
     if behaviour.diff.as_deref() == Some("unknown") {
         return Ok(Diff {
-            changes: Changes::Unknown,
+            changes: DiffChanges::Unknown,
             replace_keys: replace,
             changed_keys: Vec::new(),
             detailed: None,
@@ -313,7 +286,9 @@ pub fn diff<C: Cloud>(
     }
     for path in &mut paths {
         let top = path.path.split(['.', '[']).next().unwrap_or_default();
-        path.replace = replace.iter().any(|k| k == top);
+        if replace.iter().any(|k| k == top) {
+            path.kind = path.kind.with_replace();
+        }
     }
     Ok(Diff {
         changes: changes(&changed),
@@ -430,11 +405,11 @@ fn strip_secrets<C: Values>(map: &Map<C::Value>) -> Map<C::Value> {
         .collect()
 }
 
-fn changes(changed: &[String]) -> Changes {
+fn changes(changed: &[String]) -> DiffChanges {
     if changed.is_empty() {
-        Changes::None
+        DiffChanges::None
     } else {
-        Changes::Some
+        DiffChanges::Some
     }
 }
 
@@ -470,10 +445,10 @@ fn changed_paths<C: Values>(
     new: Option<&C::Value>,
     out: &mut Vec<PathDiff>,
 ) {
-    let change = match (old, new) {
+    let kind = match (old, new) {
         (None, None) => return,
-        (None, Some(_)) => Change::Add,
-        (Some(_), None) => Change::Delete,
+        (None, Some(_)) => DiffKind::Add,
+        (Some(_), None) => DiffKind::Delete,
         (Some(old), Some(new)) => {
             if let (Some(o), Some(n)) = (C::as_object(old), C::as_object(new)) {
                 for key in o.keys().chain(n.keys().filter(|k| !o.contains_key(*k))) {
@@ -495,12 +470,11 @@ fn changed_paths<C: Values>(
             if !differs::<C>(old, new) {
                 return;
             }
-            Change::Update
+            DiffKind::Update
         }
     };
     out.push(PathDiff {
         path: prefix.to_owned(),
-        change,
-        replace: false,
+        kind,
     });
 }

@@ -19,8 +19,8 @@ use std::path::PathBuf;
 
 use cairn_sdk::{
     CheckFailure, CheckRequest, CheckResult, CreateRequest, CreateResult, DeleteRequest,
-    DiffChanges, DiffKind, DiffRequest, DiffResult, Error, PartialState, PropertyDiff, PropertyMap,
-    Provider, ReadRequest, ReadResult, Result, UpdateRequest, UpdateResult, Value,
+    DiffRequest, DiffResult, Error, PartialState, PropertyDiff, PropertyMap, Provider, ReadRequest,
+    ReadResult, Result, UpdateRequest, UpdateResult, Value,
 };
 use cairn_test_provider::{self as logic, Cloud, Counter, Entry, ProviderSpec};
 use serde_json::Value as Json;
