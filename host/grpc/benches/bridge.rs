@@ -41,14 +41,16 @@ fn probe() -> PathBuf {
         "wasm32-wasip2",
         "--manifest-path",
     ])
-    .arg(repo().join("host/wasm/tests/guest/Cargo.toml"))
-    .env("CARGO_TARGET_DIR", &target);
+    .arg(repo().join("host/wasm/tests/guest/Cargo.toml"));
     for (key, _) in std::env::vars_os() {
         let key = key.to_string_lossy();
         if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key == "RUSTFLAGS" {
             cmd.env_remove(key.as_ref());
         }
     }
+    // Set after the clean-up, or an exported CARGO_TARGET_DIR (a shared release build) would
+    // remove it and the probe would be built elsewhere.
+    cmd.env("CARGO_TARGET_DIR", &target);
     let out = cmd.output().expect("running cargo");
     assert!(
         out.status.success(),
