@@ -12,6 +12,7 @@ mod journal;
 mod lock;
 mod names;
 mod program;
+mod pulumi;
 mod safety;
 mod sdk;
 mod stack;

@@ -118,6 +118,53 @@ impl Sandbox {
         output
     }
 
+    /// Like [`Sandbox::run`], but a command still running after `limit` is killed; `None`
+    /// then (the secret scan still runs on the files).
+    pub fn run_within(&self, args: &[&str], limit: std::time::Duration) -> Option<Output> {
+        self.learn(args, None);
+        let mut child = self
+            .command(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run cairn");
+        // Read both pipes while waiting: a full pipe would stall the command.
+        let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                if let Some(mut pipe) = pipe {
+                    let _ = pipe.read_to_end(&mut bytes);
+                }
+                bytes
+            })
+        };
+        let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+        let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
+        let deadline = std::time::Instant::now() + limit;
+        let status = loop {
+            match child.try_wait().expect("waiting for cairn") {
+                Some(status) => break Some(status),
+                None if std::time::Instant::now() >= deadline => {
+                    // Cairn's plugins and programs die with it.
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break None;
+                }
+                None => std::thread::sleep(std::time::Duration::from_millis(20)),
+            }
+        };
+        let output = Output {
+            status: status.unwrap_or_else(|| {
+                std::os::unix::process::ExitStatusExt::from_raw(9 /* killed */)
+            }),
+            stdout: stdout.join().unwrap_or_default(),
+            stderr: stderr.join().unwrap_or_default(),
+        };
+        self.scan(args, &output);
+        status.map(|_| output)
+    }
+
     /// Notes what a command is about to reveal to the scan: the value of a
     /// `config set --secret` (its argument, else `stdin` without its final line break) and a
     /// `--backend file://…` directory.

@@ -1,0 +1,2 @@
+// The protected resource is gone from the program: deleting it must fail.
+require("./resource");

@@ -1,0 +1,2 @@
+// Gone again: now it is deleted.
+require("./resource");
