@@ -9,6 +9,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let files = [
         "pulumi/plugin.proto",
         "pulumi/alias.proto",
+        "pulumi/callback.proto",
         "pulumi/engine.proto",
         "pulumi/provider.proto",
         "pulumi/resource.proto",

@@ -6,6 +6,7 @@
 //! provider as a `ResourceProvider` plugin; [`wire`] holds the limits and checks applied to
 //! everything a plugin or SDK program sends (message sizes, log volume, names, IDs, URNs, paths).
 
+pub mod callbacks;
 pub mod child;
 pub mod client;
 pub mod convert;

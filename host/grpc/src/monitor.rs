@@ -3,15 +3,19 @@
 //! (a registration: once the resource's steps have run), so a program's concurrent requests
 //! deploy in parallel.
 //!
-//! Features offered through `SupportsFeature`: secrets, resource references, alias specs and
-//! `deletedWith`. Output values are not offered, so SDKs send plain values with property
-//! dependencies alongside.
+//! Features offered through `SupportsFeature` (and `GetDeploymentInfo`): secrets, resource
+//! references, alias specs, `deletedWith`, transforms and invoke transforms (run through the
+//! program's `Callbacks` service, [`crate::callbacks`]). Output values are not offered, so SDKs
+//! send plain values with property dependencies alongside. `pulumi:pulumi:getResource` is an
+//! invoke the engine answers; `StreamInvoke` (which SDKs before Pulumi 3.161 had) streams the
+//! one result of the invoke.
 //!
 //! Every request is checked before the engine sees it, and refused naming the method, the
 //! resource and the field: property values in [`crate::convert`] (finite numbers, keys, depth),
 //! and every string that becomes a type, name, URN, ID, key, property path, provider reference
 //! or version with [`crate::wire`]. Requests are at most [`wire::max_message_bytes`] long.
 
+use cairn_engine::deploy::monitor::GET_RESOURCE;
 use cairn_engine::deploy::monitor::Monitor;
 use cairn_engine::deploy::program::{
     Alias, ProgramCallRequest, ProgramInvokeRequest, ReadResourceRequest, RegisterResourceRequest,
@@ -23,6 +27,7 @@ use cairn_engine::value::{PropertyMap, PropertyValue};
 use indexmap::IndexMap;
 use tonic::{Request, Response, Status};
 
+use crate::callbacks::Callbacks;
 use crate::convert::{ConvertError, Marshal, from_struct, shown, to_struct};
 use crate::engine::{EngineService, HealthService, ServeError, Served, serve};
 use crate::proto::health::health_server::HealthServer;
@@ -31,14 +36,29 @@ use crate::proto::pulumirpc::engine_server::EngineServer;
 use crate::proto::pulumirpc::resource_monitor_server::{ResourceMonitor, ResourceMonitorServer};
 use crate::wire::{self, FieldError};
 
-/// The features `SupportsFeature` answers yes to.
-pub const FEATURES: [&str; 4] = ["secrets", "resourceReferences", "aliasSpecs", "deletedWith"];
+/// The features `SupportsFeature` answers yes to, and the same as `GetDeploymentInfo` lists them.
+pub const FEATURES: [(&str, rpc::ResourceMonitorFeature); 6] = [
+    ("secrets", rpc::ResourceMonitorFeature::Secrets),
+    (
+        "resourceReferences",
+        rpc::ResourceMonitorFeature::ResourceReferences,
+    ),
+    ("aliasSpecs", rpc::ResourceMonitorFeature::AliasSpecs),
+    ("deletedWith", rpc::ResourceMonitorFeature::DeletedWith),
+    ("transforms", rpc::ResourceMonitorFeature::Transforms),
+    (
+        "invokeTransforms",
+        rpc::ResourceMonitorFeature::InvokeTransforms,
+    ),
+];
 
 /// The monitor service of one deployment.
 pub struct MonitorService {
     monitor: Monitor,
     parallel: i32,
     failures: std::sync::Arc<Failures>,
+    /// The program's `Callbacks` services (transforms).
+    callbacks: Callbacks,
 }
 
 /// The first request the engine failed, so a launcher can stop a program that does not exit by
@@ -84,6 +104,7 @@ impl MonitorService {
             monitor,
             parallel: i32::try_from(parallel).unwrap_or(i32::MAX),
             failures,
+            callbacks: Callbacks::default(),
         }
     }
 
@@ -125,12 +146,15 @@ pub async fn serve_monitor(
     serve("resource monitor", router).await
 }
 
-fn optional(text: String) -> Option<String> {
+pub(crate) fn optional(text: String) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
 /// Property values from a request, refused naming the field (`object`, `args`).
-fn properties(field: &str, value: Option<&prost_types::Struct>) -> Result<PropertyMap, FieldError> {
+pub(crate) fn properties(
+    field: &str,
+    value: Option<&prost_types::Struct>,
+) -> Result<PropertyMap, FieldError> {
     from_struct(value).map_err(|e: ConvertError| FieldError {
         field: field.to_owned(),
         problem: e.to_string(),
@@ -155,7 +179,7 @@ fn dependency_map(
     Ok(out)
 }
 
-fn optional_version(field: &str, text: String) -> Result<Option<String>, FieldError> {
+pub(crate) fn optional_version(field: &str, text: String) -> Result<Option<String>, FieldError> {
     let version = optional(text);
     if let Some(v) = &version {
         wire::version(field, v)?;
@@ -163,7 +187,7 @@ fn optional_version(field: &str, text: String) -> Result<Option<String>, FieldEr
     Ok(version)
 }
 
-fn optional_provider(field: &str, text: String) -> Result<Option<String>, FieldError> {
+pub(crate) fn optional_provider(field: &str, text: String) -> Result<Option<String>, FieldError> {
     let provider = optional(text);
     if let Some(p) = &provider {
         wire::provider_reference(field, p)?;
@@ -171,7 +195,7 @@ fn optional_provider(field: &str, text: String) -> Result<Option<String>, FieldE
     Ok(provider)
 }
 
-fn each<'a>(
+pub(crate) fn each<'a>(
     field: &str,
     texts: impl IntoIterator<Item = &'a String>,
     check: impl Fn(&str, &str) -> Result<(), FieldError>,
@@ -219,7 +243,7 @@ pub fn duration_seconds(text: &str) -> Result<f64, String> {
     Ok(total)
 }
 
-fn alias(field: &str, a: rpc::Alias) -> Result<Alias, FieldError> {
+pub(crate) fn alias(field: &str, a: rpc::Alias) -> Result<Alias, FieldError> {
     use rpc::alias::spec::Parent;
     match a.alias {
         Some(rpc::alias::Alias::Urn(u)) => Ok(Alias::Urn(wire::urn(&format!("{field}.urn"), &u)?)),
@@ -262,7 +286,7 @@ fn alias(field: &str, a: rpc::Alias) -> Result<Alias, FieldError> {
 }
 
 /// Custom timeouts: Go durations, finite.
-fn custom_timeouts(
+pub(crate) fn custom_timeouts(
     t: rpc::register_resource_request::CustomTimeouts,
 ) -> Result<CustomTimeouts, FieldError> {
     let parse = |field: &str, text: &str| {
@@ -289,6 +313,7 @@ fn describe(method: &str, resource_type: &str, name: &str) -> String {
 
 fn register_request(
     r: rpc::RegisterResourceRequest,
+    callbacks: &Callbacks,
 ) -> Result<RegisterResourceRequest, FieldError> {
     let resource_type = wire::type_token("type", &r.r#type)?;
     wire::name("name", &r.name)?;
@@ -328,6 +353,12 @@ fn register_request(
     if let Some(id) = &import_id {
         wire::id("importId", id)?;
     }
+    let transforms = r
+        .transforms
+        .into_iter()
+        .enumerate()
+        .map(|(i, callback)| callbacks.transform(&format!("transforms[{i}]"), callback))
+        .collect::<Result<_, _>>()?;
     Ok(RegisterResourceRequest {
         resource_type,
         name: r.name,
@@ -352,6 +383,7 @@ fn register_request(
             custom_timeouts,
             import_id,
             version: optional_version("version", r.version)?,
+            transforms,
         },
     })
 }
@@ -410,32 +442,24 @@ fn marshal(accept_secrets: bool, accept_resources: bool) -> Marshal {
     }
 }
 
-#[tonic::async_trait]
-impl ResourceMonitor for MonitorService {
-    async fn supports_feature(
+impl MonitorService {
+    /// An invoke (or streamed invoke): checked, run by the engine, its result encoded.
+    async fn run_invoke(
         &self,
-        request: Request<rpc::SupportsFeatureRequest>,
-    ) -> Result<Response<rpc::SupportsFeatureResponse>, Status> {
-        let id = request.into_inner().id;
-        Ok(Response::new(rpc::SupportsFeatureResponse {
-            has_support: FEATURES.contains(&id.as_str()),
-        }))
-    }
-
-    async fn invoke(
-        &self,
-        request: Request<rpc::ResourceInvokeRequest>,
-    ) -> Result<Response<rpc::InvokeResponse>, Status> {
-        let r = request.into_inner();
-        let out = marshal(true, r.accept_resources);
-        let what = format!("Invoke {}", shown(&r.tok, 200));
+        method: &str,
+        r: rpc::ResourceInvokeRequest,
+    ) -> Result<rpc::InvokeResponse, Status> {
+        // As Pulumi does, getResource answers with references whatever the SDK says: it is how
+        // SDKs rehydrate them.
+        let out = marshal(true, r.accept_resources || r.tok == GET_RESOURCE);
+        let what = format!("{method} {}", shown(&r.tok, 200));
         let invoke = invoke_request(r).map_err(|e| self.refused(&what, e))?;
         let result = self
             .monitor
             .invoke(invoke)
             .await
             .map_err(|e| self.failed(e))?;
-        Ok(Response::new(rpc::InvokeResponse {
+        Ok(rpc::InvokeResponse {
             r#return: Some(to_struct(&result.outputs, out)),
             failures: result
                 .failures
@@ -445,7 +469,81 @@ impl ResourceMonitor for MonitorService {
                     reason: f.reason,
                 })
                 .collect(),
+        })
+    }
+}
+
+#[tonic::async_trait]
+impl ResourceMonitor for MonitorService {
+    async fn supports_feature(
+        &self,
+        request: Request<rpc::SupportsFeatureRequest>,
+    ) -> Result<Response<rpc::SupportsFeatureResponse>, Status> {
+        let id = request.into_inner().id;
+        Ok(Response::new(rpc::SupportsFeatureResponse {
+            has_support: FEATURES.iter().any(|(name, _)| *name == id),
         }))
+    }
+
+    async fn invoke(
+        &self,
+        request: Request<rpc::ResourceInvokeRequest>,
+    ) -> Result<Response<rpc::InvokeResponse>, Status> {
+        self.run_invoke("Invoke", request.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    type StreamInvokeStream =
+        futures::stream::Iter<std::vec::IntoIter<Result<rpc::InvokeResponse, Status>>>;
+
+    /// Streams the invoke's result, then its check failures in a message of their own, as
+    /// Pulumi's engine did (it ends the stream after them).
+    async fn stream_invoke(
+        &self,
+        request: Request<rpc::ResourceInvokeRequest>,
+    ) -> Result<Response<Self::StreamInvokeStream>, Status> {
+        let mut result = self
+            .run_invoke("StreamInvoke", request.into_inner())
+            .await?;
+        let mut messages = Vec::new();
+        let failures = std::mem::take(&mut result.failures);
+        messages.push(Ok(result));
+        if !failures.is_empty() {
+            messages.push(Ok(rpc::InvokeResponse {
+                r#return: None,
+                failures,
+            }));
+        }
+        Ok(Response::new(futures::stream::iter(messages)))
+    }
+
+    async fn register_stack_transform(
+        &self,
+        request: Request<rpc::Callback>,
+    ) -> Result<Response<()>, Status> {
+        let transform = self
+            .callbacks
+            .transform("callback", request.into_inner())
+            .map_err(|e| self.refused("RegisterStackTransform", e))?;
+        self.monitor
+            .register_stack_transform(transform.0)
+            .map_err(|e| self.failed(e))?;
+        Ok(Response::new(()))
+    }
+
+    async fn register_stack_invoke_transform(
+        &self,
+        request: Request<rpc::Callback>,
+    ) -> Result<Response<()>, Status> {
+        let transform = self
+            .callbacks
+            .invoke_transform("callback", request.into_inner())
+            .map_err(|e| self.refused("RegisterStackInvokeTransform", e))?;
+        self.monitor
+            .register_invoke_transform(transform)
+            .map_err(|e| self.failed(e))?;
+        Ok(Response::new(()))
     }
 
     async fn call(
@@ -507,7 +605,7 @@ impl ResourceMonitor for MonitorService {
         let r = request.into_inner();
         let out = marshal(r.accept_secrets, r.accept_resources);
         let what = describe("RegisterResource", &r.r#type, &r.name);
-        let register = register_request(r).map_err(|e| self.refused(&what, e))?;
+        let register = register_request(r, &self.callbacks).map_err(|e| self.refused(&what, e))?;
         let response = self
             .monitor
             .register_resource(register)
@@ -571,12 +669,7 @@ impl ResourceMonitor for MonitorService {
             config_secret_keys: secret_keys,
             dry_run: self.monitor.is_preview(),
             parallel: self.parallel,
-            supported_features: vec![
-                rpc::ResourceMonitorFeature::Secrets as i32,
-                rpc::ResourceMonitorFeature::ResourceReferences as i32,
-                rpc::ResourceMonitorFeature::AliasSpecs as i32,
-                rpc::ResourceMonitorFeature::DeletedWith as i32,
-            ],
+            supported_features: FEATURES.iter().map(|(_, f)| *f as i32).collect(),
         }))
     }
 }

@@ -219,6 +219,47 @@ pub fn package(field: &str, text: &str) -> Result<(), FieldError> {
     }
 }
 
+/// Where a program's callback runs (`Callback.target`): a port on this machine's loopback
+/// interface (`127.0.0.1:port`, `[::1]:port`, `localhost:port`), where the SDKs serve their
+/// `Callbacks` service. Anything else would have the engine connect wherever a program (or a
+/// component's provider) says.
+pub fn callback_target(field: &str, text: &str) -> Result<(), FieldError> {
+    let loopback = match text.rsplit_once(':') {
+        Some(("localhost", port)) => port.parse::<u16>().is_ok_and(|p| p != 0),
+        _ => text
+            .parse::<std::net::SocketAddr>()
+            .is_ok_and(|a| a.ip().is_loopback() && a.port() != 0),
+    };
+    if loopback {
+        Ok(())
+    } else {
+        Err(field_error(
+            field,
+            format!(
+                "{:?} is not a loopback address with a port (127.0.0.1:<port>, [::1]:<port> or localhost:<port>); callbacks run in the program, on this machine",
+                shown(text, 200)
+            ),
+        ))
+    }
+}
+
+/// A callback's token (`Callback.token`): the program's name for it, printable, non-empty, at
+/// most [`MAX_NAME_BYTES`].
+pub fn callback_token(field: &str, text: &str) -> Result<(), FieldError> {
+    check_len("callback token", text, MAX_NAME_BYTES)
+        .map_err(|e| field_error(field, e.to_string()))?;
+    if text.is_empty() || has_unsafe(text) {
+        return Err(field_error(
+            field,
+            format!(
+                "{:?} is not a callback token (printable, not empty)",
+                shown(text, 200)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A stack or project name in an alias: printable, without `::`, at most [`MAX_NAME_BYTES`].
 pub fn stack_or_project(field: &str, text: &str) -> Result<(), FieldError> {
     name(field, text)
@@ -414,6 +455,26 @@ mod tests {
                 urn("parent", "urn:pulumi:dev::p::a:b:C::x\x07").map(|_| ()),
                 "parent: invalid URN",
             ),
+            (
+                callback_target("transforms[0].target", "10.0.0.8:4000"),
+                "transforms[0].target: \"10.0.0.8:4000\" is not a loopback address",
+            ),
+            (
+                callback_target("target", "example.com:443"),
+                "target: \"example.com:443\" is not a loopback address",
+            ),
+            (
+                callback_target("target", "127.0.0.1"),
+                "target: \"127.0.0.1\" is not",
+            ),
+            (
+                callback_target("target", "127.0.0.1:0"),
+                "target: \"127.0.0.1:0\" is not",
+            ),
+            (
+                callback_token("token", ""),
+                "token: \"\" is not a callback token",
+            ),
         ];
         for (result, expected) in cases {
             let error = result.unwrap_err().to_string();
@@ -427,6 +488,15 @@ mod tests {
         .unwrap();
         version("version", "v6.1.0-alpha.1").unwrap();
         path("ignoreChanges", "tags[\"a b\"][0]").unwrap();
+        for target in [
+            "127.0.0.1:4000",
+            "[::1]:4000",
+            "localhost:4000",
+            "127.1.2.3:9",
+        ] {
+            callback_target("target", target).unwrap();
+        }
+        callback_token("token", "0b4ae6f2-7c1d-4d5e-9a4b-1f2e3d4c5b6a").unwrap();
     }
 
     #[test]

@@ -481,6 +481,7 @@ async fn run_decl(
         }),
         import_id: decl.import_id.clone(),
         version: decl.version.clone(),
+        transforms: Vec::new(),
     };
     let request = RegisterResourceRequest {
         resource_type,

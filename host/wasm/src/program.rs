@@ -556,6 +556,8 @@ fn register_request(r: wm::RegisterResourceRequest) -> Result<RegisterResourceRe
         }),
         import_id: o.import_id,
         version: o.version,
+        // A wasm program's SDK runs its transforms itself.
+        transforms: Vec::new(),
     };
     Ok(RegisterResourceRequest {
         resource_type: type_token("resource-type", &r.resource_type)?,

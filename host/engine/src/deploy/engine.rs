@@ -61,6 +61,8 @@ pub(crate) struct Engine {
     tally: Mutex<Tally>,
     /// Default provider references by (package, version), each registered once.
     pub defaults: Mutex<HashMap<(String, Option<String>), DefaultSlot>>,
+    /// The program's transforms (stack, invoke, and those registrations brought).
+    pub transforms: super::monitor::transforms::Transforms,
     pub root_urn: Urn,
 }
 
@@ -116,6 +118,7 @@ impl Engine {
             plan: Mutex::new(plan),
             tally: Mutex::new(Tally::default()),
             defaults: Mutex::new(HashMap::new()),
+            transforms: Default::default(),
             root_urn,
         })
     }

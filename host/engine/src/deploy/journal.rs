@@ -842,6 +842,22 @@ impl SnapshotManager {
         }
     }
 
+    /// The live state of `urn` as of now: the last state this deployment recorded for it, else
+    /// its base entry `base` (as replaced, unless removed). O(1): no snapshot is built.
+    pub fn live_state(&self, urn: &Urn, base: Option<BaseIndex>) -> Option<ResourceState> {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let overlay = &state.overlay;
+        if let Some(&at) = overlay.appended_at.get(urn) {
+            return overlay.appended.get(at).filter(|r| !r.delete).cloned();
+        }
+        let index = base?;
+        let entry = match overlay.changed.get(&index) {
+            None => self.base.resources.get(index),
+            Some(replaced) => replaced.as_ref(),
+        };
+        entry.filter(|r| &r.urn == urn && !r.delete).cloned()
+    }
+
     /// The snapshot as of now: this deployment's states in the order written, then what is
     /// left of the base in base order, plus the pending operations.
     pub fn current(&self) -> Snapshot {

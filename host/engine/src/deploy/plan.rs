@@ -272,6 +272,7 @@ mod tests {
             root: None,
             passed_providers: vec![],
             native: NativePlugins::ProjectNamed,
+            readable: Default::default(),
             violations: Default::default(),
         }))
     }

@@ -3,6 +3,12 @@
 //! A program (wasm component, SDK program over gRPC, or in-process test program) runs against a
 //! [`Monitor`](super::monitor::Monitor) and registers resources; each registration completes when
 //! the resource's steps have run, so independent registrations proceed in parallel.
+//!
+//! A program may also hand the monitor transforms ([`ResourceTransform`], [`InvokeTransform`]):
+//! callbacks into the program that the monitor runs on a registration (or an invoke) before
+//! admitting it.
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use indexmap::IndexMap;
@@ -80,6 +86,8 @@ pub struct ResourceOptions {
     pub import_id: Option<String>,
     /// The provider package version to use.
     pub version: Option<String>,
+    /// `transforms`: callbacks run on this resource's registration and on its children's.
+    pub transforms: Vec<Transform>,
 }
 
 /// `RegisterResource`: declares a resource and its desired state.
@@ -172,4 +180,66 @@ pub struct ProgramCallRequest {
     pub arg_dependencies: IndexMap<String, Vec<Urn>>,
     pub provider: Option<String>,
     pub version: Option<String>,
+}
+
+/// A transform: a function of the program the monitor runs on a registration before admitting
+/// it (`transforms` resource option, `RegisterStackTransform`). What it returns is untrusted
+/// like anything else the program sends: it is checked as the registration would be.
+#[async_trait]
+pub trait ResourceTransform: Send + Sync {
+    /// Names the callback in errors (`transform 1b2c… at 127.0.0.1:4000`).
+    fn describe(&self) -> String;
+
+    /// The transformed inputs and options; the registration's identity stays as it was.
+    async fn transform(&self, request: TransformRequest) -> Result<Transformed, String>;
+}
+
+/// What a transform is asked to transform.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransformRequest {
+    pub resource_type: TypeToken,
+    pub name: String,
+    pub custom: bool,
+    pub parent: Option<Urn>,
+    /// The inputs; those with dependencies are output values carrying them (when the
+    /// registration brought transforms of its own, as Pulumi does).
+    pub inputs: PropertyMap,
+    /// The options (without transforms).
+    pub options: ResourceOptions,
+}
+
+/// A transform's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transformed {
+    pub inputs: PropertyMap,
+    pub options: ResourceOptions,
+}
+
+/// A transform handed to the monitor; equal only to itself.
+#[derive(Clone)]
+pub struct Transform(pub Arc<dyn ResourceTransform>);
+
+impl PartialEq for Transform {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for Transform {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.describe())
+    }
+}
+
+/// An invoke transform: a function of the program the monitor runs on every invoke
+/// (`RegisterStackInvokeTransform`) before resolving its provider.
+#[async_trait]
+pub trait InvokeTransform: Send + Sync {
+    fn describe(&self) -> String;
+
+    /// The transformed arguments, provider and version; the token stays as it was.
+    async fn transform(
+        &self,
+        request: ProgramInvokeRequest,
+    ) -> Result<ProgramInvokeRequest, String>;
 }

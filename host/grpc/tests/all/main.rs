@@ -7,6 +7,7 @@
 mod deploy;
 mod engine_log;
 mod hostile;
+mod monitor;
 mod preview;
 mod processes;
 mod raw;

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use cairn_engine::deploy::events::{EngineEvent, EventSink};
 use cairn_engine::deploy::journal::{PersistError, Persister, SnapshotManager};
-use cairn_engine::deploy::program::Program;
+use cairn_engine::deploy::monitor::Monitor;
+use cairn_engine::deploy::program::{Program, ProgramError};
 use cairn_engine::deploy::provider::{LoadError, NativePlugins, Provider, ProviderLoader};
 use cairn_engine::deploy::{DeployError, Deployment, DeploymentOptions, Outcome};
 use cairn_engine::secrets::{Crypter, SecretsError};
@@ -103,6 +104,10 @@ pub struct Script {
     /// What `Construct` registers through the engine's monitor, in order (the first is
     /// normally the component itself); it answers with the URN of the first that succeeds.
     pub construct_registrations: Vec<rpc::RegisterResourceRequest>,
+    /// What `Construct` invokes through the engine's monitor after its registrations.
+    pub construct_invokes: Vec<rpc::ResourceInvokeRequest>,
+    /// A stack transform `Construct` registers through the engine's monitor, first.
+    pub construct_stack_transform: Option<rpc::Callback>,
 }
 
 /// A provider plugin for package `hostile` that answers what its script says.
@@ -113,6 +118,10 @@ pub struct Hostile {
     pub created: Mutex<Vec<String>>,
     /// What each of `construct_registrations` got: the URN, or the refusal.
     pub construct_results: Mutex<Vec<Result<String, String>>>,
+    /// What each of `construct_invokes` got (and `construct_stack_transform`, first).
+    pub construct_invoke_results: Mutex<Vec<Result<rpc::InvokeResponse, String>>>,
+    /// The inputs of the last `Construct`.
+    pub construct_inputs: Mutex<Option<Struct>>,
     /// What its `Configure` answers for `supportsPreview`.
     pub supports_preview: std::sync::atomic::AtomicBool,
     /// Every `Create`, `Update` and `Delete` it received: `"Create a (preview)"`, `"Update a"`.
@@ -290,18 +299,34 @@ impl ResourceProvider for Hostile {
         &self,
         request: Request<rpc::ConstructRequest>,
     ) -> Result<Response<rpc::ConstructResponse>, Status> {
-        let registrations =
-            std::mem::take(&mut self.script.lock().unwrap().construct_registrations);
+        let (registrations, invokes, stack_transform) = {
+            let mut script = self.script.lock().unwrap();
+            (
+                std::mem::take(&mut script.construct_registrations),
+                std::mem::take(&mut script.construct_invokes),
+                script.construct_stack_transform.take(),
+            )
+        };
         if registrations.is_empty() {
             return scripted(
                 &mut self.script.lock().unwrap().construct,
                 rpc::ConstructResponse::default,
             );
         }
-        let endpoint = format!("http://{}", request.into_inner().monitor_endpoint);
+        let request = request.into_inner();
+        *self.construct_inputs.lock().unwrap() = request.inputs.clone();
+        let endpoint = format!("http://{}", request.monitor_endpoint);
         let mut monitor = ResourceMonitorClient::connect(endpoint)
             .await
             .map_err(|e| Status::internal(e.to_string()))?;
+        if let Some(callback) = stack_transform {
+            let result = monitor
+                .register_stack_transform(callback)
+                .await
+                .map(|_| rpc::InvokeResponse::default())
+                .map_err(|status| status.message().to_owned());
+            self.construct_invoke_results.lock().unwrap().push(result);
+        }
         let mut urn = String::new();
         for registration in registrations {
             let result = monitor
@@ -313,6 +338,14 @@ impl ResourceProvider for Hostile {
                 urn = registered.clone();
             }
             self.construct_results.lock().unwrap().push(result);
+        }
+        for invoke in invokes {
+            let result = monitor
+                .invoke(invoke)
+                .await
+                .map(tonic::Response::into_inner)
+                .map_err(|status| status.message().to_owned());
+            self.construct_invoke_results.lock().unwrap().push(result);
         }
         Ok(Response::new(rpc::ConstructResponse {
             urn,
@@ -496,4 +529,53 @@ pub async fn deploy(
     let snapshot = decode_deployment(&stored, Some(&Plain)).unwrap();
     verify_integrity(&snapshot).unwrap_or_else(|e| panic!("{e}"));
     (outcome, snapshot)
+}
+
+// ---------------------------------------------------------------------------------------------
+// SDK programs.
+
+/// The client an [`SdkScript`] talks to the served monitor with.
+pub type MonitorClient = ResourceMonitorClient<tonic::transport::Channel>;
+
+type ScriptFn = dyn Fn(MonitorClient) -> futures::future::BoxFuture<'static, Result<(), ProgramError>>
+    + Send
+    + Sync;
+
+/// A program that talks to the served monitor as an SDK does: `script` runs with a client of a
+/// monitor served for it (`serve_monitor`, as for Python and Node.js programs).
+pub struct SdkScript(pub Box<ScriptFn>);
+
+impl SdkScript {
+    pub fn new<F>(script: impl Fn(MonitorClient) -> F + Send + Sync + 'static) -> Arc<SdkScript>
+    where
+        F: std::future::Future<Output = Result<(), ProgramError>> + Send + 'static,
+    {
+        Arc::new(SdkScript(Box::new(move |client| Box::pin(script(client)))))
+    }
+}
+
+#[async_trait]
+impl Program for SdkScript {
+    async fn run(&self, monitor: Monitor) -> Result<(), ProgramError> {
+        let served = cairn_grpc::monitor::serve_monitor(
+            monitor,
+            4,
+            Arc::new(Events::default()),
+            Arc::new(cairn_grpc::monitor::Failures::default()),
+        )
+        .await
+        .map_err(|e| ProgramError::new(e.to_string()))?;
+        let channel =
+            tonic::transport::Endpoint::from_shared(format!("http://{}", served.target()))
+                .unwrap()
+                .connect()
+                .await
+                .map_err(|e| ProgramError::new(e.to_string()))?;
+        (self.0)(ResourceMonitorClient::new(channel)).await
+    }
+}
+
+/// A failed monitor request as a program error (its message).
+pub fn failed(status: Status) -> ProgramError {
+    ProgramError::new(status.message())
 }

@@ -41,6 +41,7 @@ impl Engine {
                 aliases: aliases.clone(),
             }),
             options,
+            &request.inputs,
             caller,
         );
         let described = scope.provider.clone();

@@ -1,12 +1,18 @@
 //! `Invoke` and `Call`: provider functions, and component methods run by the component's
 //! provider through a monitor scoped to the component named by `__self__`.
+//!
+//! One function the monitor answers itself: `pulumi:pulumi:getResource`, which SDKs call to
+//! rehydrate a resource reference or `get` a resource by URN. As in Pulumi, it returns the
+//! state of a resource registered or read in this deployment (`urn`, `id`, `provider`,
+//! `state`: its outputs), never one merely in the old state; a provider acting for a component
+//! reads only resources in the component's subtree and those handed to it.
 
 use std::sync::Arc;
 
 use indexmap::IndexMap;
 
 use crate::urn::{TypeToken, Urn};
-use crate::value::PropertyValue;
+use crate::value::{PropertyMap, PropertyValue};
 
 use super::super::admission::describe_parent;
 use super::super::engine::{Engine, err};
@@ -14,6 +20,9 @@ use super::super::program::{ProgramCallRequest, ProgramInvokeRequest, ResourceOp
 use super::super::provider::{CallRequest, CallResult, InvokeRequest, InvokeResult, Provider};
 use super::scope::{Caller, scoped_result};
 use super::{Monitor, MonitorError};
+
+/// The built-in function that returns a registered resource's state by URN.
+pub const GET_RESOURCE: &str = "pulumi:pulumi:getResource";
 
 impl Engine {
     /// The provider of a function token's package (`pkg:module:function`).
@@ -41,15 +50,23 @@ impl Engine {
         Ok(provider)
     }
 
-    /// `Invoke`: calls a provider function; arguments and results are checked like inputs.
+    /// `Invoke`: calls a provider function (after the program's invoke transforms);
+    /// arguments and results are checked like inputs.
     pub async fn invoke(
         self: &Arc<Self>,
         request: ProgramInvokeRequest,
         caller: &Caller,
     ) -> Result<InvokeResult, MonitorError> {
+        self.ensure_running()?;
         let token = crate::text::visible_line(&request.token).into_owned();
         crate::limits::check_properties(&request.args)
             .map_err(|e| err(format!("invoking {token}: invalid arguments: {e}")))?;
+        let request = self.transform_invoke(request).await?;
+        crate::limits::check_properties(&request.args)
+            .map_err(|e| err(format!("invoking {token}: invalid arguments: {e}")))?;
+        if request.token == GET_RESOURCE {
+            return self.get_resource(&request.args, caller);
+        }
         let provider = self
             .function_provider(
                 &request.token,
@@ -72,6 +89,77 @@ impl Engine {
             ))
         })?;
         Ok(result)
+    }
+
+    /// `pulumi:pulumi:getResource`: the state of the resource `args.urn` names, which must have
+    /// been registered or read in this deployment (and, for a provider acting for a component,
+    /// be in the component's subtree or handed to it).
+    fn get_resource(
+        &self,
+        args: &PropertyMap,
+        caller: &Caller,
+    ) -> Result<InvokeResult, MonitorError> {
+        let urn = match args.get("urn") {
+            Some(PropertyValue::String(text)) => Urn::parse(text).map_err(|e| {
+                err(format!(
+                    "invoking {GET_RESOURCE}: the argument urn is not a URN: {e}"
+                ))
+            })?,
+            _ => {
+                return Err(err(format!(
+                    "invoking {GET_RESOURCE}: the argument urn must be a URN (a string)"
+                )));
+            }
+        };
+        if let Some(scope) = caller.scope()
+            && !scope.may_read(self, &urn)
+        {
+            return Err(err(scope.violation(format_args!(
+                "it read {urn} with {GET_RESOURCE}, which is outside the component and was not handed to it"
+            ))));
+        }
+        let unknown = || {
+            err(format!(
+                "invoking {GET_RESOURCE}: unknown resource {urn}: it has not been registered or read in this deployment"
+            ))
+        };
+        let found = {
+            let plan = self.plan();
+            if !plan.completed.contains(&urn) {
+                return Err(unknown());
+            }
+            // Components and providers are kept in the plan (with the outputs registered last);
+            // custom resources in the journal.
+            match plan.states.get(&urn) {
+                Some(state) => Ok(state.clone()),
+                None => Err(plan.live.get(&urn).copied()),
+            }
+        };
+        let state = match found {
+            Ok(state) => state,
+            Err(base) => self.journal.live_state(&urn, base).ok_or_else(unknown)?,
+        };
+        let mut outputs = PropertyMap::new();
+        outputs.insert("urn".into(), PropertyValue::String(urn.to_string()));
+        outputs.insert(
+            "id".into(),
+            PropertyValue::String(state.id.clone().unwrap_or_default()),
+        );
+        outputs.insert(
+            "provider".into(),
+            PropertyValue::String(
+                state
+                    .provider
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
+            ),
+        );
+        outputs.insert("state".into(), PropertyValue::Object(state.outputs));
+        Ok(InvokeResult {
+            outputs,
+            failures: Vec::new(),
+        })
     }
 
     /// A provider acting for a component may call methods only of components in its subtree.
@@ -132,6 +220,7 @@ impl Engine {
             component,
             None,
             &ResourceOptions::default(),
+            &request.args,
             caller,
         );
         let described = scope.provider.clone();

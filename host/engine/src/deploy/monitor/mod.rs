@@ -5,8 +5,11 @@
 //! Every request is admitted where it enters ([`super::admission`], [`references`],
 //! [`scope`]) and then handed on: `RegisterResource` ([`register`]) to the step generator, or
 //! to `construct` for a remote component ([`construct`]); `ReadResource` ([`read`]) to a read
-//! step; `Invoke` and `Call` ([`functions`]) to the package's provider. The monitor also
-//! resolves default providers, through the generator's provider resolution.
+//! step; `Invoke` and `Call` ([`functions`]) to the package's provider, except the built-in
+//! `pulumi:pulumi:getResource`, which the monitor answers from the deployment's states. The
+//! program's transforms ([`transforms`]) run on registrations and invokes before they are
+//! admitted. The monitor also resolves default providers, through the generator's provider
+//! resolution.
 
 pub(crate) mod construct;
 pub(crate) mod functions;
@@ -14,6 +17,9 @@ pub(crate) mod read;
 pub(crate) mod references;
 pub(crate) mod register;
 pub(crate) mod scope;
+pub(crate) mod transforms;
+
+pub use functions::GET_RESOURCE;
 
 use std::sync::Arc;
 
@@ -22,8 +28,8 @@ use crate::value::PropertyMap;
 
 use super::engine::Engine;
 use super::program::{
-    ProgramCallRequest, ProgramInvokeRequest, ReadResourceRequest, ReadResourceResponse,
-    RegisterResourceRequest, RegisterResourceResponse,
+    InvokeTransform, ProgramCallRequest, ProgramInvokeRequest, ReadResourceRequest,
+    ReadResourceResponse, RegisterResourceRequest, RegisterResourceResponse, ResourceTransform,
 };
 use super::provider::{CallResult, InvokeResult};
 use scope::Caller;
@@ -139,6 +145,24 @@ impl Monitor {
     ) -> Result<InvokeResult, MonitorError> {
         self.detached(|engine, caller| async move { engine.invoke(request, &caller).await })
             .await
+    }
+
+    /// Adds a transform run on every resource registered from now on (the program only).
+    pub fn register_stack_transform(
+        &self,
+        transform: Arc<dyn ResourceTransform>,
+    ) -> Result<(), MonitorError> {
+        self.engine
+            .register_stack_transform(transform, &self.caller)
+    }
+
+    /// Adds a transform run on every invoke from now on (the program only).
+    pub fn register_invoke_transform(
+        &self,
+        transform: Arc<dyn InvokeTransform>,
+    ) -> Result<(), MonitorError> {
+        self.engine
+            .register_invoke_transform(transform, &self.caller)
     }
 
     /// Calls a component method.

@@ -104,12 +104,20 @@ impl Engine {
             (None, None) => Some(self.root_urn.clone()),
         };
         check_request(&request)?;
-        self.fill_asset_hashes(&mut request, caller)?;
         let urn = self.urn_for(parent.as_ref(), &request.resource_type, &request.name)?;
+        // The program's transforms run first; what they answer is admitted like the request.
+        let (own_transforms, transformed) = self
+            .apply_transforms(&urn, parent.as_ref(), &mut request, caller)
+            .await?;
+        if transformed {
+            check_request(&request)?;
+        }
+        self.fill_asset_hashes(&mut request, caller)?;
         if let Some(scope) = caller.scope() {
             self.check_in_scope(scope, &urn, parent.as_ref(), &request)?;
         }
         self.check_references(&urn, parent.as_ref(), &request)?;
+        self.remember_transforms(&urn, own_transforms);
         let dependencies = all_dependencies(&request);
         if request.remote {
             return Box::pin(self.construct(urn, parent, request, caller)).await;

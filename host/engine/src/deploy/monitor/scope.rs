@@ -7,11 +7,13 @@
 //! on) read the plan; claiming old states and resolving providers check their part where they
 //! happen ([`crate::deploy::plan`], [`crate::deploy::generator::providers`]).
 
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::state::{ProviderReference, ResourceState, is_provider_type};
 use crate::urn::{TypeToken, Urn};
+use crate::value::{PropertyMap, PropertyValue};
 
 use super::super::admission::describe_parent;
 use super::super::engine::{Engine, err};
@@ -44,6 +46,10 @@ pub(crate) struct ComponentScope {
     pub passed_providers: Vec<ProviderReference>,
     /// Which native plugins what the provider registers may resolve to.
     pub native: NativePlugins,
+    /// Resources outside the component the provider may read (`pulumi:pulumi:getResource`):
+    /// those its caller handed it as references in its inputs or arguments (and may read
+    /// itself). Not those the states it reads refer to: a provider may have written them.
+    pub readable: Mutex<HashSet<Urn>>,
     /// The violations refused so far: the call fails with the first even if the provider
     /// swallowed the error its callback got.
     pub violations: Mutex<Vec<String>>,
@@ -93,6 +99,19 @@ impl ComponentScope {
             .unwrap_or_else(PoisonError::into_inner)
             .push(message.clone());
         message
+    }
+
+    /// Whether the provider may read `urn`'s state: it is in the component's subtree, or
+    /// was handed to the provider.
+    pub fn may_read(&self, engine: &Engine, urn: &Urn) -> bool {
+        self.component
+            .as_ref()
+            .is_some_and(|component| engine.plan().in_subtree(urn, component))
+            || self
+                .readable
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .contains(urn)
     }
 
     /// The first violation refused, if any.
@@ -244,8 +263,10 @@ impl Engine {
     }
 
     /// The scope of a provider acting for `component` in `method`: providers the program handed
-    /// over with `options`, and the native-plugin rule (a sandboxed provider's registrations
-    /// reach only wasm providers and plugins the project names).
+    /// over with `options`, resources it handed over as references in `handed` (the inputs or
+    /// arguments), and the native-plugin rule (a sandboxed provider's registrations reach only
+    /// wasm providers and plugins the project names).
+    #[allow(clippy::too_many_arguments)]
     pub fn component_scope(
         &self,
         provider: &Arc<dyn Provider>,
@@ -253,6 +274,7 @@ impl Engine {
         component: Option<Urn>,
         root: Option<ExpectedRoot>,
         options: &ResourceOptions,
+        handed: &PropertyMap,
         caller: &Caller,
     ) -> Box<ComponentScope> {
         let passed_providers = options
@@ -265,15 +287,29 @@ impl Engine {
             ProviderOrigin::Sandboxed => NativePlugins::ProjectNamed,
             _ => NativePlugins::Any,
         };
-        Box::new(ComponentScope {
+        let scope = Box::new(ComponentScope {
             provider: provider.describe(),
             method,
             component,
             root,
             passed_providers,
             native: own.and(caller.native(self.options.native_plugins)),
+            readable: Default::default(),
             violations: Default::default(),
-        })
+        });
+        let mut handed_urns = HashSet::new();
+        for value in handed.values() {
+            references(value, &mut handed_urns);
+        }
+        // A provider acting for a component hands on only what it may read itself.
+        if let Some(outer) = caller.scope() {
+            handed_urns.retain(|urn| outer.may_read(self, urn));
+        }
+        *scope
+            .readable
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = handed_urns;
+        scope
     }
 }
 
@@ -289,4 +325,22 @@ pub(crate) fn scoped_result<T>(
         return Err(err(format!("{} failed: {violation}", what())));
     }
     result.map_err(|e| err(format!("{} failed: {e}", what())))
+}
+
+/// Adds the URNs of the resource references in `value` to `urns`.
+fn references(value: &PropertyValue, urns: &mut HashSet<Urn>) {
+    match value {
+        PropertyValue::ResourceReference(reference) => {
+            urns.insert(reference.urn.clone());
+        }
+        PropertyValue::Array(items) => items.iter().for_each(|v| references(v, urns)),
+        PropertyValue::Object(map) => map.values().for_each(|v| references(v, urns)),
+        PropertyValue::Secret(inner) => references(inner, urns),
+        PropertyValue::Output(output) => {
+            if let Some(inner) = &output.value {
+                references(inner, urns);
+            }
+        }
+        _ => {}
+    }
 }
