@@ -91,6 +91,15 @@ impl Engine {
                 property_dependencies: IndexMap::new(),
             });
         }
+        // A provider manages it: its type must name the package (a component's may be anything).
+        if request.custom || request.remote {
+            request.resource_type.check_member().map_err(|e| {
+                err(format!(
+                    "registering {:?}: {e}",
+                    crate::text::visible_line(&request.name)
+                ))
+            })?;
+        }
         let is_provider = is_provider_type(&request.resource_type);
         if is_provider {
             check_provider_package(&request)?;
