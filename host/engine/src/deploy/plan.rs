@@ -66,7 +66,9 @@ pub(crate) type EarlyDeletion = Arc<tokio::sync::OnceCell<Result<(), MonitorErro
 /// How a URN was registered in this deployment.
 pub(crate) struct Registration {
     pub parent: Option<Urn>,
-    pub aliases: Vec<Urn>,
+    /// The old URN whose state it took over through an alias, if it did: what its children's
+    /// URNs were under it.
+    pub renamed_from: Option<Urn>,
 }
 
 impl Plan {
@@ -145,19 +147,22 @@ impl Plan {
             }
             self.check_claim_in_scope(&base.resources[i], urn, caller)?;
         }
+        let renamed_from = found
+            .map(|i| &base.resources[i].urn)
+            .filter(|old| *old != urn)
+            .cloned();
         self.registered.insert(
             urn.clone(),
             Registration {
                 parent: parent.cloned(),
-                aliases,
+                renamed_from: renamed_from.clone(),
             },
         );
         if let Some(i) = found {
             self.claimed.insert(i);
-            let old_urn = &base.resources[i].urn;
-            if old_urn != urn {
-                self.renamed.insert(old_urn.clone(), urn.clone());
-            }
+        }
+        if let Some(old_urn) = renamed_from {
+            self.renamed.insert(old_urn, urn.clone());
         }
         Ok(found)
     }
