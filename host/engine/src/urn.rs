@@ -58,23 +58,54 @@ pub enum TypeTokenError {
     Name { token: String, name: String },
     #[error("type token {token:?}… is {len} bytes long; type tokens may be at most {max} bytes", max = crate::limits::MAX_TYPE_BYTES)]
     TooLong { token: String, len: usize },
+    #[error("type {token:?} cannot be a resource type: {problem}")]
+    Unusable { token: String, problem: &'static str },
 }
 
-/// A resource type token, `<package>:<module>:<name>`, validated against the package metaschema's
-/// token pattern `^[a-zA-Z][-a-zA-Z0-9]*:([^0-9][a-zA-Z0-9._/-]*)?:[^0-9][a-zA-Z0-9._/-]*$`.
+/// A resource's type.
 ///
-/// Two-part tokens (`<package>:<name>`, which the URN grammar allows) are accepted too.
+/// Custom resources, providers, remote components, reads and functions need a module member,
+/// `<package>:<module>:<name>`, validated against the package metaschema's token pattern
+/// `^[a-zA-Z][-a-zA-Z0-9]*:([^0-9][a-zA-Z0-9._/-]*)?:[^0-9][a-zA-Z0-9._/-]*$` (two-part
+/// tokens, `<package>:<name>`, which the URN grammar allows, too): the package names the
+/// provider ([`TypeToken::parse_member`], [`TypeToken::check_member`]). A component's type may
+/// be anything, as in Pulumi (`"component"`, `"my:Thing"`), so long as a URN can hold it
+/// ([`TypeToken::parse`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TypeToken(String);
 
 impl TypeToken {
+    /// Any resource type a URN can hold: printable text without white space, at most
+    /// [`MAX_TYPE_BYTES`](crate::limits::MAX_TYPE_BYTES), holding neither of the URN's
+    /// separators (`::`, and `$` between parent types) nor starting or ending with `:` (which
+    /// would run into a separator).
     pub fn parse(token: &str) -> Result<TypeToken, TypeTokenError> {
-        if token.len() > crate::limits::MAX_TYPE_BYTES {
-            return Err(TypeTokenError::TooLong {
-                token: token.chars().take(64).collect(),
-                len: token.len(),
-            });
+        check_type_len(token)?;
+        let unusable = |problem| {
+            Err(TypeTokenError::Unusable {
+                token: crate::text::visible_line(token).into_owned(),
+                problem,
+            })
+        };
+        if token.is_empty() {
+            return unusable("it is empty");
         }
+        if token.chars().any(|c| crate::text::is_unsafe(c) || c.is_whitespace()) {
+            return unusable("it contains white space or a control character");
+        }
+        if token.contains('$') || token.contains("::") {
+            return unusable("it contains a URN separator ('$' or \"::\")");
+        }
+        if token.starts_with(':') || token.ends_with(':') {
+            return unusable("it starts or ends with ':'");
+        }
+        Ok(TypeToken(token.to_owned()))
+    }
+
+    /// A module member, `<package>:<module>:<name>` (module may be empty) or `<package>:<name>`:
+    /// what the type of anything a provider manages must be.
+    pub fn parse_member(token: &str) -> Result<TypeToken, TypeTokenError> {
+        check_type_len(token)?;
         let parts: Vec<&str> = token.split(':').collect();
         let (package, module, name) = match parts.as_slice() {
             [package, name] => (*package, "", *name),
@@ -106,6 +137,11 @@ impl TypeToken {
         Ok(TypeToken(token.to_owned()))
     }
 
+    /// Refuses a type that is not a module member (see [`TypeToken::parse_member`]).
+    pub fn check_member(&self) -> Result<(), TypeTokenError> {
+        TypeToken::parse_member(&self.0).map(|_| ())
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -125,6 +161,18 @@ impl TypeToken {
     pub fn name(&self) -> &str {
         self.0.rsplit(':').next().unwrap_or_default()
     }
+}
+
+/// Refuses a type token over [`MAX_TYPE_BYTES`](crate::limits::MAX_TYPE_BYTES).
+fn check_type_len(token: &str) -> Result<(), TypeTokenError> {
+    if token.len() > crate::limits::MAX_TYPE_BYTES {
+        return Err(TypeTokenError::TooLong {
+            token: crate::text::visible_line(&token.chars().take(64).collect::<String>())
+                .into_owned(),
+            len: token.len(),
+        });
+    }
+    Ok(())
 }
 
 /// The package grammar of type tokens (`[a-zA-Z][-a-zA-Z0-9]*`); package names are looked up
@@ -357,11 +405,9 @@ mod tests {
             ("urn:pulumi:dev::::a:b:C::n", "the project is empty"),
             ("urn:pulumi:dev::p::::n", "the type is empty"),
             ("urn:pulumi:dev::p::a:b:C::n::extra", "found 5"),
-            ("urn:pulumi:dev::p::1a:b:C::n", "invalid package \"1a\""),
-            ("urn:pulumi:dev::p::a:b:9C::n", "invalid type name \"9C\""),
-            ("urn:pulumi:dev::p::a:b c:C::n", "invalid module \"b c\""),
-            ("urn:pulumi:dev::p::justone::n", "must have the form"),
-            ("urn:pulumi:dev::p::x:y:P$::n", "must have the form"),
+            ("urn:pulumi:dev::p::a:b c:C::n", "white space"),
+            ("urn:pulumi:dev::p::x:y:P$::n", "it is empty"),
+            ("urn:pulumi:dev::p::x:y:P$:z::n", "starts or ends with ':'"),
             (
                 "urn:pulumi:dev::p::a:b:C::n\x1b[2J",
                 "the name contains a control character",
@@ -378,8 +424,8 @@ mod tests {
                 "urn:pulumi:dev::p\x07::a:b:C::n",
                 "the project contains a control character",
             ),
-            ("urn:pulumi:dev::p::a:b:\x1bC::n", "invalid type name"),
-            ("urn:pulumi:dev::p::a:\u{202e}b:C::n", "invalid module"),
+            ("urn:pulumi:dev::p::a:b:\x1bC::n", "control character"),
+            ("urn:pulumi:dev::p::a:\u{202e}b:C::n", "control character"),
         ];
         for (input, expected) in cases {
             let err = Urn::parse(input).unwrap_err().to_string();
@@ -401,8 +447,8 @@ mod tests {
     }
 
     #[test]
-    fn type_tokens_follow_the_metaschema_pattern() {
-        let token = TypeToken::parse("aws:s3/bucket:Bucket").unwrap();
+    fn members_follow_the_metaschema_pattern() {
+        let token = TypeToken::parse_member("aws:s3/bucket:Bucket").unwrap();
         assert_eq!(
             (token.package(), token.module(), token.name()),
             ("aws", "s3/bucket", "Bucket")
@@ -414,12 +460,17 @@ mod tests {
             "pkg:Type",
             "k8s:apps/v1:Deployment",
         ] {
-            TypeToken::parse(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+            TypeToken::parse_member(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+            // A URN cannot hold an empty module ("::" is its separator).
+            if ok != "pkg::Type" {
+                TypeToken::parse(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+            }
         }
         let long = format!("pkg:m:{}", "T".repeat(crate::limits::MAX_TYPE_BYTES));
         for bad in [
             "",
             "pkg",
+            "component",
             "-pkg:m:T",
             "pkg:m:",
             "a:b:c:d",
@@ -429,7 +480,37 @@ mod tests {
             "pkg: m:T",
             long.as_str(),
         ] {
-            assert!(TypeToken::parse(bad).is_err(), "{bad} should be rejected");
+            assert!(
+                TypeToken::parse_member(bad).is_err(),
+                "{bad} should be rejected"
+            );
+        }
+        assert!(TypeToken::parse("component").unwrap().check_member().is_err());
+    }
+
+    /// Pulumi lets a component's type be anything; Cairn takes anything a URN can hold.
+    #[test]
+    fn any_type_a_urn_can_hold_is_a_component_type() {
+        for ok in ["component", "ParentComponent", "my:Thing", "a:b:c:d", "pkg:m:T!"] {
+            let token = TypeToken::parse(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+            let urn = Urn::new("dev", "p", Some("parent"), &token, "n").unwrap();
+            assert_eq!(urn.resource_type(), ok);
+            assert_eq!(urn.parent_type(), Some("parent"));
+            assert_eq!(Urn::parse(urn.as_str()).unwrap(), urn);
+        }
+        let long = "T".repeat(crate::limits::MAX_TYPE_BYTES + 1);
+        for bad in [
+            "",
+            "a$b",
+            "a::b",
+            ":a",
+            "a:",
+            "a b",
+            "a\x1b",
+            "a\u{202e}b",
+            long.as_str(),
+        ] {
+            assert!(TypeToken::parse(bad).is_err(), "{bad:?} should be rejected");
         }
     }
 }

@@ -299,6 +299,13 @@ impl GrpcProvider {
         partial: InitFailed,
     ) -> ProviderError {
         let problems = partial.problems;
+        // As Pulumi: the failure is what the provider gives as reasons; the status text only
+        // when it gives none.
+        let message = if partial.state.reasons.is_empty() {
+            message
+        } else {
+            partial.state.reasons.join("; ")
+        };
         if let Err(e) = wire::id("id", &partial.state.id) {
             // Without a storable ID the resource cannot be tracked: say so loudly.
             return ProviderError::failed(format!(
@@ -361,6 +368,7 @@ impl GrpcProvider {
                 id: id.to_owned(),
                 inputs: inputs.clone(),
                 outputs: kept,
+                reasons: vec![],
             })),
         })
     }
@@ -509,6 +517,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// The most reasons of an `ErrorResourceInitFailed` that are kept.
+const MAX_INIT_REASONS: usize = 20;
+
 /// The partial state in an `ErrorResourceInitFailed` status detail, with the properties that
 /// could not be accepted (dropped from it) described.
 struct InitFailed {
@@ -526,6 +537,13 @@ fn init_failed(details: &[u8]) -> Option<InitFailed> {
         .iter()
         .find(|a| a.type_url == INIT_FAILED_TYPE)?;
     let failed = rpc::ErrorResourceInitFailed::decode(any.value.as_slice()).ok()?;
+    // The reasons become the resource's initErrors and the step's error: kept few and short.
+    let reasons = failed
+        .reasons
+        .iter()
+        .take(MAX_INIT_REASONS)
+        .map(|r| cap_message(r).into_owned())
+        .collect();
     let (inputs, input_errors) = from_struct_lossy(failed.inputs.as_ref());
     let (outputs, output_errors) = from_struct_lossy(failed.properties.as_ref());
     let problems = input_errors
@@ -538,6 +556,7 @@ fn init_failed(details: &[u8]) -> Option<InitFailed> {
             id: failed.id,
             inputs,
             outputs,
+            reasons,
         },
         problems,
     })

@@ -109,7 +109,11 @@ fn status(error: ProviderError, marshal: Marshal) -> Status {
                 let detail = rpc::ErrorResourceInitFailed {
                     id: partial.id.clone(),
                     properties: Some(to_struct(&partial.outputs, marshal)),
-                    reasons: vec![message.clone()],
+                    reasons: if partial.reasons.is_empty() {
+                        vec![message.clone()]
+                    } else {
+                        partial.reasons.clone()
+                    },
                     inputs: Some(to_struct(&partial.inputs, marshal)),
                 };
                 let details = RpcStatus {

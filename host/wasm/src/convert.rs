@@ -910,8 +910,8 @@ pub(crate) fn create_result(
             partial: (!preview).then(|| {
                 Box::new(p::PartialState {
                     id: r.id,
-                    inputs: PropertyMap::new(),
                     outputs: kept,
+                    ..p::PartialState::default()
                 })
             }),
         }),
@@ -948,8 +948,8 @@ pub(crate) fn update_result(
             partial: (!preview).then(|| {
                 Box::new(p::PartialState {
                     id: id.to_owned(),
-                    inputs: PropertyMap::new(),
                     outputs: kept,
+                    ..p::PartialState::default()
                 })
             }),
         }),
@@ -1014,6 +1014,7 @@ pub(crate) fn partial_state(s: w::PartialState) -> (Option<p::PartialState>, Opt
             id: s.id,
             inputs,
             outputs,
+            reasons: vec![],
         }),
         problem,
     )

@@ -1007,8 +1007,8 @@ impl Provider for WasmProvider {
             |created| {
                 (!preview).then(|| PartialState {
                     id: created.id.clone(),
-                    inputs: PropertyMap::new(),
                     outputs: created.outputs.clone(),
+                    ..PartialState::default()
                 })
             },
         )
@@ -1058,8 +1058,8 @@ impl Provider for WasmProvider {
             |updated| {
                 (!preview).then(|| PartialState {
                     id: id.to_owned(),
-                    inputs: PropertyMap::new(),
                     outputs: updated.outputs.clone(),
+                    ..PartialState::default()
                 })
             },
         )

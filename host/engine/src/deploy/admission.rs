@@ -106,8 +106,8 @@ pub(super) fn accept_result(
         ),
         partial: Some(Box::new(PartialState {
             id: id.to_owned(),
-            inputs: PropertyMap::new(),
             outputs: kept,
+            ..PartialState::default()
         })),
     })
 }

@@ -36,7 +36,7 @@ use crate::secrets::Crypter;
 use crate::state::{
     DeploymentV3, IntegrityError, JsonMap, Manifest, Operation, OperationKind, Resource,
     ResourceState, ResourceV3, SecretsMode, Snapshot, StateError, encode_deployment,
-    encode_resource, sort_dependencies_first, verify_integrity,
+    encode_resource, follow_renames, sort_dependencies_first, verify_integrity,
 };
 use crate::urn::Urn;
 use crate::value::PropertyMap;
@@ -435,6 +435,9 @@ impl<P: Clone> Overlay<P> {
                 Some(Some(replaced)) => resources.push(replaced.clone()),
             }
         }
+        // What the base still holds refers to resources by the URNs they had; those taken over
+        // under new URNs (aliases) are followed.
+        follow_renames(&mut resources);
         // Appended states come first; where one depends on a resource still in the base (an
         // untargeted one, say), the stable sort moves just enough to keep dependencies first.
         sort_dependencies_first(&mut resources);

@@ -284,6 +284,9 @@ impl Deployment {
                 .map_err(|e| DeployError::Engine(e.message))
         }
         .await;
+        if result.is_err() {
+            self.engine.keep_previous_stack_outputs();
+        }
         self.finish(Operation::Update, started, result)
     }
 

@@ -11,13 +11,17 @@
 //!   to the URN that took it over.
 //! * `completed ⊆ registered ∪ default providers`: a URN is completed once its state is in the
 //!   snapshot, and only completed URNs may be referred to (parent, dependencies, `deletedWith`).
-//! * `deleted_early`, `pending_deletes` and `untargeted` hold claimed base indices only; a base
-//!   entry is deleted after the program exits iff it is unclaimed (and targeted) or in
-//!   `pending_deletes`, and never if it is in `deleted_early`.
+//! * `pending_deletes` and `untargeted` hold claimed base indices only; `deleted_early` holds
+//!   the resources deleted ahead of a replacement: the replaced one (claimed) and the
+//!   dependents deleted with it (claimed once the program registers them again). A base entry
+//!   is deleted after the program exits iff it is unclaimed (and targeted) or in
+//!   `pending_deletes`; an unclaimed one in `deleted_early` is already gone and only leaves the
+//!   state (Pulumi's remove-pending-replace).
 //! * `states` holds the recorded states of components and providers only (custom resources
 //!   live in the journal; copying them would double the engine's memory).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::state::{ResourceState, Snapshot};
 use crate::urn::Urn;
@@ -45,6 +49,9 @@ pub(crate) struct Plan {
     pub claimed: HashSet<BaseIndex>,
     /// Base entries deleted ahead of their replacement (delete-before-replace).
     pub deleted_early: HashSet<BaseIndex>,
+    /// Early deletions started, by base entry: each runs once, and a registration that needs
+    /// one already running waits for its outcome.
+    pub early_deletions: HashMap<BaseIndex, EarlyDeletion>,
     /// Base entries replaced create-before-delete, to delete once the program has finished.
     pub pending_deletes: Vec<BaseIndex>,
     /// Base entries kept as they are because `--target` / `--exclude` left them out.
@@ -53,10 +60,15 @@ pub(crate) struct Plan {
     pub states: HashMap<Urn, ResourceState>,
 }
 
+/// The outcome of one early deletion, shared by every registration that needs it.
+pub(crate) type EarlyDeletion = Arc<tokio::sync::OnceCell<Result<(), MonitorError>>>;
+
 /// How a URN was registered in this deployment.
 pub(crate) struct Registration {
     pub parent: Option<Urn>,
-    pub aliases: Vec<Urn>,
+    /// The old URN whose state it took over through an alias, if it did: what its children's
+    /// URNs were under it.
+    pub renamed_from: Option<Urn>,
 }
 
 impl Plan {
@@ -135,19 +147,22 @@ impl Plan {
             }
             self.check_claim_in_scope(&base.resources[i], urn, caller)?;
         }
+        let renamed_from = found
+            .map(|i| &base.resources[i].urn)
+            .filter(|old| *old != urn)
+            .cloned();
         self.registered.insert(
             urn.clone(),
             Registration {
                 parent: parent.cloned(),
-                aliases,
+                renamed_from: renamed_from.clone(),
             },
         );
         if let Some(i) = found {
             self.claimed.insert(i);
-            let old_urn = &base.resources[i].urn;
-            if old_urn != urn {
-                self.renamed.insert(old_urn.clone(), urn.clone());
-            }
+        }
+        if let Some(old_urn) = renamed_from {
+            self.renamed.insert(old_urn, urn.clone());
         }
         Ok(found)
     }
@@ -210,11 +225,12 @@ impl Plan {
     }
 
     /// Base entries an update deletes once the program has finished: unregistered resources
-    /// (those `targeted` says the update may touch), copies replaced create-before-delete, and
-    /// leftovers marked for deletion; never what was deleted ahead of its replacement.
+    /// (those `targeted` says the update may touch) — among them dependents deleted ahead of a
+    /// replacement that the program did not register again, which only leave the state —
+    /// copies replaced create-before-delete, and leftovers marked for deletion.
     pub fn deletions(&self, base: &Snapshot, targeted: impl Fn(&Urn) -> bool) -> Vec<BaseIndex> {
         let mut out: Vec<BaseIndex> = (0..base.resources.len())
-            .filter(|i| !self.claimed.contains(i) && !self.deleted_early.contains(i))
+            .filter(|i| !self.claimed.contains(i))
             .collect();
         out.extend(self.pending_deletes.iter().copied());
         out.sort_unstable();
@@ -344,19 +360,24 @@ mod tests {
     }
 
     #[test]
-    fn deletions_are_the_unclaimed_and_the_replaced_never_the_deleted_early() {
-        let base = base(&["kept", "gone", "replaced", "early", "untargeted"]);
+    fn deletions_are_the_unclaimed_and_the_replaced() {
+        let base = base(&["kept", "gone", "replaced", "early", "untargeted", "dependent"]);
         let mut plan = Plan::new(&base);
         for name in ["kept", "replaced", "early"] {
             plan.claim(&base, &urn(name), vec![], None, &Caller::Program)
                 .unwrap();
         }
         plan.pending_deletes.push(2);
+        // Deleted ahead of its replacement, and re-created by its registration.
         plan.deleted_early.insert(3);
-        assert_eq!(plan.deletions(&base, |_| true), [1, 2, 4]);
+        // Deleted ahead of another's replacement, and not registered again: it leaves.
+        plan.deleted_early.insert(5);
+        assert_eq!(plan.deletions(&base, |_| true), [1, 2, 4, 5]);
         // Left out by --target: only the replaced copy still goes.
         assert_eq!(
-            plan.deletions(&base, |u| u != &urn("untargeted") && u != &urn("gone")),
+            plan.deletions(&base, |u| {
+                u != &urn("untargeted") && u != &urn("gone") && u != &urn("dependent")
+            }),
             [2]
         );
         let doomed = HashSet::from([1]);

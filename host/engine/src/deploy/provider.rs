@@ -212,6 +212,10 @@ pub struct PartialState {
     pub id: String,
     pub inputs: PropertyMap,
     pub outputs: PropertyMap,
+    /// Why the resource did not initialize, as the provider says (a gRPC plugin's
+    /// `ErrorResourceInitFailed.reasons`): recorded as its `initErrors`. Empty: the failure's
+    /// message is recorded instead.
+    pub reasons: Vec<String>,
 }
 
 /// Why a provider operation failed.

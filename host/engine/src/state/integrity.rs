@@ -3,7 +3,7 @@
 //! Resources are stored in dependency order, so a reference is valid only if it points at a
 //! resource that appears *earlier*. All violations are collected, not just the first.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use super::{Resource, Snapshot};
@@ -232,6 +232,93 @@ pub fn verify_resources<P>(resources: &[Resource<P>]) -> Result<(), IntegrityErr
     } else {
         Err(IntegrityError { violations })
     }
+}
+
+/// Points references at the resources they were renamed to, as Pulumi's
+/// `NormalizeURNReferences` does whenever it writes a snapshot, and drops the `aliases` the
+/// states carry.
+///
+/// A resource that took over an old state under a new URN (an alias) records the old URN in
+/// its `aliases`, and the old entry leaves the state; entries of the old state that still
+/// refer to the old URN (children, dependents not registered yet in this deployment, or not at
+/// all) would dangle. Each such reference is pointed at the new URN, and a child whose parent
+/// was renamed gets the URN it has under the new parent (so its registration finds it, and its
+/// own children follow). To keep a valid list valid, only references to URNs no resource in
+/// the list has are rewritten, and a child is renamed only to a URN no resource has: no URN
+/// gains a second live copy, and no valid reference moves.
+pub fn follow_renames<P>(resources: &mut [Resource<P>]) {
+    if resources.iter().all(|r| r.aliases.is_empty()) {
+        return;
+    }
+    let present: HashSet<Urn> = resources.iter().map(|r| r.urn.clone()).collect();
+    let mut renamed: HashMap<Urn, Urn> = HashMap::new();
+    for resource in resources.iter_mut() {
+        for alias in std::mem::take(&mut resource.aliases) {
+            if !present.contains(&alias) {
+                renamed.entry(alias).or_insert_with(|| resource.urn.clone());
+            }
+        }
+    }
+    if renamed.is_empty() {
+        return;
+    }
+    // Children after their parents (the list's order): a renamed child renames its own.
+    let mut taken = present;
+    for resource in resources.iter() {
+        let Some(parent) = resource.parent.as_ref().and_then(|p| resolve(&renamed, p)) else {
+            continue;
+        };
+        let Ok(moved) = Urn::new(
+            resource.urn.stack(),
+            resource.urn.project(),
+            Some(parent.qualified_type()),
+            &resource.resource_type,
+            resource.urn.name(),
+        ) else {
+            continue;
+        };
+        if moved != resource.urn && !taken.contains(&moved) && !renamed.contains_key(&resource.urn)
+        {
+            taken.insert(moved.clone());
+            renamed.insert(resource.urn.clone(), moved);
+        }
+    }
+    let fix = |urn: &mut Urn| {
+        if let Some(new) = resolve(&renamed, urn) {
+            *urn = new.clone();
+        }
+    };
+    for resource in resources.iter_mut() {
+        fix(&mut resource.urn);
+        if let Some(parent) = &mut resource.parent {
+            fix(parent);
+        }
+        resource.dependencies.iter_mut().for_each(fix);
+        resource
+            .property_dependencies
+            .values_mut()
+            .flatten()
+            .for_each(fix);
+        if let Some(target) = &mut resource.deleted_with {
+            fix(target);
+        }
+        if let Some(provider) = &mut resource.provider {
+            fix(&mut provider.urn);
+        }
+    }
+}
+
+/// Where `urn` was renamed to, following renames of renames (bounded: a cycle, which renames
+/// never form, ends the walk).
+fn resolve<'m>(renamed: &'m HashMap<Urn, Urn>, urn: &Urn) -> Option<&'m Urn> {
+    let mut current = renamed.get(urn)?;
+    for _ in 0..renamed.len() {
+        match renamed.get(current) {
+            Some(next) if next != current => current = next,
+            _ => break,
+        }
+    }
+    Some(current)
 }
 
 /// Reorders resources so that each follows everything it refers to, keeping the existing order

@@ -27,7 +27,9 @@ pub use codec::{
     SecretsMode, StateError, ValueError, decode_deployment, decode_property_map,
     decode_untyped_deployment, encode_deployment, encode_property_map, encode_resource,
 };
-pub use integrity::{IntegrityError, Violation, sort_dependencies_first, verify_integrity};
+pub use integrity::{
+    IntegrityError, Violation, follow_renames, sort_dependencies_first, verify_integrity,
+};
 
 /// The deployment schema version Cairn reads and writes.
 pub const DEPLOYMENT_VERSION: u32 = 3;

@@ -115,15 +115,22 @@ fn check_urn(text: &str, urn: &Urn) {
 
 fn check_token(text: &str, token: &TypeToken) {
     assert_eq!(token.as_str(), text);
-    let rebuilt = if text.matches(':').count() == 1 {
-        format!("{}:{}", token.package(), token.name())
-    } else {
-        format!("{}:{}:{}", token.package(), token.module(), token.name())
-    };
-    assert_eq!(rebuilt, text, "type token parts");
     assert!(
         !text.chars().any(is_unsafe),
         "type token {text:?} holds a control character"
     );
     assert!(!text.contains('$'), "type token {text:?} holds '$'");
+    assert!(!text.contains("::"), "type token {text:?} holds '::'");
+    // A URN holds it, and gives it back.
+    let urn = Urn::new("s", "p", Some("parent"), token, "n")
+        .unwrap_or_else(|e| panic!("type {text:?} does not fit in a URN: {e}"));
+    assert_eq!(urn.resource_type(), text);
+    if token.check_member().is_ok() {
+        let rebuilt = if text.matches(':').count() == 1 {
+            format!("{}:{}", token.package(), token.name())
+        } else {
+            format!("{}:{}:{}", token.package(), token.module(), token.name())
+        };
+        assert_eq!(rebuilt, text, "type token parts");
+    }
 }

@@ -376,11 +376,41 @@ fn cases() -> Vec<Case> {
             },
             partial(
                 &format!(
-                    "created but not healthy; hostile plugin Create: properties of the partly created resource were dropped: output property bad: NaN {NAN_PROBLEM}"
+                    "unhealthy; hostile plugin Create: properties of the partly created resource were dropped: output property bad: NaN {NAN_PROBLEM}"
                 ),
                 "half-1",
                 &["size"],
                 &["ok"],
+            ),
+        ),
+        case(
+            "a partial failure's reasons are its error (the first 20, each cut), not the status text",
+            Call::Create,
+            {
+                let huge = huge.clone();
+                move |s| {
+                    let mut reasons = vec![huge.clone()];
+                    reasons.extend((1..30).map(|i| format!("reason {i}")));
+                    s.create = Some(Err(init_failed(
+                        "Resource failed to initialize",
+                        rpc::ErrorResourceInitFailed {
+                            id: "half-1".into(),
+                            reasons,
+                            ..Default::default()
+                        },
+                    )))
+                }
+            },
+            partial(
+                &format!(
+                    "{}… [{} more bytes dropped]; {}",
+                    "e".repeat(MAX_MESSAGE_BYTES),
+                    huge.len() - MAX_MESSAGE_BYTES,
+                    (1..20).map(|i| format!("reason {i}")).collect::<Vec<_>>().join("; ")
+                ),
+                "half-1",
+                &[],
+                &[],
             ),
         ),
         case(

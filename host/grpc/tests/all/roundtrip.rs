@@ -106,6 +106,7 @@ impl Provider for Echo {
                     id: "half-1".into(),
                     inputs: r.properties.clone(),
                     outputs: r.properties,
+                    reasons: vec![],
                 })),
             });
         }

@@ -96,10 +96,13 @@ macro_rules! adapter {
 
         /// A failure of the test provider's logic as this side's error.
         fn failure(failure: $crate::Failure<$value>) -> $error {
+            // The engine's PartialState has fields the SDK's lacks (the provider's reasons).
+            #[allow(clippy::needless_update)]
             let partial = failure.partial.map(|p| PartialState {
                 id: p.id,
                 inputs: p.inputs,
                 outputs: p.outputs,
+                ..PartialState::default()
             });
             $error::Failed {
                 message: failure.message,

@@ -267,11 +267,17 @@ fn partial_mutations(
             let (outputs, dropped) = storable_outputs(left.outputs.clone());
             state.outputs =
                 secure_outputs(outputs, &state.inputs, &state.additional_secret_outputs);
-            state.init_errors = vec![if dropped.is_empty() {
-                message.to_owned()
+            // The provider's reasons, as Pulumi records them; else the failure's message.
+            state.init_errors = if left.reasons.is_empty() {
+                vec![message.to_owned()]
             } else {
-                format!("{message} (outputs not recorded: {})", dropped.join("; "))
-            }];
+                left.reasons.clone()
+            };
+            if !dropped.is_empty() {
+                state
+                    .init_errors
+                    .push(format!("outputs not recorded: {}", dropped.join("; ")));
+            }
             let mut all = vec![Mutation::Append(state)];
             all.extend(partial.superseding);
             Ok(all)
@@ -296,5 +302,45 @@ pub(crate) async fn with_timeout<T>(
         Err(_) => Err(ProviderError::outcome_unknown(format!(
             "the operation did not finish within its custom timeout of {seconds} s and was abandoned"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::deploy::provider::PartialState;
+    use crate::urn::{TypeToken, Urn};
+
+    fn pending() -> ResourceState {
+        let urn = Urn::parse("urn:pulumi:s::p::t:m:R::r").unwrap();
+        ResourceState::new(urn, TypeToken::parse("t:m:R").unwrap(), true)
+    }
+
+    fn recorded(error: &ProviderError) -> ResourceState {
+        let message = error.to_string();
+        let pending = pending();
+        let mut mutations =
+            partial_mutations(error, &message, &pending, PartialRecord::default()).unwrap();
+        match mutations.remove(0) {
+            Mutation::Append(state) => state,
+            _ => panic!("the partial state is appended"),
+        }
+    }
+
+    #[test]
+    fn a_partial_state_records_the_providers_reasons_else_the_message() {
+        let partial = |reasons: Vec<String>| ProviderError::Failed {
+            message: "Resource failed to initialize".into(),
+            partial: Some(Box::new(PartialState {
+                id: "r-1".into(),
+                reasons,
+                ..PartialState::default()
+            })),
+        };
+        let with_reasons = recorded(&partial(vec!["state can't be 4".into(), "and 5".into()]));
+        assert_eq!(with_reasons.id.as_deref(), Some("r-1"));
+        assert_eq!(with_reasons.init_errors, ["state can't be 4", "and 5"]);
+        let without = recorded(&partial(vec![]));
+        assert_eq!(without.init_errors, ["Resource failed to initialize"]);
     }
 }

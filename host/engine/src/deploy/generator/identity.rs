@@ -1,5 +1,5 @@
 //! A registration's identity: its URN, the old URNs its aliases (and its parent's) give it,
-//! and the old state it claims under one of them.
+//! and the old state it claims under one of them (Pulumi's `generateAliases`).
 
 use crate::state::ResourceState;
 use crate::urn::{TypeToken, Urn};
@@ -31,7 +31,12 @@ impl Engine {
         .map_err(|e| err(e.to_string()))
     }
 
-    /// The old URNs a resource may have had, from its aliases and its parent's aliases.
+    /// The old URNs a resource may have had, as Pulumi computes them: each of its aliases, and,
+    /// when its parent took over an old state under another URN in this deployment, what it
+    /// and each of its aliases were under that old parent (the cross product: a child with
+    /// type aliases of its own under a retyped parent is found). Under a renamed parent, a
+    /// child whose name starts with the parent's name was named after the old one: the prefix
+    /// is replaced (`newapp-function` was `app-function` under `app`).
     pub fn alias_urns(
         &self,
         urn: &Urn,
@@ -40,40 +45,65 @@ impl Engine {
         name: &str,
         aliases: &[Alias],
     ) -> Result<Vec<Urn>, MonitorError> {
-        let mut out = Vec::new();
-        for alias in aliases {
-            let alias_urn = self.alias_urn(urn, parent, resource_type, name, alias)?;
-            if &alias_urn != urn && !out.contains(&alias_urn) {
-                out.push(alias_urn);
+        let mut out: Vec<Urn> = Vec::new();
+        let mut add = |candidate: Urn| {
+            if &candidate != urn && !out.contains(&candidate) {
+                out.push(candidate);
             }
+        };
+        let collapsed = aliases
+            .iter()
+            .map(|alias| self.alias_urn(urn, parent, resource_type, name, alias))
+            .collect::<Result<Vec<Urn>, MonitorError>>()?;
+        for alias in &collapsed {
+            add(alias.clone());
         }
-        // A parent's old identities change its children's URNs too.
-        if let Some(parent) = parent {
-            let parent_aliases = self
-                .plan()
-                .registered
-                .get(parent)
-                .map(|r| r.aliases.clone())
-                .unwrap_or_default();
-            for parent_alias in parent_aliases {
-                let candidate = Urn::new(
-                    &self.options.stack,
-                    &self.options.project,
-                    Some(parent_alias.qualified_type()),
-                    resource_type,
-                    name,
-                )
-                .map_err(|e| err(e.to_string()))?;
-                if &candidate != urn && !out.contains(&candidate) {
-                    out.push(candidate);
-                }
+        let parent_was = parent.and_then(|p| Some((p, self.renamed_from(p)?)));
+        if let Some((parent, parent_was)) = parent_was {
+            add(self.inherited_alias(resource_type, name, parent, &parent_was)?);
+            for alias in &collapsed {
+                let alias_type = TypeToken::parse(alias.resource_type())
+                    .map_err(|e| err(format!("invalid alias for {urn}: {e}")))?;
+                add(self.inherited_alias(&alias_type, alias.name(), parent, &parent_was)?);
             }
         }
         Ok(out)
     }
 
+    /// The old URN `urn` took over in this deployment, if it took one over under another URN.
+    fn renamed_from(&self, urn: &Urn) -> Option<Urn> {
+        self.plan()
+            .registered
+            .get(urn)
+            .and_then(|r| r.renamed_from.clone())
+    }
+
+    /// What a child of type `child_type` named `child_name` was under its parent's old URN
+    /// `parent_was` (the parent is now `parent`).
+    fn inherited_alias(
+        &self,
+        child_type: &TypeToken,
+        child_name: &str,
+        parent: &Urn,
+        parent_was: &Urn,
+    ) -> Result<Urn, MonitorError> {
+        let name = match child_name.strip_prefix(parent.name()) {
+            Some(rest) => format!("{}{rest}", parent_was.name()),
+            None => child_name.to_owned(),
+        };
+        Urn::new(
+            &self.options.stack,
+            &self.options.project,
+            Some(parent_was.qualified_type()),
+            child_type,
+            &name,
+        )
+        .map_err(|e| err(format!("the alias {child_name:?} inherits from {parent_was}: {e}")))
+    }
+
     /// The old URN one alias names: a URN as given, or a spec whose unset parts are the
-    /// resource's own.
+    /// resource's own. A parent the spec names that was itself renamed in this deployment
+    /// stands for its old URN (what the resource's URN was under).
     fn alias_urn(
         &self,
         urn: &Urn,
@@ -95,7 +125,10 @@ impl Engine {
         let parent_type = match alias_parent {
             None => parent.map(|p| p.qualified_type().to_owned()),
             Some(None) => None,
-            Some(Some(p)) => Some(p.qualified_type().to_owned()),
+            Some(Some(p)) => {
+                let was = self.renamed_from(p).unwrap_or_else(|| p.clone());
+                Some(was.qualified_type().to_owned())
+            }
         };
         Urn::new(
             stack.as_deref().unwrap_or(&self.options.stack),

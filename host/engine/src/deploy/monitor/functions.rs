@@ -35,7 +35,7 @@ impl Engine {
     ) -> Result<Arc<dyn Provider>, MonitorError> {
         self.ensure_running()?;
         let parsed =
-            TypeToken::parse(token).map_err(|e| err(format!("invalid function token: {e}")))?;
+            TypeToken::parse_member(token).map_err(|e| err(format!("invalid function token: {e}")))?;
         let package = parsed.package();
         if let Some(scope) = caller.scope()
             && package == "pulumi"

@@ -9,7 +9,7 @@ use crate::state::ResourceState;
 use crate::value::PropertyMap;
 
 use super::super::admission::check_request;
-use super::super::engine::Engine;
+use super::super::engine::{Engine, err};
 use super::super::program::{
     ReadResourceRequest, ReadResourceResponse, RegisterResourceRequest, ResourceOptions,
 };
@@ -25,6 +25,12 @@ impl Engine {
         caller: &Caller,
     ) -> Result<ReadResourceResponse, MonitorError> {
         self.ensure_running()?;
+        request.resource_type.check_member().map_err(|e| {
+            err(format!(
+                "reading {:?}: {e}",
+                crate::text::visible_line(&request.name)
+            ))
+        })?;
         let parent = match (&request.parent, caller.scope()) {
             (Some(parent), _) => Some(parent.clone()),
             (None, Some(_)) => None,

@@ -74,6 +74,38 @@ impl Engine {
         Ok(())
     }
 
+    /// After an update that failed: stack outputs the program did not export again keep their
+    /// previous values (the absence of an output cannot be taken for its deletion), those it
+    /// did export take the new ones, as in Pulumi.
+    pub fn keep_previous_stack_outputs(&self) {
+        let Some(&index) = self.plan().live.get(&self.root_urn) else {
+            return;
+        };
+        let previous = &self.base().resources[index].outputs;
+        let merged = {
+            let mut plan = self.plan();
+            let Some(state) = plan.states.get_mut(&self.root_urn) else {
+                return;
+            };
+            let mut merged = previous.clone();
+            merged.extend(state.outputs.clone());
+            if merged == state.outputs {
+                return;
+            }
+            state.outputs = merged.clone();
+            state.clone()
+        };
+        let outputs = merged.outputs.clone();
+        if let Err(e) = self.apply(vec![Mutation::ReplaceAppended(self.root_urn.clone(), merged)]) {
+            self.warn(Some(&self.root_urn), format!("the stack outputs could not be kept: {e}"));
+            return;
+        }
+        self.emit(EngineEvent::Outputs {
+            urn: self.root_urn.clone(),
+            outputs,
+        });
+    }
+
     /// `RegisterResource`: admits the request (limits, scope, references), then runs the flow
     /// for what it registers.
     pub async fn register_resource(
@@ -90,6 +122,15 @@ impl Engine {
                 outputs: PropertyMap::new(),
                 property_dependencies: IndexMap::new(),
             });
+        }
+        // A provider manages it: its type must name the package (a component's may be anything).
+        if request.custom || request.remote {
+            request.resource_type.check_member().map_err(|e| {
+                err(format!(
+                    "registering {:?}: {e}",
+                    crate::text::visible_line(&request.name)
+                ))
+            })?;
         }
         let is_provider = is_provider_type(&request.resource_type);
         if is_provider {

@@ -26,6 +26,12 @@ impl DeleteStep {
             deleted_with,
         } = self;
         let resource = engine.base().resources[index].clone();
+        if resource.pending_replacement || engine.plan().deleted_early.contains(&index) {
+            // Deleted ahead of a replacement that never came (the program no longer declares
+            // it): only its record is left to remove, which shows no step (Pulumi's
+            // remove-pending-replace).
+            return engine.apply(vec![Mutation::RemoveBase(index)]);
+        }
         let discard = is_discarded(&resource, deleted_with);
         // A copy replaced create-before-delete in this deployment is marked `delete` only in the
         // journal; its replacement was already counted.
@@ -85,16 +91,20 @@ impl DeleteStep {
     }
 }
 
-/// Whether a resource leaves the state without its provider deleting it: already physically
-/// gone (an interrupted delete-before-replace, kept only for the state's sake), its deletion
-/// implied by another's, kept on purpose (`retainOnDelete`), or not the stack's to delete (an
+/// Whether a resource leaves the state without its provider deleting it: its deletion implied
+/// by another's, kept on purpose (`retainOnDelete`), or not the stack's to delete (an
 /// external, read resource).
 fn is_discarded(resource: &ResourceState, deleted_with: bool) -> bool {
-    resource.pending_replacement || deleted_with || resource.retain_on_delete || resource.external
+    deleted_with || resource.retain_on_delete || resource.external
 }
 
 /// Deletes an old resource ahead of its replacement (delete-before-replace): it stays in the
 /// state marked `pendingReplacement` until the replacement exists.
+///
+/// Registrations run concurrently, so two replacements may both find the same dependent to
+/// delete first (or one may find a resource whose own registration replaces it): each base
+/// entry is deleted early once, and whoever comes second waits for that deletion and shares
+/// its outcome.
 pub(crate) struct DeleteBeforeReplaceStep<'a> {
     pub old: &'a ResourceState,
     pub index: BaseIndex,
@@ -102,6 +112,16 @@ pub(crate) struct DeleteBeforeReplaceStep<'a> {
 
 impl DeleteBeforeReplaceStep<'_> {
     pub async fn apply(self, engine: &Engine) -> Result<(), MonitorError> {
+        let once = engine
+            .plan()
+            .early_deletions
+            .entry(self.index)
+            .or_default()
+            .clone();
+        once.get_or_init(|| self.run(engine)).await.clone()
+    }
+
+    async fn run(self, engine: &Engine) -> Result<(), MonitorError> {
         let DeleteBeforeReplaceStep { old, index } = self;
         let provider = engine.provider_for_old(old).await.map_err(err)?;
         let mut info = engine.step_info(
@@ -122,7 +142,8 @@ impl DeleteBeforeReplaceStep<'_> {
                     return Ok(());
                 }
                 let work = async {
-                    if let Some(provider) = &provider {
+                    // A copy already deleted ahead of an earlier replacement is not deleted twice.
+                    if let Some(provider) = provider.as_ref().filter(|_| !old.pending_replacement) {
                         with_timeout(request.timeout, provider.delete(request.clone())).await?;
                     }
                     Ok(((), vec![Mutation::ReplaceBase(index, marked.clone())]))

@@ -13,12 +13,14 @@
 //! | read                   | [`read::ReadStep`]          | `read`, `read-replacement`                  |
 //! | import                 | [`import::ImportStep`]      | `import`, `import-replacement`              |
 //! | refresh                | [`refresh::RefreshStep`]    | `refresh`, `update` (drift), `discard` (gone)|
-//! | remove-pending-replace | [`create::CreateStep`] / [`delete::DeleteStep`] | (none / `discard`)  |
+//! | remove-pending-replace | [`create::CreateStep`] / [`delete::DeleteStep`] | (none)              |
 //!
 //! Pulumi's remove-pending-replace has no step of its own here: the re-creation of a resource
 //! deleted ahead of its replacement removes the `pendingReplacement` copy in the same journal
-//! record that appends the replacement (`supersedes`), and a `pendingReplacement` copy nobody
-//! re-registers is discarded with the deletions (no provider call).
+//! record that appends the replacement (`supersedes`), and a copy deleted ahead of a
+//! replacement that nobody re-registers (`pendingReplacement` from an earlier deployment, or a
+//! dependent deleted in this one) leaves the state with the deletions, without a provider call
+//! and without a step to show, as in Pulumi.
 //!
 //! A step with a provider operation runs through [`Engine::run_step`] (a parallelism permit,
 //! started/finished/failed events, the tally, cancellation on failure) and

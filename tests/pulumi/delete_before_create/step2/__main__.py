@@ -1,0 +1,10 @@
+import pulumi
+from resource import Resource
+
+# base's state changes: base is replaced delete-before-replace, and with it what depends on it
+# through an input that would change (dependent, then dependent-4 through dependent).
+a = Resource("base", unique_key=1, state=99)
+b = Resource("dependent", state=a.state)
+c = Resource("dependent-2", state=99, opts=pulumi.ResourceOptions(depends_on=[a, b]))
+d = Resource("dependent-3", state=99, no_replace=pulumi.Output.all(a.state, b.state).apply(lambda s: s[0] + s[1]))
+e = Resource("dependent-4", state=pulumi.Output.all(b.state, c.state).apply(lambda s: s[0] + s[1]))

@@ -1,0 +1,3 @@
+const { Resource } = require("./resource");
+
+new Resource("doomed", 4);

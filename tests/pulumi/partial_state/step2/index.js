@@ -1,0 +1,1 @@
+// Nothing declared: the partly created resource is deleted.

@@ -1,0 +1,3 @@
+const { Resource } = require("./resource");
+
+new Resource("not-doomed", 5);
