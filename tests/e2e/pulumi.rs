@@ -39,6 +39,9 @@ struct Case {
     /// Wasm providers (components of tests/guests, or the examples' `random`/`file`).
     #[serde(default)]
     providers: Vec<String>,
+    /// Plaintexts the program makes secret, for the secret scan (secret config is added).
+    #[serde(default)]
+    secrets: Vec<String>,
     steps: Vec<Step>,
     /// Destroy the stacks after the last step, expecting success (default true).
     #[serde(default = "yes")]
@@ -437,6 +440,9 @@ fn run_case(loaded: &Loaded, store: &ProviderStore) -> Outcome {
     let case = &loaded.case;
     let project = case.project.clone().unwrap_or_else(|| loaded.name.clone());
     let sandbox = Sandbox::new(&project);
+    for plaintext in &case.secrets {
+        sandbox.secret(plaintext);
+    }
     store.seed(&sandbox.home);
     let mut run = CaseRun {
         loaded,
