@@ -42,6 +42,10 @@ struct Case {
     /// Plaintexts the program makes secret, for the secret scan (secret config is added).
     #[serde(default)]
     secrets: Vec<String>,
+    /// Secret config values the program itself reveals (as the original does): the secret
+    /// scan does not look for them.
+    #[serde(default)]
+    revealed: Vec<String>,
     steps: Vec<Step>,
     /// Destroy the stacks after the last step, expecting success (default true).
     #[serde(default = "yes")]
@@ -517,15 +521,24 @@ impl CaseRun<'_> {
     fn configure(&self, config: &Config, stack: &str) -> Result<(), String> {
         for s in config.settings()? {
             let mut args = vec!["config", "set", "--stack", stack];
+            let revealed = self.loaded.case.revealed.contains(&s.value);
             if s.secret {
                 args.push("--secret");
-                self.sandbox.secret(&s.value);
+                if !revealed {
+                    self.sandbox.secret(&s.value);
+                }
             }
             if s.path {
                 args.push("--path");
             }
-            args.extend([s.key.as_str(), "--", s.value.as_str()]);
-            let output = self.cairn(&args)?;
+            args.push(s.key.as_str());
+            let output = if revealed {
+                // On stdin, so that the secret scan does not learn it from the command line.
+                self.set_unscanned(&args, &s.value)?
+            } else {
+                args.extend(["--", s.value.as_str()]);
+                self.cairn(&args)?
+            };
             if !output.success {
                 return Err(format!(
                     "config set {} failed:\n{}",
@@ -722,6 +735,33 @@ impl CaseRun<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `cairn config set …` with the value on stdin, outside the secret scan's learning.
+    fn set_unscanned(&self, args: &[&str], value: &str) -> Result<CommandOutput, String> {
+        use std::io::Write as _;
+        let mut child = self
+            .sandbox
+            .command(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("running cairn: {e}"))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin
+                .write_all(value.as_bytes())
+                .map_err(|e| format!("writing to cairn: {e}"))?;
+        }
+        let output = child
+            .wait_with_output()
+            .map_err(|e| format!("running cairn: {e}"))?;
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        Ok(CommandOutput {
+            success: output.status.success(),
+            text: format!("{stdout}{}", String::from_utf8_lossy(&output.stderr)),
+            stdout,
+        })
     }
 
     /// A command's stdout as JSON.
