@@ -202,6 +202,10 @@ struct Expect {
     /// The summary shows no changes (only unchanged resources).
     #[serde(default)]
     no_changes: bool,
+    /// The steps shown for resources, by name, in the order shown (`[create-replacement,
+    /// replace, delete-replaced]`; `[]`: none, as for an unchanged resource).
+    #[serde(default)]
+    ops: BTreeMap<String, Vec<String>>,
 }
 
 /// A line of progress on stderr (not captured, so CI logs show the cases' times).
@@ -622,6 +626,25 @@ impl CaseRun<'_> {
                 ));
             }
         }
+        if !expect.ops.is_empty() {
+            let shown = step_lines(&output.text);
+            for (name, expected) in &expect.ops {
+                // The logical `replace` between a replacement's halves counts only if listed:
+                // where it falls is the display's, not the order of the provider operations.
+                let with_replace = expected.iter().any(|op| op == "replace");
+                let actual: Vec<&str> = shown
+                    .iter()
+                    .filter(|(op, n)| n == name && (with_replace || op != "replace"))
+                    .map(|(op, _)| op.as_str())
+                    .collect();
+                if actual != *expected {
+                    return Err(format!(
+                        "expected the steps {expected:?} for {name}, got {actual:?}:\n{}",
+                        quoted()
+                    ));
+                }
+            }
+        }
         self.check_stack(expect, &stack)
             .map_err(|why| format!("{why}\nthe command's output:\n{}", quoted()))
     }
@@ -913,7 +936,8 @@ fn summary(text: &str) -> Option<BTreeMap<String, usize>> {
         }
         let words: Vec<&str> = line
             .split(|c: char| c.is_whitespace() || c == '.' || c == '+' || c == '-' || c == '~')
-            .filter(|w| !w.is_empty())
+            // A preview's counts read `+ 2 to create`.
+            .filter(|w| !w.is_empty() && *w != "to")
             .collect();
         for pair in words.windows(2) {
             let kind = match pair[1] {
@@ -934,6 +958,36 @@ fn summary(text: &str) -> Option<BTreeMap<String, usize>> {
         }
     }
     Some(counts)
+}
+
+/// The step labels Cairn's display shows (`  +- replace  <type>  <name>  replaced (0.1s)`).
+const STEP_LABELS: [&str; 13] = [
+    "same",
+    "create",
+    "update",
+    "delete",
+    "replace",
+    "create-replacement",
+    "delete-replaced",
+    "read",
+    "read-replacement",
+    "import",
+    "import-replacement",
+    "refresh",
+    "discard",
+];
+
+/// `(op, resource name)` of every step line of a command's output, in order.
+fn step_lines(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter(|line| line.starts_with("  ") && !line.starts_with("      "))
+        .filter_map(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let at = words.iter().take(2).position(|w| STEP_LABELS.contains(w))?;
+            let name = words.get(at + 2)?;
+            Some((words[at].to_owned(), (*name).to_owned()))
+        })
+        .collect()
 }
 
 /// The name part of a URN.
@@ -1008,6 +1062,30 @@ mod runner {
             Some(BTreeMap::new())
         );
         assert_eq!(summary("no summary"), None);
+        assert_eq!(
+            summary(
+                "x\nResources:\n    ~ 1 to update\n    +-6 to replace\n    7 changes. 2 unchanged\n\n"
+            ),
+            Some(BTreeMap::from([
+                ("update".to_owned(), 1),
+                ("replace".to_owned(), 6),
+                ("same".to_owned(), 2),
+            ]))
+        );
+    }
+
+    #[test]
+    fn step_lines_are_read_in_order() {
+        let text = "  +  create   my:index:R  a  created (0.1s)\n      + value: true\n  -- delete-replaced my:index:R  b  deleted original (0.1s)\n  ++ create-replacement my:index:R  b  created replacement (0.1s)\n  +- replace  my:index:R  b  replaced (0.2s)\n      ~ value: true => false\n    same: 2\n";
+        assert_eq!(
+            step_lines(text),
+            [
+                ("create".to_owned(), "a".to_owned()),
+                ("delete-replaced".to_owned(), "b".to_owned()),
+                ("create-replacement".to_owned(), "b".to_owned()),
+                ("replace".to_owned(), "b".to_owned()),
+            ]
+        );
     }
 
     #[test]
