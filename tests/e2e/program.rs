@@ -75,7 +75,7 @@ fn quick_start_up_noop_preview_update_replace_and_destroy() {
         &[
             "quickstart:index:Site",
             "random:index:RandomPassword",
-            "10 created",
+            "8 created",
             "adminPassword: [secret]",
         ],
     );
@@ -103,7 +103,7 @@ fn quick_start_up_noop_preview_update_replace_and_destroy() {
     );
 
     // A second up changes nothing.
-    assert_contains(&sandbox.ok(&["up", "--yes"]), &["10 unchanged"]);
+    assert_contains(&sandbox.ok(&["up", "--yes"]), &["8 unchanged"]);
 
     // Edited config: preview shows the update with its diff and leaves state and files alone.
     sandbox.ok(&["config", "set", "greeting", "Howdy"]);
@@ -151,7 +151,7 @@ fn quick_start_up_noop_preview_update_replace_and_destroy() {
     assert!(std::fs::read_to_string(&index).unwrap().contains(&renamed));
 
     // destroy removes everything, files included.
-    assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["10 deleted"]);
+    assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["8 deleted"]);
     assert!(!index.exists() && !credentials.exists());
     assert!(!sandbox.project.join("out/site").exists());
     assert_contains(&sandbox.ok(&["stack", "output"]), &["no outputs"]);
@@ -278,7 +278,7 @@ fn preview_runs_the_program_with_unknowns_and_changes_nothing() {
     sandbox.ok(&["config", "set", "sleepMs", "0"]);
     let before = std::fs::read(sandbox.state_file("prog", "dev")).unwrap();
     let out = sandbox.ok(&["preview"]);
-    assert_contains(&out, &["6 to create", "probe:index:Thing  t3", "count: 4"]);
+    assert_contains(&out, &["5 to create", "probe:index:Thing  t3", "count: 4"]);
     assert_eq!(
         std::fs::read(sandbox.state_file("prog", "dev")).unwrap(),
         before

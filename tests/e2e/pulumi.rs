@@ -39,6 +39,13 @@ struct Case {
     /// Wasm providers (components of tests/guests, or the examples' `random`/`file`).
     #[serde(default)]
     providers: Vec<String>,
+    /// Plaintexts the program makes secret, for the secret scan (secret config is added).
+    #[serde(default)]
+    secrets: Vec<String>,
+    /// Secret config values the program itself reveals (as the original does): the secret
+    /// scan does not look for them.
+    #[serde(default)]
+    revealed: Vec<String>,
     steps: Vec<Step>,
     /// Destroy the stacks after the last step, expecting success (default true).
     #[serde(default = "yes")]
@@ -195,6 +202,10 @@ struct Expect {
     /// The summary shows no changes (only unchanged resources).
     #[serde(default)]
     no_changes: bool,
+    /// The steps shown for resources, by name, in the order shown (`[create-replacement,
+    /// replace, delete-replaced]`; `[]`: none, as for an unchanged resource).
+    #[serde(default)]
+    ops: BTreeMap<String, Vec<String>>,
 }
 
 /// A line of progress on stderr (not captured, so CI logs show the cases' times).
@@ -437,6 +448,9 @@ fn run_case(loaded: &Loaded, store: &ProviderStore) -> Outcome {
     let case = &loaded.case;
     let project = case.project.clone().unwrap_or_else(|| loaded.name.clone());
     let sandbox = Sandbox::new(&project);
+    for plaintext in &case.secrets {
+        sandbox.secret(plaintext);
+    }
     store.seed(&sandbox.home);
     let mut run = CaseRun {
         loaded,
@@ -511,15 +525,24 @@ impl CaseRun<'_> {
     fn configure(&self, config: &Config, stack: &str) -> Result<(), String> {
         for s in config.settings()? {
             let mut args = vec!["config", "set", "--stack", stack];
+            let revealed = self.loaded.case.revealed.contains(&s.value);
             if s.secret {
                 args.push("--secret");
-                self.sandbox.secret(&s.value);
+                if !revealed {
+                    self.sandbox.secret(&s.value);
+                }
             }
             if s.path {
                 args.push("--path");
             }
-            args.extend([s.key.as_str(), "--", s.value.as_str()]);
-            let output = self.cairn(&args)?;
+            args.push(s.key.as_str());
+            let output = if revealed {
+                // On stdin, so that the secret scan does not learn it from the command line.
+                self.set_unscanned(&args, &s.value)?
+            } else {
+                args.extend(["--", s.value.as_str()]);
+                self.cairn(&args)?
+            };
             if !output.success {
                 return Err(format!(
                     "config set {} failed:\n{}",
@@ -601,6 +624,25 @@ impl CaseRun<'_> {
                     "expected no changes, got {summary:?}:\n{}",
                     quoted()
                 ));
+            }
+        }
+        if !expect.ops.is_empty() {
+            let shown = step_lines(&output.text);
+            for (name, expected) in &expect.ops {
+                // The logical `replace` between a replacement's halves counts only if listed:
+                // where it falls is the display's, not the order of the provider operations.
+                let with_replace = expected.iter().any(|op| op == "replace");
+                let actual: Vec<&str> = shown
+                    .iter()
+                    .filter(|(op, n)| n == name && (with_replace || op != "replace"))
+                    .map(|(op, _)| op.as_str())
+                    .collect();
+                if actual != *expected {
+                    return Err(format!(
+                        "expected the steps {expected:?} for {name}, got {actual:?}:\n{}",
+                        quoted()
+                    ));
+                }
             }
         }
         self.check_stack(expect, &stack)
@@ -716,6 +758,33 @@ impl CaseRun<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `cairn config set …` with the value on stdin, outside the secret scan's learning.
+    fn set_unscanned(&self, args: &[&str], value: &str) -> Result<CommandOutput, String> {
+        use std::io::Write as _;
+        let mut child = self
+            .sandbox
+            .command(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("running cairn: {e}"))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin
+                .write_all(value.as_bytes())
+                .map_err(|e| format!("writing to cairn: {e}"))?;
+        }
+        let output = child
+            .wait_with_output()
+            .map_err(|e| format!("running cairn: {e}"))?;
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        Ok(CommandOutput {
+            success: output.status.success(),
+            text: format!("{stdout}{}", String::from_utf8_lossy(&output.stderr)),
+            stdout,
+        })
     }
 
     /// A command's stdout as JSON.
@@ -867,7 +936,8 @@ fn summary(text: &str) -> Option<BTreeMap<String, usize>> {
         }
         let words: Vec<&str> = line
             .split(|c: char| c.is_whitespace() || c == '.' || c == '+' || c == '-' || c == '~')
-            .filter(|w| !w.is_empty())
+            // A preview's counts read `+ 2 to create`.
+            .filter(|w| !w.is_empty() && *w != "to")
             .collect();
         for pair in words.windows(2) {
             let kind = match pair[1] {
@@ -888,6 +958,36 @@ fn summary(text: &str) -> Option<BTreeMap<String, usize>> {
         }
     }
     Some(counts)
+}
+
+/// The step labels Cairn's display shows (`  +- replace  <type>  <name>  replaced (0.1s)`).
+const STEP_LABELS: [&str; 13] = [
+    "same",
+    "create",
+    "update",
+    "delete",
+    "replace",
+    "create-replacement",
+    "delete-replaced",
+    "read",
+    "read-replacement",
+    "import",
+    "import-replacement",
+    "refresh",
+    "discard",
+];
+
+/// `(op, resource name)` of every step line of a command's output, in order.
+fn step_lines(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter(|line| line.starts_with("  ") && !line.starts_with("      "))
+        .filter_map(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let at = words.iter().take(2).position(|w| STEP_LABELS.contains(w))?;
+            let name = words.get(at + 2)?;
+            Some((words[at].to_owned(), (*name).to_owned()))
+        })
+        .collect()
 }
 
 /// The name part of a URN.
@@ -962,6 +1062,30 @@ mod runner {
             Some(BTreeMap::new())
         );
         assert_eq!(summary("no summary"), None);
+        assert_eq!(
+            summary(
+                "x\nResources:\n    ~ 1 to update\n    +-6 to replace\n    7 changes. 2 unchanged\n\n"
+            ),
+            Some(BTreeMap::from([
+                ("update".to_owned(), 1),
+                ("replace".to_owned(), 6),
+                ("same".to_owned(), 2),
+            ]))
+        );
+    }
+
+    #[test]
+    fn step_lines_are_read_in_order() {
+        let text = "  +  create   my:index:R  a  created (0.1s)\n      + value: true\n  -- delete-replaced my:index:R  b  deleted original (0.1s)\n  ++ create-replacement my:index:R  b  created replacement (0.1s)\n  +- replace  my:index:R  b  replaced (0.2s)\n      ~ value: true => false\n    same: 2\n";
+        assert_eq!(
+            step_lines(text),
+            [
+                ("create".to_owned(), "a".to_owned()),
+                ("delete-replaced".to_owned(), "b".to_owned()),
+                ("create-replacement".to_owned(), "b".to_owned()),
+                ("replace".to_owned(), "b".to_owned()),
+            ]
+        );
     }
 
     #[test]

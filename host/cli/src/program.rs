@@ -131,6 +131,16 @@ pub fn dynamic_providers(project_dir: &Path, project: &Project) -> Vec<(String, 
         }
     };
     command.dir = Some(project_dir.to_owned());
+    // The SDKs read the project's name from the environment (Pulumi sets these for every
+    // plugin): a dynamic provider's `configure` resolves keys without a namespace with it.
+    command
+        .env
+        .push(("PULUMI_PROJECT".into(), project.name.clone()));
+    if package == "pulumi-nodejs" {
+        command
+            .env
+            .push(("PULUMI_NODEJS_PROJECT".into(), project.name.clone()));
+    }
     vec![(package.to_owned(), command)]
 }
 

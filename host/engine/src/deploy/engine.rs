@@ -163,8 +163,14 @@ impl Engine {
         (tally.changes.clone(), tally.unchanged)
     }
 
-    /// Counts a step for the summary: a change of its kind, or one more unchanged resource.
-    pub fn count(&self, op: StepOp) {
+    /// Counts a step of `urn` for the summary: a change of its kind, or one more unchanged
+    /// resource. Default providers are left out, as Pulumi leaves them out of its summary.
+    pub fn count(&self, op: StepOp, urn: &Urn) {
+        let default_provider = urn.resource_type().starts_with("pulumi:providers:")
+            && urn.name().starts_with("default");
+        if default_provider {
+            return;
+        }
         let mut tally = lock(&self.tally);
         if op.is_change() {
             *tally.changes.entry(op).or_default() += 1;

@@ -167,8 +167,13 @@ impl Plan {
         Ok(found)
     }
 
-    /// The live base entries `urn` or one of its aliases names, without repeats.
+    /// The live base entry of `urn` itself; else those its aliases name, without repeats. As
+    /// in Pulumi, the URN comes first: after a failed update both a resource's new URN and the
+    /// old one its alias names can be in the state, and the old one is then deleted.
     fn old_states_of(&self, urn: &Urn, aliases: &[Urn]) -> Vec<BaseIndex> {
+        if let Some(&i) = self.live.get(urn) {
+            return vec![i];
+        }
         let mut found: Vec<BaseIndex> = Vec::new();
         for candidate in std::iter::once(urn).chain(aliases) {
             if let Some(&i) = self.live.get(candidate)
@@ -332,7 +337,13 @@ mod tests {
         assert!(again.message.contains("duplicate resource URN"), "{again}");
         let two = plan.claim(&base, &urn("x"), vec![urn("a"), urn("b")], None, program);
         assert!(two.unwrap_err().message.contains("matches 2 resources"));
-        let taken = plan.claim(&base, &urn("y"), vec![urn("a")], None, program);
+        // Its own URN wins over an alias that matches too.
+        assert_eq!(
+            plan.claim(&base, &urn("b"), vec![urn("a")], None, program)
+                .unwrap(),
+            Some(1)
+        );
+        let taken = plan.claim(&base, &urn("y"), vec![urn("b")], None, program);
         assert!(taken.unwrap_err().message.contains("already took over"));
         // A refused claim registers nothing.
         assert!(!plan.registered.contains_key(&urn("x")));

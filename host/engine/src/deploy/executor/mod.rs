@@ -104,7 +104,7 @@ impl Engine {
         match work.await {
             Ok(value) => {
                 if counted {
-                    self.count(info.op);
+                    self.count(info.op, &info.urn);
                 }
                 self.emit(EngineEvent::StepFinished {
                     step: info,
@@ -131,7 +131,7 @@ impl Engine {
     /// Reports a step that needed no provider operation and no permit (a `same`, a refresh
     /// read, an adopted pending create) as finished at once, and counts it.
     pub fn finish_instantly(&self, info: StepInfo) {
-        self.count(info.op);
+        self.count(info.op, &info.urn);
         self.emit(EngineEvent::StepFinished {
             step: info,
             duration: Duration::ZERO,

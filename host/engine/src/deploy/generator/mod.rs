@@ -373,7 +373,7 @@ impl Engine {
             });
         };
         self.plan().untargeted.insert(i);
-        self.count(StepOp::Same);
+        self.count(StepOp::Same, &urn);
         self.apply(vec![Mutation::Append(old.clone()), Mutation::RemoveBase(i)])?;
         self.record(&old);
         Ok(RegisterResourceResponse {

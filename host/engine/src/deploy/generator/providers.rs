@@ -155,8 +155,13 @@ impl Engine {
         };
         let mut inputs = PropertyMap::new();
         let prefix = format!("{package}:");
+        // The SDKs' dynamic providers run the program's own code, which may read any key: as
+        // Pulumi does, they get the whole configuration, keys with their namespaces.
+        let dynamic = matches!(package, "pulumi-nodejs" | "pulumi-python");
         for (key, value) in &self.options.config {
-            if let Some(name) = key.strip_prefix(&prefix) {
+            if dynamic {
+                inputs.insert(key.clone(), value.clone());
+            } else if let Some(name) = key.strip_prefix(&prefix) {
                 inputs.insert(name.to_owned(), value.clone());
             }
         }

@@ -1,0 +1,16 @@
+"""res1 loses its parent (a create and a delete), and a resource that fails to create stops the
+update before the old res1 is deleted."""
+
+import pulumi
+
+from testresources import Echo, FailsOnCreate
+
+
+class MyComponent(pulumi.ComponentResource):
+    def __init__(self, name):
+        super().__init__("my:index:MyComponent", name)
+
+
+component = MyComponent("component")
+Echo("res1", echo="hello")
+FailsOnCreate("res2")

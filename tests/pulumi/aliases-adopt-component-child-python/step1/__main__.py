@@ -1,0 +1,18 @@
+"""A top-level resource moved into a component, with a parent alias of the stack: before the edit."""
+
+import pulumi
+from pulumi import Alias, ComponentResource, ResourceOptions
+
+
+class FooResource(ComponentResource):
+    def __init__(self, name, opts=None):
+        super().__init__("my:module:FooResource", name, None, opts)
+
+
+class Component(ComponentResource):
+    def __init__(self, name, opts=None):
+        super().__init__("my:module:ComponentResource", name, None, opts)
+
+
+Component("compAdoptChild")
+FooResource("childAdoptChild")

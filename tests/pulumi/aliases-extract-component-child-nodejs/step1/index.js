@@ -1,0 +1,17 @@
+// A component's child moved to the top level, with a parent alias of the component.: before the edit.
+const pulumi = require("@pulumi/pulumi");
+
+class FooResource extends pulumi.ComponentResource {
+    constructor(name, opts) {
+        super("my:module:FooResource", name, {}, opts);
+    }
+}
+
+class Component extends pulumi.ComponentResource {
+    constructor(name, opts) {
+        super("my:module:ComponentResource", name, {}, opts);
+        new FooResource("childExtractChild", { parent: this });
+    }
+}
+
+new Component("compExtractChild");

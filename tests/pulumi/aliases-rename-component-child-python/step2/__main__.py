@@ -1,0 +1,20 @@
+"""A component's child renamed, with a name alias (its parent unchanged).
+
+Step 2: the edit; nothing changes."""
+
+import pulumi
+from pulumi import Alias, ComponentResource, ResourceOptions
+
+
+class FooResource(ComponentResource):
+    def __init__(self, name, opts=None):
+        super().__init__("my:module:FooResource", name, None, opts)
+
+
+class Component(ComponentResource):
+    def __init__(self, name, opts=None):
+        super().__init__("my:module:ComponentResource", name, None, opts)
+        FooResource("childRenameChildRenamed", ResourceOptions(parent=self, aliases=[Alias(name="childRenameChild")]))
+
+
+Component("compRenameChild")

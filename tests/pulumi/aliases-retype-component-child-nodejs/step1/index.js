@@ -1,0 +1,17 @@
+// A component's child changes type, with a type alias (its parent unchanged).: before the edit.
+const pulumi = require("@pulumi/pulumi");
+
+class FooResource extends pulumi.ComponentResource {
+    constructor(name, opts) {
+        super("my:module:FooResource", name, {}, opts);
+    }
+}
+
+class Component extends pulumi.ComponentResource {
+    constructor(name, opts) {
+        super("my:module:ComponentResource", name, {}, opts);
+        new FooResource("childRetypeChild", { parent: this });
+    }
+}
+
+new Component("compRetypeChild");
