@@ -13,6 +13,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "pulumi/engine.proto",
         "pulumi/provider.proto",
         "pulumi/resource.proto",
+        "pulumi/analyzer.proto",
         "grpc/health/v1/health.proto",
     ];
     let include = protoc_bin_vendored::include_path()?;

@@ -11,6 +11,7 @@ mod interrupt;
 mod journal;
 mod lock;
 mod names;
+mod policy;
 mod program;
 mod pulumi;
 mod safety;

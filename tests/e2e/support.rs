@@ -463,31 +463,42 @@ pub fn python() -> PathBuf {
             let venv = repo().join("target/pyenv");
             let python = venv.join("bin/python");
             let ready = venv.join(".pulumi-installed");
-            if !ready.exists() {
-                let status = Command::new("python3")
-                    .args(["-m", "venv"])
-                    .arg(&venv)
-                    .status()
-                    .expect("running python3 -m venv");
-                assert!(status.success(), "creating {}", venv.display());
+            let wanted = PULUMI_PYTHON.join(" ");
+            // A venv made for other pins (an older checkout) gets what is missing.
+            if std::fs::read_to_string(&ready).ok().as_deref() != Some(wanted.as_str()) {
+                if !python.exists() {
+                    let status = Command::new("python3")
+                        .args(["-m", "venv"])
+                        .arg(&venv)
+                        .status()
+                        .expect("running python3 -m venv");
+                    assert!(status.success(), "creating {}", venv.display());
+                }
                 let out = Command::new(&python)
-                    .args(["-m", "pip", "install", "--quiet", PULUMI_PYTHON])
+                    .args(["-m", "pip", "install", "--quiet"])
+                    .args(PULUMI_PYTHON)
                     .output()
                     .expect("running pip");
                 assert!(
                     out.status.success(),
-                    "pip install {PULUMI_PYTHON} failed:\n{}",
+                    "pip install {wanted} failed:\n{}",
                     String::from_utf8_lossy(&out.stderr)
                 );
-                std::fs::write(&ready, PULUMI_PYTHON).unwrap();
+                std::fs::write(&ready, &wanted).unwrap();
             }
             python
         })
         .clone()
 }
 
-/// The Pulumi Python SDK the bridge is tested against.
-pub const PULUMI_PYTHON: &str = "pulumi==3.272.0";
+/// The Pulumi Python SDK the bridge is tested against, and the policy SDK the policy-pack
+/// tests run (`pulumi-policy` pins protobuf 5.29, which pulumi 3.272 accepts; it adds ~4 s to
+/// a fresh venv).
+pub const PULUMI_PYTHON: [&str; 2] = ["pulumi==3.272.0", "pulumi-policy==1.21.0"];
+
+/// The Node.js policy SDK the policy-pack tests run, installed beside `@pulumi/pulumi` in
+/// `target/nodeenv` (~2 s, one package).
+pub const PULUMI_POLICY_NODE: &str = "@pulumi/policy@1.21.0";
 
 /// `node_modules` with the Pulumi Node.js SDK from npm (`target/nodeenv`), installed on first
 /// use from `examples/programs/nodejs/package.json`.
@@ -498,7 +509,7 @@ pub fn node_modules() -> PathBuf {
             let dir = repo().join("target/nodeenv");
             let modules = dir.join("node_modules");
             let ready = dir.join(".pulumi-installed");
-            if !ready.exists() {
+            if std::fs::read_to_string(&ready).ok().as_deref() != Some(PULUMI_POLICY_NODE) {
                 std::fs::create_dir_all(&dir).unwrap();
                 std::fs::copy(
                     repo().join("examples/programs/nodejs/package.json"),
@@ -515,7 +526,24 @@ pub fn node_modules() -> PathBuf {
                     "npm install failed:\n{}",
                     String::from_utf8_lossy(&out.stderr)
                 );
-                std::fs::write(&ready, "ok").unwrap();
+                let out = Command::new("npm")
+                    .args([
+                        "install",
+                        "--no-audit",
+                        "--no-fund",
+                        "--loglevel=error",
+                        "--no-save",
+                    ])
+                    .arg(PULUMI_POLICY_NODE)
+                    .current_dir(&dir)
+                    .output()
+                    .expect("running npm install");
+                assert!(
+                    out.status.success(),
+                    "npm install {PULUMI_POLICY_NODE} failed:\n{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                std::fs::write(&ready, PULUMI_POLICY_NODE).unwrap();
             }
             modules
         })

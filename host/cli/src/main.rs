@@ -7,6 +7,7 @@ mod display;
 mod interrupt;
 mod names;
 mod passphrase;
+mod policy;
 mod program;
 mod providers;
 mod stack;

@@ -6,6 +6,7 @@
 //! provider as a `ResourceProvider` plugin; [`wire`] holds the limits and checks applied to
 //! everything a plugin or SDK program sends (message sizes, log volume, names, IDs, URNs, paths).
 
+pub mod analyzer;
 pub mod callbacks;
 pub mod child;
 pub mod client;
@@ -17,6 +18,7 @@ pub mod plugin;
 pub mod serve;
 pub mod wire;
 
+pub use analyzer::GrpcAnalyzer;
 pub use client::GrpcProvider;
 pub use engine::{ServeError, Served, serve_engine};
 pub use language::{Language, LanguageProgram};

@@ -85,6 +85,9 @@ pub struct PluginCommand {
     /// The working directory (the project directory for dynamic providers).
     pub dir: Option<PathBuf>,
     pub env: Vec<(String, String)>,
+    /// Written to the plugin's stdin, which is then closed (a policy pack's configuration;
+    /// nothing in its arguments or environment). `None`: stdin is empty.
+    pub stdin: Option<Vec<u8>>,
 }
 
 impl PluginCommand {
@@ -95,6 +98,7 @@ impl PluginCommand {
             args: Vec::new(),
             dir: None,
             env: Vec::new(),
+            stdin: None,
         }
     }
 }
@@ -192,7 +196,11 @@ pub async fn launch(
     let mut cmd = Command::new(&command.program);
     cmd.args(&command.args)
         .arg(engine_address)
-        .stdin(Stdio::null())
+        .stdin(if command.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
@@ -208,6 +216,14 @@ pub async fn launch(
         path: command.program.display().to_string(),
         message: e.to_string(),
     })?;
+    if let (Some(bytes), Some(mut stdin)) = (command.stdin.clone(), child.stdin.take()) {
+        // A plugin that exits without reading it fails on its own; nothing to report.
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            let _ = stdin.write_all(&bytes).await;
+            let _ = stdin.shutdown().await;
+        });
+    }
     let tail = Arc::new(Mutex::new(String::new()));
     let budget = Arc::new(LogBudget::from_settings());
     if let Some(stderr) = child.stderr.take() {

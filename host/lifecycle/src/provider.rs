@@ -440,33 +440,51 @@ impl ProviderLoader for TestLoader {
 /// The scenario's analyzer: flags resources whose input equals a forbidden value.
 pub struct PolicyPack {
     pub policies: Vec<crate::scenario::PolicySpec>,
+    pub info: cairn_engine::deploy::analyzer::AnalyzerInfo,
+}
+
+impl PolicyPack {
+    pub fn new(policies: Vec<crate::scenario::PolicySpec>) -> PolicyPack {
+        PolicyPack {
+            policies,
+            info: cairn_engine::deploy::analyzer::AnalyzerInfo {
+                name: "test-policies".into(),
+                version: "0.0.1".into(),
+                ..Default::default()
+            },
+        }
+    }
 }
 
 #[async_trait::async_trait]
 impl cairn_engine::deploy::analyzer::Analyzer for PolicyPack {
-    fn name(&self) -> &str {
-        "test-policies"
+    fn info(&self) -> &cairn_engine::deploy::analyzer::AnalyzerInfo {
+        &self.info
     }
 
     async fn analyze(
         &self,
-        _urn: &cairn_engine::Urn,
-        _resource_type: &cairn_engine::TypeToken,
-        inputs: &cairn_engine::PropertyMap,
-    ) -> Result<Vec<cairn_engine::deploy::analyzer::Violation>, String> {
-        use cairn_engine::deploy::analyzer::{Enforcement, Violation};
+        resource: &cairn_engine::deploy::analyzer::AnalyzedResource<'_>,
+    ) -> Result<
+        Vec<cairn_engine::deploy::analyzer::Violation>,
+        cairn_engine::deploy::analyzer::AnalyzerError,
+    > {
+        use cairn_engine::deploy::analyzer::{AnalyzerError, Enforcement, Violation};
         let mut out = Vec::new();
         for policy in &self.policies {
-            let forbidden = crate::values::from_yaml(&policy.equals)?;
-            if inputs.get(&policy.property) == Some(&forbidden) {
+            let forbidden = crate::values::from_yaml(&policy.equals).map_err(AnalyzerError)?;
+            if resource.properties.get(&policy.property) == Some(&forbidden) {
                 out.push(Violation {
                     policy: policy.policy.clone(),
+                    description: String::new(),
                     message: format!("{} must not be {:?}", policy.property, forbidden),
                     enforcement: if policy.enforcement == "mandatory" {
                         Enforcement::Mandatory
                     } else {
                         Enforcement::Advisory
                     },
+                    urn: None,
+                    severity: None,
                 });
             }
         }

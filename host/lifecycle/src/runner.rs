@@ -317,9 +317,7 @@ fn run_deployment(
     }
     if !spec.analyzers.is_empty() {
         options.analyzers = cairn_engine::deploy::analyzer::Analyzers(vec![Arc::new(
-            crate::provider::PolicyPack {
-                policies: spec.analyzers.clone(),
-            },
+            crate::provider::PolicyPack::new(spec.analyzers.clone()),
         )]);
     }
     for (key, value) in &spec.config {
@@ -1177,6 +1175,18 @@ fn check(
                     message,
                     ..
                 } if *s == severity => Some(message.clone()),
+                // Policy violations: advisory ones warn, mandatory ones are errors.
+                EngineEvent::PolicyViolation {
+                    pack, violation, ..
+                } if (violation.enforcement
+                    == cairn_engine::deploy::analyzer::Enforcement::Mandatory)
+                    == (severity == Severity::Error) =>
+                {
+                    Some(format!(
+                        "{}/{}: {}",
+                        pack.name, violation.policy, violation.message
+                    ))
+                }
                 _ => None,
             })
             .collect()

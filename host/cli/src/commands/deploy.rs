@@ -68,6 +68,18 @@ pub struct DeployArgs {
     /// (repeatable).
     #[arg(long = "import-pending-creates", num_args = 2, value_names = ["URN", "ID"])]
     import_pending_creates: Vec<String>,
+    /// `up` / `preview`: run this policy pack (a directory with a PulumiPolicy.yaml, or a
+    /// policy component `.wasm`) on every resource and on the stack (repeatable).
+    #[arg(long = "policy-pack", value_name = "DIR")]
+    policy_packs: Vec<std::path::PathBuf>,
+    /// `up` / `preview`: the JSON configuration of the `--policy-pack` in the same position
+    /// (repeatable).
+    #[arg(long = "policy-pack-config", value_name = "FILE")]
+    policy_pack_configs: Vec<std::path::PathBuf>,
+    /// `up`: do not preview first, even with policy packs (a mandatory violation then stops
+    /// the update at its resource, after what was done before it).
+    #[arg(long)]
+    skip_preview: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,8 +164,21 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
         bail!("--clear-pending-creates and --import-pending-creates belong to `cairn refresh`");
     }
     check_targets_before(kind, &options, &snapshot)?;
+    if !kind.runs_program()
+        && (!args.policy_packs.is_empty() || !args.policy_pack_configs.is_empty())
+    {
+        bail!("--policy-pack and --policy-pack-config belong to `cairn up` and `cairn preview`");
+    }
+    if args.skip_preview && kind != Kind::Up {
+        bail!("--skip-preview belongs to `cairn up`");
+    }
+    let packs = crate::policy::locate(&args.policy_packs, &args.policy_pack_configs)?;
     let resolved = config_file.resolve(Some(crypter.as_ref()), &workspace.project)?;
     options.config = engine_config(&resolved);
+    let policies = Policies {
+        packs: &packs,
+        stack: policy_stack(&project, &stack.name, &resolved),
+    };
     options.native_plugins = crate::program::native_plugins(&workspace.project);
     options.program_dir = Some(workspace.dir.clone());
     let wasm = crate::providers::runtime(&context.home)?;
@@ -194,8 +219,11 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
         writer: Box::new(std::io::stdout()),
     };
 
-    if kind == Kind::Preview || !args.yes {
-        if kind != Kind::Preview && !context.interactive {
+    // With policy packs, `up` previews first even with --yes (as Pulumi's `up` does unless
+    // --skip-preview): a mandatory violation then stops it before anything changes.
+    let policy_preview = kind == Kind::Up && !packs.is_empty() && !args.skip_preview;
+    if kind == Kind::Preview || !args.yes || policy_preview {
+        if kind != Kind::Preview && !args.yes && !context.interactive {
             bail!(
                 "cairn {} needs confirmation: pass --yes (non-interactive)",
                 kind.command()
@@ -211,13 +239,14 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             crypter.clone(),
             display_options(context.interactive),
             &setup,
+            &policies,
             &signals,
         ));
         outcome?;
         if kind == Kind::Preview {
             return Ok(());
         }
-        if !confirm(kind)? {
+        if !args.yes && !confirm(kind)? {
             bail!("cancelled; nothing was changed");
         }
     }
@@ -233,6 +262,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             crypter.clone(),
             display_options(context.interactive),
             &setup,
+            &Policies::none(),
             &signals,
         ))?;
         let refreshed = workspace
@@ -253,9 +283,51 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             crypter,
             display_options(context.interactive),
             &setup,
+            &policies,
             &signals,
         ))
         .map(|_| ())
+}
+
+/// The policy packs a deployment runs, and the stack they analyze.
+struct Policies<'a> {
+    packs: &'a [crate::policy::PolicyPack],
+    stack: cairn_grpc::analyzer::StackContext,
+}
+
+impl Policies<'_> {
+    fn none() -> Policies<'static> {
+        Policies {
+            packs: &[],
+            stack: Default::default(),
+        }
+    }
+}
+
+/// The stack as policy packs are told it: names and the configuration (secrets decrypted, as
+/// Pulumi hands them to packs).
+fn policy_stack(
+    project: &str,
+    stack: &str,
+    resolved: &IndexMap<ConfigKey, cairn_engine::config::ResolvedConfig>,
+) -> cairn_grpc::analyzer::StackContext {
+    let mut secret_keys: Vec<String> = resolved
+        .iter()
+        .filter(|(_, v)| v.secret)
+        .map(|(k, _)| k.to_string())
+        .collect();
+    secret_keys.sort();
+    cairn_grpc::analyzer::StackContext {
+        project: project.to_owned(),
+        stack: stack.to_owned(),
+        organization: "organization".to_owned(),
+        dry_run: false,
+        config: resolved
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.value.clone()))
+            .collect(),
+        secret_keys,
+    }
 }
 
 /// What a deployment runs with: the provider loader and (up, preview) the program.
@@ -273,8 +345,10 @@ async fn deploy(
     crypter: Arc<LazyCrypter>,
     display: DisplayOptions,
     setup: &dyn Fn(Arc<Display>) -> Result<Setup>,
+    policies: &Policies<'_>,
     signals: &Signals,
 ) -> Result<Outcome> {
+    let mut options = options;
     let olds: HashSet<Urn> = snapshot.resources.iter().map(|r| r.urn.clone()).collect();
     let journal = Arc::new(SnapshotManager::new(
         snapshot,
@@ -284,6 +358,14 @@ async fn deploy(
     )?);
     let events = Arc::new(Display::new(display));
     let Setup { loader, program } = setup(events.clone())?;
+    let stack = cairn_grpc::analyzer::StackContext {
+        dry_run: options.preview,
+        ..policies.stack.clone()
+    };
+    // Kept until the deployment ends: the engine address the packs were given.
+    let (analyzers, _pack_engine) =
+        crate::policy::start(policies.packs, &stack, events.clone()).await?;
+    options.analyzers = analyzers;
     let deployment = Deployment::new(options.clone(), Arc::new(loader), events.clone(), journal)?;
     let result = {
         let counter = events.clone();

@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use cairn_engine::asset::{Archive, ArchiveSource, Asset, AssetSource};
+use cairn_engine::deploy::analyzer::{Enforcement, PackSummary, Violation};
 use cairn_engine::deploy::events::{
     ChangeKind, Operation, PropertyChange, Severity, StepInfo, StepOp,
 };
@@ -304,6 +305,153 @@ pub(super) fn format_diagnostic(severity: Severity, urn: Option<&Urn>, message: 
         None => format!("{label}: "),
     };
     terminal::message(&first, "    ", message)
+}
+
+/// What the policy packs of a deployment reported, for the `Policies:` section.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct PolicyReport {
+    pub packs: Vec<PackSummary>,
+    /// `(pack, resource, violation)` in the order reported.
+    pub violations: Vec<(PackSummary, Option<Urn>, Violation)>,
+    /// `(pack, policy)` per remediated resource.
+    pub remediations: Vec<(PackSummary, String)>,
+}
+
+impl PolicyReport {
+    pub fn is_empty(&self) -> bool {
+        self.packs.is_empty()
+    }
+}
+
+/// The `Policies:` section, as Pulumi prints it: a line per pack (`✅`, `⚠️` with advisory
+/// violations, `❌` with mandatory ones; packs of one name and version merged, with the
+/// places they were loaded from), then its remediations (`[remediate]  policy  (N resources)`)
+/// and violations, mandatory first, then by severity, policy and resource:
+///
+/// ```text
+/// Policies:
+///     ❌ test-pack@v0.0.3 (local: ../pack)
+///         - [mandatory]  no-public  (pulumi-python:dynamic:Resource: a)
+///           No public things.
+///           resource is public
+/// ```
+pub(super) fn format_policies(report: &PolicyReport) -> String {
+    let key = |p: &PackSummary| format!("{}@v{}", p.name, p.version);
+    let mut packs: Vec<(String, Vec<String>)> = Vec::new();
+    for pack in &report.packs {
+        let k = key(pack);
+        match packs.iter_mut().find(|(existing, _)| *existing == k) {
+            Some((_, places)) => places.push(pack.location.clone()),
+            None => packs.push((k, vec![pack.location.clone()])),
+        }
+    }
+    packs.sort();
+    let mut out = String::from("Policies:\n");
+    for (k, mut places) in packs {
+        let mut violations: Vec<&(PackSummary, Option<Urn>, Violation)> = report
+            .violations
+            .iter()
+            .filter(|(p, _, _)| key(p) == k)
+            .collect();
+        violations.sort_by(|(_, a_urn, a), (_, b_urn, b)| {
+            (
+                rank(a.enforcement),
+                std::cmp::Reverse(a.severity),
+                &a.policy,
+                a_urn,
+            )
+                .cmp(&(
+                    rank(b.enforcement),
+                    std::cmp::Reverse(b.severity),
+                    &b.policy,
+                    b_urn,
+                ))
+        });
+        let mark = if violations
+            .iter()
+            .any(|(_, _, v)| v.enforcement == Enforcement::Mandatory)
+        {
+            "❌"
+        } else if violations.is_empty() {
+            "✅"
+        } else {
+            "⚠️"
+        };
+        places.sort();
+        places.retain(|p| !p.is_empty());
+        let local = if places.is_empty() {
+            String::new()
+        } else {
+            format!(" (local: {})", places.join("; "))
+        };
+        let _ = writeln!(
+            out,
+            "    {mark} {}{}",
+            terminal::field(&k),
+            terminal::text_of(&local)
+        );
+        let mut remediated: Vec<(&str, usize)> = Vec::new();
+        for (_, policy) in report.remediations.iter().filter(|(p, _)| key(p) == k) {
+            match remediated.iter_mut().find(|(name, _)| name == policy) {
+                Some((_, n)) => *n += 1,
+                None => remediated.push((policy, 1)),
+            }
+        }
+        remediated.sort();
+        for (policy, n) in remediated {
+            let _ = writeln!(
+                out,
+                "        - [remediate]  {}  ({n} resource{})",
+                terminal::field(policy),
+                if n == 1 { "" } else { "s" }
+            );
+        }
+        for (_, urn, v) in violations {
+            let severity = v
+                .severity
+                .map(|s| format!(" [severity: {}]", s.as_str()))
+                .unwrap_or_default();
+            let clause = urn
+                .as_ref()
+                .map(|u| {
+                    format!(
+                        "  ({}: {})",
+                        terminal::field(u.resource_type()),
+                        terminal::field(u.name())
+                    )
+                })
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "        - [{}]{severity}  {}{clause}",
+                v.enforcement,
+                terminal::field(&v.policy)
+            );
+            let message = if v.message.is_empty() {
+                &v.description
+            } else {
+                &v.message
+            };
+            if !message.trim().is_empty() {
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    terminal::message("          ", "          ", message)
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Pulumi's order of enforcement levels in the `Policies:` section.
+fn rank(level: Enforcement) -> u8 {
+    match level {
+        Enforcement::Remediate => 0,
+        Enforcement::Mandatory => 1,
+        Enforcement::Advisory => 2,
+        Enforcement::Disabled => 3,
+    }
 }
 
 /// The stack outputs section: `Outputs:` then `    name: value` per output.

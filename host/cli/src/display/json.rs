@@ -107,6 +107,40 @@ fn event_to_json(event: &EngineEvent, show_secrets: bool) -> Json {
             );
             m.insert("message".into(), message.as_str().into());
         }
+        EngineEvent::PolicyPacks(packs) => {
+            m.insert("type".into(), "policyPacks".into());
+            let packs: Vec<Json> = packs.iter().map(pack_json).collect();
+            m.insert("packs".into(), Json::Array(packs));
+        }
+        EngineEvent::PolicyViolation {
+            pack,
+            urn,
+            violation,
+        } => {
+            m.insert("type".into(), "policyViolation".into());
+            m.insert("pack".into(), pack_json(pack));
+            m.insert(
+                "urn".into(),
+                urn.as_ref().map_or(Json::Null, |u| u.as_str().into()),
+            );
+            m.insert("policy".into(), violation.policy.as_str().into());
+            m.insert(
+                "enforcementLevel".into(),
+                violation.enforcement.as_str().into(),
+            );
+            m.insert("description".into(), violation.description.as_str().into());
+            m.insert("message".into(), violation.message.as_str().into());
+            m.insert(
+                "severity".into(),
+                violation.severity.map_or(Json::Null, |s| s.as_str().into()),
+            );
+        }
+        EngineEvent::PolicyRemediation { pack, urn, policy } => {
+            m.insert("type".into(), "policyRemediation".into());
+            m.insert("pack".into(), pack_json(pack));
+            m.insert("urn".into(), urn.as_str().into());
+            m.insert("policy".into(), policy.as_str().into());
+        }
         EngineEvent::Outputs { urn, outputs } => {
             m.insert("type".into(), "outputs".into());
             m.insert("urn".into(), urn.as_str().into());
@@ -133,6 +167,14 @@ fn event_to_json(event: &EngineEvent, show_secrets: bool) -> Json {
             m.insert("succeeded".into(), (*succeeded).into());
         }
     }
+    Json::Object(m)
+}
+
+fn pack_json(pack: &cairn_engine::deploy::analyzer::PackSummary) -> Json {
+    let mut m = Map::new();
+    m.insert("name".into(), pack.name.as_str().into());
+    m.insert("version".into(), pack.version.as_str().into());
+    m.insert("location".into(), pack.location.as_str().into());
     Json::Object(m)
 }
 

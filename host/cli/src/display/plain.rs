@@ -36,8 +36,8 @@ use cairn_engine::urn::ROOT_STACK_TYPE;
 use cairn_engine::{PropertyMap, Urn};
 
 use super::format::{
-    LineStatus, SummaryInfo, format_diagnostic, format_diff, format_outputs, format_step_line,
-    format_summary,
+    LineStatus, PolicyReport, SummaryInfo, format_diagnostic, format_diff, format_outputs,
+    format_policies, format_step_line, format_summary,
 };
 use super::{Output, Renderer, lock};
 use crate::terminal;
@@ -72,6 +72,8 @@ pub(super) struct Lines {
     /// The root stack's outputs, printed with the summary.
     stack_outputs: Option<PropertyMap>,
     failed_steps: usize,
+    /// What the policy packs reported, printed with the summary.
+    policies: PolicyReport,
 }
 
 impl Lines {
@@ -82,6 +84,7 @@ impl Lines {
             planned: HashSet::new(),
             stack_outputs: None,
             failed_steps: 0,
+            policies: PolicyReport::default(),
         }
     }
 
@@ -97,6 +100,23 @@ impl Lines {
                 self.planned.clear();
                 self.stack_outputs = None;
                 self.failed_steps = 0;
+                self.policies = PolicyReport::default();
+                String::new()
+            }
+            EngineEvent::PolicyPacks(packs) => {
+                self.policies.packs = packs;
+                String::new()
+            }
+            EngineEvent::PolicyViolation {
+                pack,
+                urn,
+                violation,
+            } => {
+                self.policies.violations.push((pack, urn, violation));
+                String::new()
+            }
+            EngineEvent::PolicyRemediation { pack, policy, .. } => {
+                self.policies.remediations.push((pack, policy));
                 String::new()
             }
             EngineEvent::StepStarted(step) | EngineEvent::StepFinished { step, .. }
@@ -151,6 +171,11 @@ impl Lines {
                 succeeded,
             } => {
                 let mut out = String::new();
+                let policies = std::mem::take(&mut self.policies);
+                if !policies.is_empty() {
+                    out.push('\n');
+                    out.push_str(&format_policies(&policies));
+                }
                 if let Some(outputs) = self.stack_outputs.take()
                     && !outputs.is_empty()
                 {

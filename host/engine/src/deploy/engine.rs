@@ -57,6 +57,8 @@ pub(crate) struct Engine {
     /// deployment waits for all of them before it deletes or saves.
     pub in_flight: tokio_util::task::TaskTracker,
     pub failures: Mutex<Vec<StepFailure>>,
+    /// Mandatory policy violations a preview found (an update fails the resource instead).
+    pub policy_failures: Mutex<Vec<String>>,
     plan: Mutex<Plan>,
     tally: Mutex<Tally>,
     /// Default provider references by (package, version), each registered once.
@@ -115,6 +117,7 @@ impl Engine {
             interrupted: AtomicBool::new(false),
             in_flight: tokio_util::task::TaskTracker::new(),
             failures: Mutex::new(Vec::new()),
+            policy_failures: Mutex::new(Vec::new()),
             plan: Mutex::new(plan),
             tally: Mutex::new(Tally::default()),
             defaults: Mutex::new(HashMap::new()),

@@ -6,6 +6,7 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use serde::Serialize;
 
+use super::analyzer::{PackSummary, Violation};
 use crate::path::PropertyPath;
 use crate::urn::Urn;
 use crate::value::{PropertyMap, PropertyValue};
@@ -150,6 +151,21 @@ pub enum EngineEvent {
         severity: Severity,
         urn: Option<Urn>,
         message: String,
+    },
+    /// The policy packs this deployment runs (sent once, at the start, when there are any).
+    PolicyPacks(Vec<PackSummary>),
+    /// A policy pack reported a violation: about `urn` (a resource policy's resource; for a
+    /// stack policy, the resource it named, else none).
+    PolicyViolation {
+        pack: PackSummary,
+        urn: Option<Urn>,
+        violation: Violation,
+    },
+    /// A remediation policy rewrote a resource's inputs.
+    PolicyRemediation {
+        pack: PackSummary,
+        urn: Urn,
+        policy: String,
     },
     /// A resource's outputs became known (stack outputs are those of the root stack resource).
     Outputs { urn: Urn, outputs: PropertyMap },

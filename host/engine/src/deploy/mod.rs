@@ -161,12 +161,27 @@ pub enum DeployError {
     Steps(Vec<StepFailure>),
     #[error("{0}")]
     Engine(String),
+    /// Policy packs found mandatory violations (each line names the resource or the stack and
+    /// the pack/policy); in an update, after what it had done.
+    #[error("{}", describe_policy(.0))]
+    Policy(Vec<String>),
     /// Interrupted (Ctrl-C, SIGTERM): nothing new was started, and every operation that was
     /// running finished and was recorded.
     #[error(
         "the deployment was interrupted: operations already running finished and were recorded; run the command again to continue"
     )]
     Interrupted,
+}
+
+fn describe_policy(failures: &[String]) -> String {
+    match failures {
+        [one] => one.clone(),
+        many => format!(
+            "{} mandatory policy violations:\n  {}",
+            many.len(),
+            many.join("\n  ")
+        ),
+    }
 }
 
 fn describe_failures(failures: &[StepFailure]) -> String {
@@ -257,6 +272,11 @@ impl Deployment {
     /// replaces what it registers, then deletes what it no longer does.
     pub async fn update(&self, program: Arc<dyn Program>) -> Result<Outcome, DeployError> {
         let started = self.start(Operation::Update);
+        if !self.engine.options.analyzers.is_empty() {
+            self.engine.emit(EngineEvent::PolicyPacks(
+                self.engine.options.analyzers.summaries(),
+            ));
+        }
         let result = async {
             self.engine
                 .check_pending_creates("`cairn up`")
@@ -281,13 +301,33 @@ impl Deployment {
             deleted.map_err(|e| DeployError::Engine(e.message))?;
             self.engine
                 .settle_pending_after_update()
-                .map_err(|e| DeployError::Engine(e.message))
+                .map_err(|e| DeployError::Engine(e.message))?;
+            self.analyze_stack().await
         }
         .await;
         if result.is_err() {
             self.engine.keep_previous_stack_outputs();
         }
         self.finish(Operation::Update, started, result)
+    }
+
+    /// The policy packs' stack policies, once the program ran and everything it changed is
+    /// recorded (as Pulumi runs `AnalyzeStack` after a successful update or preview); fails
+    /// with the mandatory violations found (in a preview, also those of its resources).
+    async fn analyze_stack(&self) -> Result<(), DeployError> {
+        if self.engine.options.analyzers.is_empty() {
+            return Ok(());
+        }
+        let failures = self
+            .engine
+            .analyze_stack()
+            .await
+            .map_err(|e| DeployError::Engine(e.message))?;
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(DeployError::Policy(failures))
+        }
     }
 
     /// Reads every resource from its provider and records what changed out of band.

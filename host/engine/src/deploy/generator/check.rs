@@ -1,12 +1,17 @@
 //! Check and analyzers: a resource's new inputs validated by its provider (defaults applied,
 //! secrets kept), then by the deployment's policy analyzers, before anything is diffed.
 
-use crate::urn::{TypeToken, Urn};
+use std::collections::HashMap;
+
+use crate::state::ResourceState;
+use crate::urn::Urn;
 use crate::value::PropertyMap;
 
-use super::super::analyzer::Enforcement;
-use super::super::engine::{Engine, err};
-use super::super::events::StepOp;
+use super::super::analyzer::{
+    AnalyzedResource, Analyzer, AnalyzerError, Enforcement, PackSummary, Violation,
+};
+use super::super::engine::{Engine, err, lock};
+use super::super::events::{EngineEvent, StepOp};
 use super::super::monitor::MonitorError;
 use super::super::provider::{CheckFailure, CheckResult, ProviderError};
 
@@ -47,36 +52,193 @@ impl Engine {
         Err(self.fail(urn, StepOp::Create, message).await)
     }
 
-    /// Runs the configured analyzers on a resource's checked inputs: advisory violations warn,
-    /// mandatory ones fail the resource before anything is changed.
+    /// Runs the configured policy packs on a resource (its checked inputs in `resource`):
+    /// remediations first, one pack after another, each seeing the inputs the last one left;
+    /// then every pack's validations at once. Violations are reported as they come; a
+    /// mandatory one fails the resource before anything is changed — in a preview it is
+    /// recorded instead, and the preview fails at its end (as Pulumi's does). Returns the
+    /// remediated inputs, if a remediation changed them.
     pub async fn analyze(
         &self,
-        urn: &Urn,
-        resource_type: &TypeToken,
-        inputs: &PropertyMap,
-    ) -> Result<(), MonitorError> {
-        let mut mandatory = Vec::new();
-        for analyzer in &self.options.analyzers.0 {
-            let violations = analyzer
-                .analyze(urn, resource_type, inputs)
-                .await
-                .map_err(|e| err(format!("{urn}: analyzer {} failed: {e}", analyzer.name())))?;
-            for v in violations {
-                let message = format!("{}/{}: {}", analyzer.name(), v.policy, v.message);
-                match v.enforcement {
-                    Enforcement::Advisory => self.warn(Some(urn), message),
-                    Enforcement::Mandatory => {
-                        self.report_error(urn, message.clone());
-                        mandatory.push(message);
+        resource: &AnalyzedResource<'_>,
+    ) -> Result<Option<PropertyMap>, MonitorError> {
+        let analyzers = &self.options.analyzers.0;
+        if analyzers.is_empty() {
+            return Ok(None);
+        }
+        let urn = &resource.state.urn;
+        let mut remediated: Option<PropertyMap> = None;
+        for analyzer in analyzers {
+            let current = AnalyzedResource {
+                properties: remediated.as_ref().unwrap_or(resource.properties),
+                ..*resource
+            };
+            let pack = &analyzer.info().name;
+            let remediations = match analyzer.remediate(&current).await {
+                Ok(remediations) => remediations,
+                Err(e) => return Err(self.pack_failed(urn, pack, &e).await),
+            };
+            for remediation in remediations {
+                match remediation.result {
+                    Ok(mut inputs) => {
+                        if let Err(e) = crate::limits::check_properties(&inputs) {
+                            let e = AnalyzerError::new(format!(
+                                "policy {} remediated it into inputs that cannot be recorded: {e}",
+                                remediation.policy
+                            ));
+                            return Err(self.pack_failed(urn, pack, &e).await);
+                        }
+                        crate::value::restore_secrets(&mut inputs, resource.properties);
+                        self.emit(EngineEvent::PolicyRemediation {
+                            pack: pack_summary(analyzer.as_ref()),
+                            urn: urn.clone(),
+                            policy: remediation.policy,
+                        });
+                        remediated = Some(inputs);
                     }
+                    Err(message) => self.report_violations(
+                        analyzer.as_ref(),
+                        Some(urn),
+                        vec![Violation {
+                            policy: remediation.policy,
+                            description: remediation.description,
+                            message,
+                            enforcement: Enforcement::Advisory,
+                            urn: None,
+                            severity: None,
+                        }],
+                    ),
                 }
             }
         }
-        if mandatory.is_empty() {
-            return Ok(());
+        let current = AnalyzedResource {
+            properties: remediated.as_ref().unwrap_or(resource.properties),
+            ..*resource
+        };
+        let results =
+            futures::future::join_all(analyzers.iter().map(|a| a.analyze(&current))).await;
+        let mut mandatory = Vec::new();
+        for (analyzer, result) in analyzers.iter().zip(results) {
+            let pack = &analyzer.info().name;
+            let violations = match result.and_then(|v| super::super::analyzer::admit(pack, v)) {
+                Ok(violations) => violations,
+                Err(e) => return Err(self.pack_failed(urn, pack, &e).await),
+            };
+            mandatory.extend(
+                violations
+                    .iter()
+                    .filter(|v| v.enforcement == Enforcement::Mandatory)
+                    .map(|v| format!("{pack}/{}", v.policy)),
+            );
+            self.report_violations(analyzer.as_ref(), Some(urn), violations);
         }
-        let message = format!("{urn}: policy violation: {}", mandatory.join("; "));
+        if mandatory.is_empty() {
+            return Ok(remediated);
+        }
+        let message = format!(
+            "mandatory policy violation{} ({})",
+            if mandatory.len() == 1 { "" } else { "s" },
+            mandatory.join(", ")
+        );
+        if self.preview() {
+            lock(&self.policy_failures).push(format!("{urn}: {message}"));
+            return Ok(remediated);
+        }
         Err(self.fail(urn, StepOp::Create, message).await)
+    }
+
+    /// Runs every pack's stack policies on the stack's resources (their outputs) once the
+    /// program and the deletes are done. Violations naming a resource of the stack are about
+    /// it, the others about the stack. Returns the mandatory violations, which fail the
+    /// deployment (after what it changed: Pulumi's `up --skip-preview` too); a preview adds
+    /// those its resources had.
+    pub async fn analyze_stack(&self) -> Result<Vec<String>, MonitorError> {
+        let analyzers = &self.options.analyzers.0;
+        let snapshot = self.journal.current();
+        let live: Vec<&ResourceState> = snapshot.resources.iter().filter(|r| !r.delete).collect();
+        let by_urn: HashMap<&Urn, &ResourceState> = live.iter().map(|r| (&r.urn, *r)).collect();
+        let resources: Vec<AnalyzedResource<'_>> = live
+            .iter()
+            .map(|r| AnalyzedResource {
+                state: r,
+                properties: &r.outputs,
+                delete_before_replace: None,
+                provider: r
+                    .provider
+                    .as_ref()
+                    .and_then(|p| by_urn.get(&p.urn).copied()),
+            })
+            .collect();
+        let results =
+            futures::future::join_all(analyzers.iter().map(|a| a.analyze_stack(&resources))).await;
+        let mut mandatory = Vec::new();
+        for (analyzer, result) in analyzers.iter().zip(results) {
+            let pack = &analyzer.info().name;
+            let violations = result
+                .and_then(|v| super::super::analyzer::admit(pack, v))
+                .map_err(|e| {
+                    let message = format!("policy pack {pack} failed analyzing the stack: {e}");
+                    self.report_error(&self.root_urn, message.clone());
+                    err(message)
+                })?;
+            for mut violation in violations {
+                if violation.enforcement == Enforcement::Mandatory {
+                    mandatory.push(format!("{pack}/{}", violation.policy));
+                }
+                if !violation
+                    .urn
+                    .as_ref()
+                    .is_some_and(|u| by_urn.contains_key(u))
+                {
+                    violation.urn = Some(self.root_urn.clone());
+                }
+                self.report_violations(analyzer.as_ref(), None, vec![violation]);
+            }
+        }
+        let mut failures: Vec<String> = lock(&self.policy_failures).clone();
+        if !mandatory.is_empty() {
+            failures.push(format!(
+                "the stack: mandatory policy violation{} ({})",
+                if mandatory.len() == 1 { "" } else { "s" },
+                mandatory.join(", ")
+            ));
+        }
+        Ok(failures)
+    }
+
+    /// Emits a pack's violations, each about `urn` (or, from a stack policy, the resource
+    /// it names).
+    pub fn report_violations(
+        &self,
+        analyzer: &dyn Analyzer,
+        urn: Option<&Urn>,
+        violations: Vec<Violation>,
+    ) {
+        let pack = pack_summary(analyzer);
+        for violation in violations {
+            self.emit(EngineEvent::PolicyViolation {
+                pack: pack.clone(),
+                urn: violation.urn.clone().or_else(|| urn.cloned()),
+                violation,
+            });
+        }
+    }
+
+    /// The error of a pack that failed (crashed, timed out, sent what cannot be accepted): it
+    /// fails the deployment, naming the pack.
+    async fn pack_failed(&self, urn: &Urn, pack: &str, e: &AnalyzerError) -> MonitorError {
+        let message = format!("policy pack {pack} failed: {e}");
+        self.report_error(urn, message.clone());
+        self.fail(urn, StepOp::Create, message).await
+    }
+}
+
+/// A pack as events name it.
+pub fn pack_summary(analyzer: &dyn Analyzer) -> PackSummary {
+    PackSummary {
+        name: analyzer.info().name.clone(),
+        version: analyzer.info().version.clone(),
+        location: analyzer.location().to_owned(),
     }
 }
 

@@ -9,6 +9,7 @@ use indexmap::IndexMap;
 use crate::state::ResourceState;
 use crate::urn::Urn;
 
+use super::super::analyzer::AnalyzedResource;
 use super::super::engine::Engine;
 use super::super::events::StepOp;
 use super::super::generator::diff::diff_properties;
@@ -36,7 +37,19 @@ impl Engine {
             &request.options.aliases,
             caller,
         )?;
-        let state = component_state(&urn, parent, request, &old);
+        let delete_before_replace = request.options.delete_before_replace;
+        let mut state = component_state(&urn, parent, request, &old);
+        if !self.options.analyzers.is_empty() {
+            let resource = AnalyzedResource {
+                state: &state,
+                properties: &state.inputs,
+                delete_before_replace,
+                provider: None,
+            };
+            if let Some(remediated) = self.analyze(&resource).await? {
+                state.inputs = remediated;
+            }
+        }
         let old_state = old.as_ref().map(|(_, o)| o);
         let op = match old_state {
             None => StepOp::Create,

@@ -31,6 +31,7 @@ use crate::state::{ProviderReference, ResourceState};
 use crate::urn::Urn;
 use crate::value::{PropertyMap, PropertyValue};
 
+use super::analyzer::AnalyzedResource;
 use super::engine::{Engine, err};
 use super::events::{PropertyChange, StepOp};
 use super::journal::{BaseIndex, Mutation};
@@ -130,9 +131,19 @@ impl Engine {
         let olds = usable.map(|(_, o)| o.inputs.clone()).unwrap_or_default();
         let checked = self.check_custom(&registration, olds).await?;
         registration.state.inputs = checked;
-        let state = &registration.state;
-        self.analyze(&state.urn, &state.resource_type, &state.inputs)
-            .await?;
+        if !self.options.analyzers.is_empty() {
+            let state = &registration.state;
+            let provider = self.state_of(&registration.provider_ref.urn);
+            let resource = AnalyzedResource {
+                state,
+                properties: &state.inputs,
+                delete_before_replace: registration.request.options.delete_before_replace,
+                provider: provider.as_ref(),
+            };
+            if let Some(remediated) = self.analyze(&resource).await? {
+                registration.state.inputs = remediated;
+            }
+        }
         let Some((index, usable)) = usable.cloned() else {
             return self.create_new(registration, old).await;
         };

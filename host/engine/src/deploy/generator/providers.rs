@@ -12,6 +12,7 @@ use crate::urn::{TypeToken, Urn};
 use crate::value::{PropertyMap, PropertyValue};
 
 use super::super::admission::native_refusal;
+use super::super::analyzer::AnalyzedResource;
 use super::super::engine::{Engine, err};
 use super::super::events::StepOp;
 use super::super::generator::diff::{Decision, DiffFacts, decide, diff_properties};
@@ -224,6 +225,17 @@ impl Engine {
         state.inputs = checked.clone();
         state.outputs = checked.clone();
         state.protect = options.protect;
+        if !self.options.analyzers.is_empty() {
+            // Providers are analyzed, not remediated: their inputs configure the plugin
+            // already loaded.
+            let resource = AnalyzedResource {
+                state: &state,
+                properties: &state.inputs,
+                delete_before_replace: options.delete_before_replace,
+                provider: None,
+            };
+            self.analyze(&resource).await?;
+        }
         let (op, mutations, id) = self
             .provider_decision(&urn, &*provider, &old, &checked)
             .await?;

@@ -1,0 +1,201 @@
+//! `--policy-pack` and `--policy-pack-config`: the policy packs a deployment runs, found,
+//! started and configured as Pulumi does it.
+//!
+//! A pack is a directory with a `PulumiPolicy.yaml` (`runtime: python` with
+//! `options.virtualenv`, else `python3`; `runtime: nodejs` with `@pulumi/pulumi` in its
+//! `node_modules`), run over the gRPC `Analyzer` protocol ([`cairn_grpc::analyzer`]). Each
+//! `--policy-pack-config FILE` belongs to the `--policy-pack` in the same position; the pack's
+//! configuration is reconciled (`cairn_engine::deploy::analyzer::config`) and checked against
+//! its policies' schemas before anything runs.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result, bail};
+use cairn_engine::deploy::analyzer::{Analyzer, Analyzers, PolicyConfigs, config};
+use cairn_engine::deploy::events::{EngineEvent, EventSink, Severity};
+use cairn_grpc::analyzer::{GrpcAnalyzer, PackRuntime, PackSource, StackContext};
+
+/// One `--policy-pack`, located and read, with its configuration file (parsed).
+pub struct PolicyPack {
+    source: PackSource,
+    config: Option<(PathBuf, PolicyConfigs)>,
+}
+
+/// The packs named on the command line, checked before anything runs.
+pub fn locate(paths: &[PathBuf], configs: &[PathBuf]) -> Result<Vec<PolicyPack>> {
+    if !configs.is_empty() && paths.is_empty() {
+        bail!("\"--policy-pack-config\" must be specified with \"--policy-pack\"");
+    }
+    if !configs.is_empty() && configs.len() != paths.len() {
+        bail!(
+            "the number of \"--policy-pack-config\" flags must match the number of \"--policy-pack\" flags"
+        );
+    }
+    paths
+        .iter()
+        .enumerate()
+        .map(|(i, path)| {
+            let config = match configs.get(i) {
+                None => None,
+                Some(file) => {
+                    let text = std::fs::read_to_string(file).with_context(|| {
+                        format!("reading the policy pack config {}", file.display())
+                    })?;
+                    let parsed = config::parse_file(&text).map_err(|e| {
+                        anyhow::anyhow!("the policy pack config {}: {e}", file.display())
+                    })?;
+                    Some((file.clone(), parsed))
+                }
+            };
+            Ok(PolicyPack {
+                source: source(path)?,
+                config,
+            })
+        })
+        .collect()
+}
+
+/// A pack directory as the command that starts it.
+fn source(path: &Path) -> Result<PackSource> {
+    let location = path.display().to_string();
+    let dir = std::fs::canonicalize(path)
+        .with_context(|| format!("policy pack not found at {location:?}"))?;
+    let manifest = dir.join("PulumiPolicy.yaml");
+    if !manifest.is_file() {
+        bail!(
+            "policy pack {location:?} has no PulumiPolicy.yaml (a policy pack is a directory with a PulumiPolicy.yaml)"
+        );
+    }
+    let text = std::fs::read_to_string(&manifest)
+        .with_context(|| format!("reading {}", manifest.display()))?;
+    crate::yaml::check_nesting(&text, &manifest.display().to_string())?;
+    let yaml: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text)
+        .with_context(|| format!("{} is not valid YAML", manifest.display()))?;
+    let (runtime, options) = match &yaml["runtime"] {
+        serde_yaml_ng::Value::String(s) => (s.clone(), serde_yaml_ng::Value::Null),
+        other => (
+            other["name"].as_str().unwrap_or_default().to_owned(),
+            other["options"].clone(),
+        ),
+    };
+    let runtime = match runtime.as_str() {
+        "python" => PackRuntime::Python {
+            python: match options["virtualenv"].as_str() {
+                Some(venv) => {
+                    let python = dir.join(venv).join("bin/python");
+                    if !python.is_file() {
+                        bail!(
+                            "{}: runtime.options.virtualenv {venv:?} has no bin/python; create it with `python3 -m venv {venv} && {venv}/bin/pip install -r requirements.txt` in {}",
+                            manifest.display(),
+                            dir.display()
+                        );
+                    }
+                    python
+                }
+                None => PathBuf::from("python3"),
+            },
+        },
+        "nodejs" => {
+            let run_script = dir.join("node_modules/@pulumi/pulumi/cmd/run-policy-pack");
+            if !run_script.exists() {
+                bail!(
+                    "it looks like the policy pack's dependencies are not installed; try running npm install or yarn install in {:?}",
+                    dir.display().to_string()
+                );
+            }
+            PackRuntime::Node {
+                node: PathBuf::from("node"),
+                run_script,
+            }
+        }
+        other => bail!(
+            "{}: runtime {other:?} is not one Cairn runs policy packs with (python, nodejs)",
+            manifest.display()
+        ),
+    };
+    let version = match &yaml["version"] {
+        serde_yaml_ng::Value::String(v) => Some(v.clone()),
+        serde_yaml_ng::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    Ok(PackSource {
+        dir,
+        runtime,
+        version,
+        location,
+    })
+}
+
+/// Starts and configures the packs for one deployment; their output goes to `events`.
+pub async fn start(
+    packs: &[PolicyPack],
+    stack: &StackContext,
+    events: Arc<dyn EventSink>,
+) -> Result<(Analyzers, Option<cairn_grpc::Served>)> {
+    if packs.is_empty() {
+        return Ok((Analyzers::default(), None));
+    }
+    let engine = cairn_grpc::serve_engine(events.clone(), None).await?;
+    let address = engine.target();
+    let started = futures::future::join_all(packs.iter().map(|pack| {
+        let name = format!("policy pack {}", pack.source.location);
+        let events = events.clone();
+        let output: cairn_grpc::plugin::OutputSink = Arc::new(move |stderr, line| {
+            events.emit(EngineEvent::Diagnostic {
+                severity: Severity::Debug,
+                urn: None,
+                message: format!("{name}{}: {line}", if stderr { " (stderr)" } else { "" }),
+            });
+        });
+        GrpcAnalyzer::start(
+            &pack.source,
+            stack,
+            &address,
+            cairn_grpc::plugin::DEFAULT_START_TIMEOUT,
+            output,
+        )
+    }))
+    .await;
+    let mut analyzers: Vec<Arc<dyn Analyzer>> = Vec::new();
+    for (pack, analyzer) in packs.iter().zip(started) {
+        let analyzer = analyzer.map_err(|e| {
+            anyhow::anyhow!(
+                "policy pack {:?} failed to start: {e}",
+                pack.source.location
+            )
+        })?;
+        configure(&analyzer, pack).await?;
+        analyzers.push(Arc::new(analyzer));
+    }
+    Ok((Analyzers(analyzers), Some(engine)))
+}
+
+/// Reconciles a pack's configuration and hands it over, as Pulumi's engine does.
+async fn configure(analyzer: &dyn Analyzer, pack: &PolicyPack) -> Result<()> {
+    let info = analyzer.info();
+    if !info.supports_config {
+        if let Some((file, _)) = &pack.config {
+            bail!(
+                "policy pack {:?} at {:?} does not support config ({})",
+                info.name,
+                pack.source.location,
+                file.display()
+            );
+        }
+        return Ok(());
+    }
+    let empty = PolicyConfigs::new();
+    let given = pack.config.as_ref().map_or(&empty, |(_, c)| c);
+    let reconciled = config::reconcile(info, given).map_err(|errors| {
+        anyhow::anyhow!(
+            "validating policy config for {:?}: {}",
+            info.name,
+            errors.join("; ")
+        )
+    })?;
+    analyzer
+        .configure(&reconciled)
+        .await
+        .with_context(|| format!("configuring policy pack {:?}", info.name))
+}
