@@ -3,11 +3,14 @@
 //! protocol against a Python program (`tests/data/policy`). Advisory, mandatory and disabled
 //! policies, resource and stack policies, configuration, packs that crash or lie; a mandatory
 //! violation changes nothing. The Node.js cases follow Pulumi's `tests/integration`
-//! `TestAdvisoryPolicyPack`, `TestMandatoryPolicyPack` and `TestMultiplePolicyPacks`.
+//! `TestAdvisoryPolicyPack`, `TestMandatoryPolicyPack` and `TestMultiplePolicyPacks`. Policy
+//! components (`--policy-pack pack.wasm`): the example pack and a hostile one.
 
 use std::path::{Path, PathBuf};
 
-use crate::support::{Sandbox, assert_contains, node_modules, python, repo};
+use crate::support::{
+    Sandbox, assert_contains, example_wasm, node_modules, python, repo, test_wasm,
+};
 
 fn fixtures() -> PathBuf {
     repo().join("tests/data/policy")
@@ -340,4 +343,69 @@ fn packs_that_crash_lie_or_print_garbage_fail_naming_the_pack() {
     let (ok, out) = run(&sandbox, &["preview", "--policy-pack", "nowhere"]);
     assert!(!ok);
     assert_contains(&out, &["policy pack not found at \"nowhere\""]);
+}
+
+#[test]
+fn policy_components_run_sandboxed_beside_pulumi_packs() {
+    let sandbox = project();
+    let site = example_wasm("site-policies");
+    let site = site.display().to_string();
+    let config = sandbox.write("site.json", r#"{"max-resources": {"max": 2}}"#);
+    let python_pack = pack(&sandbox, "python-pack");
+    let (ok, out) = run(
+        &sandbox,
+        &[
+            "preview",
+            "--policy-pack",
+            &site,
+            "--policy-pack-config",
+            &config.display().to_string(),
+            "--policy-pack",
+            &python_pack,
+            "--policy-pack-config",
+            &sandbox.write("empty.json", "{}").display().to_string(),
+        ],
+    );
+    assert!(ok, "{out}");
+    assert_contains(
+        &out,
+        &[
+            &format!("⚠️ site-policies@v0.1.0 (local: {site})"),
+            "- [advisory]  max-resources  (pulumi:pulumi:Stack: policy-prog-dev)\n          Stacks must stay small.\n          the stack has 4 resources (at most 2)",
+            "⚠️ test-pack@v0.0.3",
+        ],
+    );
+
+    // A directory holding one component names it too; a hostile pack that traps fails the
+    // update before anything changes, naming the pack.
+    let dir = sandbox.root().join("hostile");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(test_wasm("hostile-policy"), dir.join("hostile.wasm")).unwrap();
+    sandbox.ok(&["config", "set", "extra", "trap"]);
+    let (ok, out) = run(
+        &sandbox,
+        &["up", "--yes", "--policy-pack", &dir.display().to_string()],
+    );
+    assert!(!ok, "{out}");
+    assert_contains(
+        &out,
+        &[
+            "policy pack hostile-policy failed: analyze: wasm trap",
+            "the hostile policy traps",
+        ],
+    );
+    assert!(created(&sandbox).is_empty(), "{:?}", created(&sandbox));
+
+    // One that loops is stopped at its deadline.
+    sandbox.ok(&["config", "set", "extra", "loop"]);
+    let out = sandbox
+        .command(&["preview", "--policy-pack", &dir.display().to_string()])
+        .env("CAIRN_POLICY_TIMEOUT", "2")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert_contains(
+        &String::from_utf8_lossy(&out.stderr),
+        &["deadline of 2 s exceeded", "CAIRN_POLICY_TIMEOUT"],
+    );
 }
