@@ -68,9 +68,27 @@ pub struct Resource {
     pub properties: PropertyMap,
     pub protect: bool,
     pub parent: Option<String>,
+    /// Property paths whose changes are ignored.
+    pub ignore_changes: Vec<String>,
+    pub delete_before_replace: Option<bool>,
+    pub additional_secret_outputs: Vec<String>,
+    /// Alias URNs.
+    pub aliases: Vec<String>,
+    /// Stack policies: the URNs it depends on.
     pub dependencies: Vec<String>,
-    /// The provider resource's URN and inputs.
-    pub provider: Option<(String, PropertyMap)>,
+    /// The provider resource managing it (not for components).
+    pub provider: Option<Provider>,
+}
+
+/// A resource's provider, as a policy sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Provider {
+    pub urn: String,
+    /// `pulumi:providers:<package>`.
+    pub resource_type: String,
+    pub name: String,
+    /// The provider's inputs (its configuration).
+    pub properties: PropertyMap,
 }
 
 impl Resource {
@@ -331,11 +349,13 @@ fn resource_of(r: wp::Resource) -> Result<Resource, String> {
         .map_err(|e| format!("{}: the host sent malformed properties: {e}", r.urn))?;
     let provider = match r.provider {
         None => None,
-        Some(p) => Some((
-            p.urn,
-            crate::wire::decode_map(p.properties)
-                .map_err(|e| format!("the host sent malformed provider properties: {e}"))?,
-        )),
+        Some(p) => Some(Provider {
+            properties: crate::wire::decode_map(p.properties)
+                .map_err(|e| format!("{}: the host sent malformed properties: {e}", p.urn))?,
+            urn: p.urn,
+            resource_type: p.resource_type,
+            name: p.name,
+        }),
     };
     Ok(Resource {
         urn: r.urn,
@@ -344,6 +364,10 @@ fn resource_of(r: wp::Resource) -> Result<Resource, String> {
         properties,
         protect: r.options.protect,
         parent: r.options.parent,
+        ignore_changes: r.options.ignore_changes,
+        delete_before_replace: r.options.delete_before_replace,
+        additional_secret_outputs: r.options.additional_secret_outputs,
+        aliases: r.options.aliases,
         dependencies: r.dependencies,
         provider,
     })

@@ -409,3 +409,96 @@ fn policy_components_run_sandboxed_beside_pulumi_packs() {
         &["deadline of 2 s exceeded", "CAIRN_POLICY_TIMEOUT"],
     );
 }
+
+/// The quick start (`random` and `file` providers, files written into a granted `out`
+/// directory) under the example pack `site-policies`.
+fn quickstart() -> Sandbox {
+    let sandbox = Sandbox::new("quickstart");
+    sandbox.write(
+        "Pulumi.yaml",
+        &format!(
+            "name: quickstart\nruntime: wasm\nmain: {}\n",
+            example_wasm("quickstart").display()
+        ),
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    for provider in ["random", "file"] {
+        sandbox.ok(&[
+            "plugin",
+            "install",
+            example_wasm(provider).to_str().unwrap(),
+        ]);
+    }
+    std::fs::create_dir_all(sandbox.project.join("out")).unwrap();
+    for (path, value) in [
+        ("[\"cairn:grants\"].file.directories[0].host", "./out"),
+        ("[\"cairn:grants\"].file.directories[0].guest", "/work"),
+        ("[\"cairn:grants\"].file.directories[0].write", "true"),
+    ] {
+        sandbox.ok(&["config", "set", "--path", path, value]);
+    }
+    sandbox
+}
+
+#[test]
+fn the_example_pack_guards_a_real_deployment() {
+    let sandbox = quickstart();
+    let site = example_wasm("site-policies").display().to_string();
+    let index = sandbox.project.join("out/site/index.html");
+
+    // Passwords of 32 characters, mandatory: the quick start's 20 stops the update before
+    // anything is created.
+    let strict = sandbox.write(
+        "strict.json",
+        r#"{"password-length": {"enforcementLevel": "mandatory", "minLength": 32}}"#,
+    );
+    let strict = strict.display().to_string();
+    let (ok, out) = run(
+        &sandbox,
+        &[
+            "up",
+            "--yes",
+            "--policy-pack",
+            &site,
+            "--policy-pack-config",
+            &strict,
+        ],
+    );
+    assert!(!ok, "{out}");
+    assert_contains(
+        &out,
+        &[
+            &format!("site-policies@v0.1.0 (local: {site})"),
+            "- [mandatory]  password-length  (random:index:RandomPassword: admin-password)\n          Passwords must be long enough.\n          admin-password is 20 characters (at least 32)",
+            "mandatory policy violation (site-policies/password-length)",
+        ],
+    );
+    assert!(!index.exists(), "a file was written despite the violation");
+    assert_eq!(state_resources(&sandbox), 0, "{out}");
+
+    // The defaults pass; a smaller stack limit is advisory: listed, and the update goes on.
+    let small = sandbox.write("small.json", r#"{"max-resources": {"max": 3}}"#);
+    let small = small.display().to_string();
+    let (ok, out) = run(
+        &sandbox,
+        &[
+            "up",
+            "--yes",
+            "--policy-pack",
+            &site,
+            "--policy-pack-config",
+            &small,
+        ],
+    );
+    assert!(ok, "{out}");
+    assert_contains(
+        &out,
+        &[
+            "- [advisory]  max-resources  (pulumi:pulumi:Stack: quickstart-dev)\n          Stacks must stay small.\n          the stack has",
+            "resources (at most 3)",
+            "8 created",
+        ],
+    );
+    assert!(!out.contains("password-length"), "{out}");
+    assert!(index.exists(), "{out}");
+}

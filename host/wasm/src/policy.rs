@@ -23,6 +23,8 @@ use cairn_engine::deploy::analyzer::{
     AnalyzedResource, Analyzer, AnalyzerError, AnalyzerInfo, Enforcement, PolicyConfigs,
     PolicyInfo, PolicyKind, PolicySeverity, Violation, check_pack_name, check_policy_name,
 };
+use cairn_engine::limits::{cap_message, cap_text};
+use cairn_engine::text::{visible_line, visible_text};
 use cairn_engine::urn::Urn;
 use cairn_engine::value::PropertyMap;
 use wasmtime::{Engine, Store};
@@ -186,6 +188,15 @@ impl WasmPolicyPack {
         }
     }
 
+    /// The level a policy declared (advisory for one the pack did not declare).
+    fn declared(&self, policy: &str) -> Enforcement {
+        self.info
+            .policies
+            .iter()
+            .find(|p| p.name == policy)
+            .map_or(Enforcement::Advisory, |p| p.enforcement)
+    }
+
     /// The pack's violations, checked, at the levels the configuration gives their policies.
     fn violations(
         &self,
@@ -212,9 +223,7 @@ impl WasmPolicyPack {
             else {
                 return Err(AnalyzerError::new(format!(
                     "{method} reported a violation of {:?}, which is not one of its {} policies",
-                    cairn_engine::text::visible_text(&cairn_engine::limits::cap_text(
-                        &v.policy, 256
-                    )),
+                    visible_line(&cap_text(&v.policy, 256)),
                     if stack { "stack" } else { "resource" }
                 )));
             };
@@ -222,13 +231,16 @@ impl WasmPolicyPack {
                 .get(&policy.name)
                 .copied()
                 .unwrap_or(policy.enforcement);
+            // Capped before anything else touches it; escapes made visible here, so no later
+            // consumer (display, JSON events, logs) sees raw terminal control sequences.
+            let message = visible_text(&cap_message(&v.message)).into_owned();
             out.push(Violation {
                 policy: policy.name.clone(),
                 description: policy.description.clone(),
-                message: if v.message.is_empty() {
+                message: if message.is_empty() {
                     policy.description.clone()
                 } else {
-                    format!("{}\n{}", policy.description, v.message)
+                    format!("{}\n{message}", policy.description)
                 },
                 enforcement,
                 urn: if stack {
@@ -276,7 +288,7 @@ fn admit_info(info: wp::PackInfo) -> Result<AnalyzerInfo, String> {
             Some(text) => Some(schema(&p.name, &text)?),
         };
         policies.push(PolicyInfo {
-            description: cairn_engine::limits::cap_message(&p.description).into_owned(),
+            description: visible_text(&cap_message(&p.description)).into_owned(),
             enforcement: level(p.enforcement),
             kind: match p.kind {
                 wp::PolicyKind::Resource => PolicyKind::Resource,
@@ -294,7 +306,7 @@ fn admit_info(info: wp::PackInfo) -> Result<AnalyzerInfo, String> {
     }
     Ok(AnalyzerInfo {
         name: info.name,
-        version: cairn_engine::limits::cap_text(&info.version, 256).into_owned(),
+        version: visible_line(&cap_text(&info.version, 256)).into_owned(),
         supports_config: true,
         policies,
         initial_config: PolicyConfigs::new(),
@@ -402,7 +414,7 @@ impl Analyzer for WasmPolicyPack {
             .filter(|(name, _)| self.info.policies.iter().any(|p| &p.name == *name))
             .map(|(name, c)| wp::PolicyConfig {
                 policy: name.clone(),
-                enforcement: wit_level(c.enforcement.unwrap_or(Enforcement::Advisory)),
+                enforcement: wit_level(c.enforcement.unwrap_or_else(|| self.declared(name))),
                 properties: serde_json::Value::Object(c.properties.clone()).to_string(),
             })
             .collect();
@@ -470,5 +482,86 @@ impl Analyzer for WasmPolicyPack {
             AnalyzerError::new(format!("analyze-stack: {}", crate::convert::message(e)))
         })?;
         self.violations("analyze-stack", reported, &levels, true, PolicyKind::Stack)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(name: &str, schema: Option<&str>) -> wp::PolicyInfo {
+        wp::PolicyInfo {
+            name: name.to_owned(),
+            description: "d".to_owned(),
+            enforcement: wp::Enforcement::Advisory,
+            kind: wp::PolicyKind::Resource,
+            severity: None,
+            config_schema: schema.map(str::to_owned),
+        }
+    }
+
+    fn pack(name: &str, policies: Vec<wp::PolicyInfo>) -> wp::PackInfo {
+        wp::PackInfo {
+            name: name.to_owned(),
+            version: "1.0.0\u{1b}[31m".to_owned(),
+            policies,
+        }
+    }
+
+    #[test]
+    fn what_a_pack_says_of_itself_is_checked() {
+        let big = format!(
+            r#"{{"properties": {{"x": {{"description": "{}"}}}}}}"#,
+            "y".repeat(MAX_SCHEMA_BYTES)
+        );
+        let cases: Vec<(wp::PackInfo, &str)> = vec![
+            (pack("", vec![]), "the pack name is empty"),
+            (pack("a b", vec![]), "the pack name is not letters, digits"),
+            (
+                pack("p", vec![policy("bad\u{1b}]0;x", None)]),
+                r"a policy name holds control or bidirectional characters: ",
+            ),
+            (
+                pack("p", vec![policy("rtl\u{202e}", None)]),
+                "a policy name holds control or bidirectional characters",
+            ),
+            (
+                pack("p", vec![policy(&"n".repeat(300), None)]),
+                "a policy name is empty or longer than 256 bytes",
+            ),
+            (
+                pack("p", vec![policy("a", None), policy("a", None)]),
+                "policy \"a\" is declared twice",
+            ),
+            (
+                pack("p", vec![policy("a", Some("{not json"))]),
+                "policy \"a\": the config schema is not JSON",
+            ),
+            (
+                pack("p", vec![policy("a", Some(&big))]),
+                "policy \"a\": a config schema of",
+            ),
+            (
+                pack(
+                    "p",
+                    (0..=MAX_POLICIES)
+                        .map(|i| policy(&format!("p{i}"), None))
+                        .collect(),
+                ),
+                "1001 policies (at most 1000)",
+            ),
+        ];
+        for (info, expected) in cases {
+            let error = admit_info(info).unwrap_err();
+            assert!(error.contains(expected), "{error:?} lacks {expected:?}");
+        }
+
+        let info =
+            admit_info(pack("p", vec![policy("a", Some(r#"{"required": ["k"]}"#))])).unwrap();
+        assert_eq!(info.version, "1.0.0\\x1b[31m");
+        assert_eq!(
+            info.policies[0].config_schema.as_ref().unwrap().required,
+            ["k"]
+        );
     }
 }

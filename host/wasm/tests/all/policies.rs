@@ -167,7 +167,33 @@ async fn hostile_packs_fail_naming_the_limit_and_stay_stopped() {
     // No files: the pack's sandbox grants nothing.
     let logs = Logs::default();
     let pack = load("hostile-policy", limits, &logs).await;
+    let fine = state("test:index:Thing", "fine", serde_json::json!({}));
     let files = state("test:index:Thing", "files", serde_json::json!({}));
     let violations = pack.analyze(&analyzed(&files)).await.unwrap();
     assert_contains(&violations[0].message, &["no files"]);
+
+    // What it answers is checked: terminal escapes made visible, a huge message capped, a
+    // flood of violations refused; none of these stops the pack.
+    let control = state("test:index:Thing", "control", serde_json::json!({}));
+    let violations = pack.analyze(&analyzed(&control)).await.unwrap();
+    assert_eq!(
+        violations[0].message,
+        "Misbehaves on demand.\n\\x1b[2J\\x1b]0;owned\\x07\\rfaked\\u{202e}"
+    );
+    let huge = state("test:index:Thing", "huge", serde_json::json!({}));
+    let violations = pack.analyze(&analyzed(&huge)).await.unwrap();
+    let message = &violations[0].message;
+    assert!(message.len() < 65 * 1024, "{} bytes", message.len());
+    assert_contains(message, &["Misbehaves on demand.\nxxxx", "bytes"]);
+    let many = state("test:index:Thing", "many", serde_json::json!({}));
+    let error = pack
+        .analyze(&analyzed(&many))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_contains(
+        &error,
+        &["analyze answered 20000 violations (at most 10000)"],
+    );
+    assert!(pack.analyze(&analyzed(&fine)).await.is_ok());
 }

@@ -1,7 +1,8 @@
 //! A policy pack that misbehaves when it analyzes a resource named after the misdeed: `trap`
 //! panics, `loop` never returns, `flood` logs without end, `grow` allocates without end,
-//! `files` tries to read the host's files; any other resource gets an honest advisory
-//! violation (so a test sees the pack working before it misbehaves).
+//! `files` tries to read the host's files, `control` answers a message full of terminal
+//! escapes, `huge` one of 16 MiB, `many` 20,000 violations; any other resource gets an honest
+//! advisory violation (so a test sees the pack working before it misbehaves).
 
 use cairn_sdk::policy::{Policy, PolicyPack};
 
@@ -30,6 +31,13 @@ fn pack() -> PolicyPack {
                 Ok(text) => v.report(format!("read the host's files: {}", text.len())),
                 Err(e) => v.report(format!("no files: {e}")),
             },
+            "control" => v.report("\u{1b}[2J\u{1b}]0;owned\u{7}\rfaked\u{202e}"),
+            "huge" => v.report("x".repeat(16 << 20)),
+            "many" => {
+                for i in 0..20_000 {
+                    v.report(format!("violation {i}"));
+                }
+            }
             _ => v.report(format!("checked {}", r.name)),
         },
     ))

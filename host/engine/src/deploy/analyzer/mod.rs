@@ -266,14 +266,14 @@ pub fn check_pack_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A policy name: 1–256 bytes, no control characters.
+/// A policy name: 1–256 bytes, no control or bidirectional-override characters.
 pub fn check_policy_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name.len() > MAX_NAME {
         return Err(format!("is empty or longer than {MAX_NAME} bytes"));
     }
-    if name.chars().any(char::is_control) {
+    if crate::text::has_unsafe(name) {
         return Err(format!(
-            "holds control characters: {:?}",
+            "holds control or bidirectional characters: {:?}",
             crate::text::visible_text(name)
         ));
     }
