@@ -59,7 +59,10 @@ pub enum TypeTokenError {
     #[error("type token {token:?}… is {len} bytes long; type tokens may be at most {max} bytes", max = crate::limits::MAX_TYPE_BYTES)]
     TooLong { token: String, len: usize },
     #[error("type {token:?} cannot be a resource type: {problem}")]
-    Unusable { token: String, problem: &'static str },
+    Unusable {
+        token: String,
+        problem: &'static str,
+    },
 }
 
 /// A resource's type.
@@ -90,7 +93,10 @@ impl TypeToken {
         if token.is_empty() {
             return unusable("it is empty");
         }
-        if token.chars().any(|c| crate::text::is_unsafe(c) || c.is_whitespace()) {
+        if token
+            .chars()
+            .any(|c| crate::text::is_unsafe(c) || c.is_whitespace())
+        {
             return unusable("it contains white space or a control character");
         }
         if token.contains('$') || token.contains("::") {
@@ -485,13 +491,24 @@ mod tests {
                 "{bad} should be rejected"
             );
         }
-        assert!(TypeToken::parse("component").unwrap().check_member().is_err());
+        assert!(
+            TypeToken::parse("component")
+                .unwrap()
+                .check_member()
+                .is_err()
+        );
     }
 
     /// Pulumi lets a component's type be anything; Cairn takes anything a URN can hold.
     #[test]
     fn any_type_a_urn_can_hold_is_a_component_type() {
-        for ok in ["component", "ParentComponent", "my:Thing", "a:b:c:d", "pkg:m:T!"] {
+        for ok in [
+            "component",
+            "ParentComponent",
+            "my:Thing",
+            "a:b:c:d",
+            "pkg:m:T!",
+        ] {
             let token = TypeToken::parse(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
             let urn = Urn::new("dev", "p", Some("parent"), &token, "n").unwrap();
             assert_eq!(urn.resource_type(), ok);

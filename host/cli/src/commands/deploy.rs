@@ -80,6 +80,10 @@ pub struct DeployArgs {
     /// the update at its resource, after what was done before it).
     #[arg(long)]
     skip_preview: bool,
+    /// `up` / `preview` / `refresh`: fail if the deployment changes (or, previewing, would
+    /// change) anything, as Pulumi's flag does: `up` and `refresh` still apply what they find.
+    #[arg(long)]
+    expect_no_changes: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,6 +176,9 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
     if args.skip_preview && kind != Kind::Up {
         bail!("--skip-preview belongs to `cairn up`");
     }
+    if args.expect_no_changes && kind == Kind::Destroy {
+        bail!("--expect-no-changes belongs to `cairn up`, `cairn preview` and `cairn refresh`");
+    }
     let packs = crate::policy::locate(&args.policy_packs, &args.policy_pack_configs)?;
     let resolved = config_file.resolve(Some(crypter.as_ref()), &workspace.project)?;
     options.config = engine_config(&resolved);
@@ -243,9 +250,9 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             &policies,
             &signals,
         ));
-        outcome?;
+        let outcome = outcome?;
         if kind == Kind::Preview {
-            return Ok(());
+            return expect_no_changes(&args, kind, &outcome);
         }
         if !args.yes && !confirm(kind)? {
             bail!("cancelled; nothing was changed");
@@ -275,19 +282,30 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
     } else {
         snapshot
     };
-    runtime
-        .block_on(deploy(
-            kind,
-            options,
-            snapshot,
-            Some(persister),
-            crypter,
-            display_options(context.interactive),
-            &setup,
-            &policies,
-            &signals,
-        ))
-        .map(|_| ())
+    let outcome = runtime.block_on(deploy(
+        kind,
+        options,
+        snapshot,
+        Some(persister),
+        crypter,
+        display_options(context.interactive),
+        &setup,
+        &policies,
+        &signals,
+    ))?;
+    expect_no_changes(&args, kind, &outcome)
+}
+
+/// `--expect-no-changes`: an error once the deployment has run, if it changed anything (reads
+/// and unchanged resources do not count), worded as Pulumi's.
+fn expect_no_changes(args: &DeployArgs, kind: Kind, outcome: &Outcome) -> Result<()> {
+    if args.expect_no_changes && outcome.changes.values().any(|count| *count > 0) {
+        bail!(
+            "no changes were expected for {} but changes were proposed",
+            kind.verb()
+        );
+    }
+    Ok(())
 }
 
 /// The policy packs a deployment runs, and the stack they analyze.

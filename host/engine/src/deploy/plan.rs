@@ -372,7 +372,14 @@ mod tests {
 
     #[test]
     fn deletions_are_the_unclaimed_and_the_replaced() {
-        let base = base(&["kept", "gone", "replaced", "early", "untargeted", "dependent"]);
+        let base = base(&[
+            "kept",
+            "gone",
+            "replaced",
+            "early",
+            "untargeted",
+            "dependent",
+        ]);
         let mut plan = Plan::new(&base);
         for name in ["kept", "replaced", "early"] {
             plan.claim(&base, &urn(name), vec![], None, &Caller::Program)

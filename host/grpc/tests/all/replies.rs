@@ -406,7 +406,10 @@ fn cases() -> Vec<Case> {
                     "{}… [{} more bytes dropped]; {}",
                     "e".repeat(MAX_MESSAGE_BYTES),
                     huge.len() - MAX_MESSAGE_BYTES,
-                    (1..20).map(|i| format!("reason {i}")).collect::<Vec<_>>().join("; ")
+                    (1..20)
+                        .map(|i| format!("reason {i}"))
+                        .collect::<Vec<_>>()
+                        .join("; ")
                 ),
                 "half-1",
                 &[],

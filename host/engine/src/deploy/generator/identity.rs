@@ -98,7 +98,11 @@ impl Engine {
             child_type,
             &name,
         )
-        .map_err(|e| err(format!("the alias {child_name:?} inherits from {parent_was}: {e}")))
+        .map_err(|e| {
+            err(format!(
+                "the alias {child_name:?} inherits from {parent_was}: {e}"
+            ))
+        })
     }
 
     /// The old URN one alias names: a URN as given, or a spec whose unset parts are the

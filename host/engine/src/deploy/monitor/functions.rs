@@ -34,8 +34,8 @@ impl Engine {
         caller: &Caller,
     ) -> Result<Arc<dyn Provider>, MonitorError> {
         self.ensure_running()?;
-        let parsed =
-            TypeToken::parse_member(token).map_err(|e| err(format!("invalid function token: {e}")))?;
+        let parsed = TypeToken::parse_member(token)
+            .map_err(|e| err(format!("invalid function token: {e}")))?;
         let package = parsed.package();
         if let Some(scope) = caller.scope()
             && package == "pulumi"

@@ -96,8 +96,14 @@ impl Engine {
             state.clone()
         };
         let outputs = merged.outputs.clone();
-        if let Err(e) = self.apply(vec![Mutation::ReplaceAppended(self.root_urn.clone(), merged)]) {
-            self.warn(Some(&self.root_urn), format!("the stack outputs could not be kept: {e}"));
+        if let Err(e) = self.apply(vec![Mutation::ReplaceAppended(
+            self.root_urn.clone(),
+            merged,
+        )]) {
+            self.warn(
+                Some(&self.root_urn),
+                format!("the stack outputs could not be kept: {e}"),
+            );
             return;
         }
         self.emit(EngineEvent::Outputs {
