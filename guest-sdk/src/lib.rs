@@ -34,6 +34,8 @@
 //!   unimplemented, cancelled, timeout).
 //! * [`log`]: messages through the host; [`engine`]: the resource monitor for `construct`.
 //! * [`manifest`]: the manifest format and a validator for unit tests.
+//! * [`policy`]: policy packs (resource and stack policies, enforcement, configuration) and
+//!   [`export_policy_pack!`].
 //! * [`wire`]: the node-list encoding of values (used by the export glue; public for tests).
 
 extern crate self as cairn_sdk;
@@ -45,6 +47,7 @@ pub mod error;
 pub mod export;
 pub mod log;
 pub mod manifest;
+pub mod policy;
 pub mod program;
 pub mod properties;
 pub mod provider;
@@ -76,6 +79,24 @@ pub mod program_bindings {
         pub_export_macro: true,
         export_macro_name: "__export_program_world",
         default_bindings_module: "::cairn_sdk::program_bindings",
+        runtime_path: "::cairn_sdk::__private::wit_bindgen::rt",
+        with: {
+            "cairn:deploy/types@0.3.0": crate::bindings::cairn::deploy::types,
+            "cairn:deploy/host@0.3.0": crate::bindings::cairn::deploy::host,
+        },
+    });
+}
+
+/// Bindings generated from `wit/policy.wit` (`world policy-world`), sharing the provider
+/// bindings' value types and host interface.
+#[doc(hidden)]
+pub mod policy_bindings {
+    wit_bindgen::generate!({
+        world: "policy-world",
+        path: "../wit",
+        pub_export_macro: true,
+        export_macro_name: "__export_policy_world",
+        default_bindings_module: "::cairn_sdk::policy_bindings",
         runtime_path: "::cairn_sdk::__private::wit_bindgen::rt",
         with: {
             "cairn:deploy/types@0.3.0": crate::bindings::cairn::deploy::types,

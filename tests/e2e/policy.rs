@@ -3,11 +3,14 @@
 //! protocol against a Python program (`tests/data/policy`). Advisory, mandatory and disabled
 //! policies, resource and stack policies, configuration, packs that crash or lie; a mandatory
 //! violation changes nothing. The Node.js cases follow Pulumi's `tests/integration`
-//! `TestAdvisoryPolicyPack`, `TestMandatoryPolicyPack` and `TestMultiplePolicyPacks`.
+//! `TestAdvisoryPolicyPack`, `TestMandatoryPolicyPack` and `TestMultiplePolicyPacks`. Policy
+//! components (`--policy-pack pack.wasm`): the example pack and a hostile one.
 
 use std::path::{Path, PathBuf};
 
-use crate::support::{Sandbox, assert_contains, node_modules, python, repo};
+use crate::support::{
+    Sandbox, assert_contains, example_wasm, node_modules, python, repo, test_wasm,
+};
 
 fn fixtures() -> PathBuf {
     repo().join("tests/data/policy")
@@ -340,4 +343,162 @@ fn packs_that_crash_lie_or_print_garbage_fail_naming_the_pack() {
     let (ok, out) = run(&sandbox, &["preview", "--policy-pack", "nowhere"]);
     assert!(!ok);
     assert_contains(&out, &["policy pack not found at \"nowhere\""]);
+}
+
+#[test]
+fn policy_components_run_sandboxed_beside_pulumi_packs() {
+    let sandbox = project();
+    let site = example_wasm("site-policies");
+    let site = site.display().to_string();
+    let config = sandbox.write("site.json", r#"{"max-resources": {"max": 2}}"#);
+    let python_pack = pack(&sandbox, "python-pack");
+    let (ok, out) = run(
+        &sandbox,
+        &[
+            "preview",
+            "--policy-pack",
+            &site,
+            "--policy-pack-config",
+            &config.display().to_string(),
+            "--policy-pack",
+            &python_pack,
+            "--policy-pack-config",
+            &sandbox.write("empty.json", "{}").display().to_string(),
+        ],
+    );
+    assert!(ok, "{out}");
+    assert_contains(
+        &out,
+        &[
+            &format!("⚠️ site-policies@v0.1.0 (local: {site})"),
+            "- [advisory]  max-resources  (pulumi:pulumi:Stack: policy-prog-dev)\n          Stacks must stay small.\n          the stack has 4 resources (at most 2)",
+            "⚠️ test-pack@v0.0.3",
+        ],
+    );
+
+    // A directory holding one component names it too; a hostile pack that traps fails the
+    // update before anything changes, naming the pack.
+    let dir = sandbox.root().join("hostile");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(test_wasm("hostile-policy"), dir.join("hostile.wasm")).unwrap();
+    sandbox.ok(&["config", "set", "extra", "trap"]);
+    let (ok, out) = run(
+        &sandbox,
+        &["up", "--yes", "--policy-pack", &dir.display().to_string()],
+    );
+    assert!(!ok, "{out}");
+    assert_contains(
+        &out,
+        &[
+            "policy pack hostile-policy failed: analyze: wasm trap",
+            "the hostile policy traps",
+        ],
+    );
+    assert!(created(&sandbox).is_empty(), "{:?}", created(&sandbox));
+
+    // One that loops is stopped at its deadline.
+    sandbox.ok(&["config", "set", "extra", "loop"]);
+    let out = sandbox
+        .command(&["preview", "--policy-pack", &dir.display().to_string()])
+        .env("CAIRN_POLICY_TIMEOUT", "2")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert_contains(
+        &String::from_utf8_lossy(&out.stderr),
+        &["deadline of 2 s exceeded", "CAIRN_POLICY_TIMEOUT"],
+    );
+}
+
+/// The quick start (`random` and `file` providers, files written into a granted `out`
+/// directory) under the example pack `site-policies`.
+fn quickstart() -> Sandbox {
+    let sandbox = Sandbox::new("quickstart");
+    sandbox.write(
+        "Pulumi.yaml",
+        &format!(
+            "name: quickstart\nruntime: wasm\nmain: {}\n",
+            example_wasm("quickstart").display()
+        ),
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    for provider in ["random", "file"] {
+        sandbox.ok(&[
+            "plugin",
+            "install",
+            example_wasm(provider).to_str().unwrap(),
+        ]);
+    }
+    std::fs::create_dir_all(sandbox.project.join("out")).unwrap();
+    for (path, value) in [
+        ("[\"cairn:grants\"].file.directories[0].host", "./out"),
+        ("[\"cairn:grants\"].file.directories[0].guest", "/work"),
+        ("[\"cairn:grants\"].file.directories[0].write", "true"),
+    ] {
+        sandbox.ok(&["config", "set", "--path", path, value]);
+    }
+    sandbox
+}
+
+#[test]
+fn the_example_pack_guards_a_real_deployment() {
+    let sandbox = quickstart();
+    let site = example_wasm("site-policies").display().to_string();
+    let index = sandbox.project.join("out/site/index.html");
+
+    // Passwords of 32 characters, mandatory: the quick start's 20 stops the update before
+    // anything is created.
+    let strict = sandbox.write(
+        "strict.json",
+        r#"{"password-length": {"enforcementLevel": "mandatory", "minLength": 32}}"#,
+    );
+    let strict = strict.display().to_string();
+    let (ok, out) = run(
+        &sandbox,
+        &[
+            "up",
+            "--yes",
+            "--policy-pack",
+            &site,
+            "--policy-pack-config",
+            &strict,
+        ],
+    );
+    assert!(!ok, "{out}");
+    assert_contains(
+        &out,
+        &[
+            &format!("site-policies@v0.1.0 (local: {site})"),
+            "- [mandatory]  password-length  (random:index:RandomPassword: admin-password)\n          Passwords must be long enough.\n          admin-password is 20 characters (at least 32)",
+            "mandatory policy violation (site-policies/password-length)",
+        ],
+    );
+    assert!(!index.exists(), "a file was written despite the violation");
+    assert_eq!(state_resources(&sandbox), 0, "{out}");
+
+    // The defaults pass; a smaller stack limit is advisory: listed, and the update goes on.
+    let small = sandbox.write("small.json", r#"{"max-resources": {"max": 3}}"#);
+    let small = small.display().to_string();
+    let (ok, out) = run(
+        &sandbox,
+        &[
+            "up",
+            "--yes",
+            "--policy-pack",
+            &site,
+            "--policy-pack-config",
+            &small,
+        ],
+    );
+    assert!(ok, "{out}");
+    assert_contains(
+        &out,
+        &[
+            "- [advisory]  max-resources  (pulumi:pulumi:Stack: quickstart-dev)\n          Stacks must stay small.\n          the stack has",
+            "resources (at most 3)",
+            "8 created",
+        ],
+    );
+    assert!(!out.contains("password-length"), "{out}");
+    assert!(index.exists(), "{out}");
 }

@@ -3,7 +3,9 @@
 //!
 //! A pack is a directory with a `PulumiPolicy.yaml` (`runtime: python` with
 //! `options.virtualenv`, else `python3`; `runtime: nodejs` with `@pulumi/pulumi` in its
-//! `node_modules`), run over the gRPC `Analyzer` protocol ([`cairn_grpc::analyzer`]). Each
+//! `node_modules`), run over the gRPC `Analyzer` protocol ([`cairn_grpc::analyzer`]), or a
+//! policy component (`.wasm`, or a directory holding one), run sandboxed
+//! ([`cairn_wasm::policy`]). Each
 //! `--policy-pack-config FILE` belongs to the `--policy-pack` in the same position; the pack's
 //! configuration is reconciled (`cairn_engine::deploy::analyzer::config`) and checked against
 //! its policies' schemas before anything runs.
@@ -18,8 +20,46 @@ use cairn_grpc::analyzer::{GrpcAnalyzer, PackRuntime, PackSource, StackContext};
 
 /// One `--policy-pack`, located and read, with its configuration file (parsed).
 pub struct PolicyPack {
-    source: PackSource,
+    source: Source,
     config: Option<(PathBuf, PolicyConfigs)>,
+}
+
+/// Where a pack comes from.
+enum Source {
+    /// A Pulumi policy pack directory, run over gRPC.
+    Grpc(PackSource),
+    /// A policy component, run sandboxed in wasmtime.
+    Wasm { file: PathBuf, location: String },
+}
+
+impl Source {
+    fn location(&self) -> &str {
+        match self {
+            Source::Grpc(source) => &source.location,
+            Source::Wasm { location, .. } => location,
+        }
+    }
+}
+
+/// The sandbox limits of policy components: `CAIRN_POLICY_TIMEOUT` (seconds per call, default
+/// 60) and `CAIRN_POLICY_MEMORY_MIB` (default 256).
+fn wasm_limits() -> cairn_wasm::policy::PolicyLimits {
+    let mut limits = cairn_wasm::policy::PolicyLimits::default();
+    if let Some(seconds) = std::env::var("CAIRN_POLICY_TIMEOUT")
+        .ok()
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 86_400.0)
+    {
+        limits.timeout = std::time::Duration::from_secs_f64(seconds);
+    }
+    if let Some(mib) = std::env::var("CAIRN_POLICY_MEMORY_MIB")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .filter(|m| (1..=65_536).contains(m))
+    {
+        limits.memory_mib = mib;
+    }
+    limits
 }
 
 /// The packs named on the command line, checked before anything runs.
@@ -56,18 +96,51 @@ pub fn locate(paths: &[PathBuf], configs: &[PathBuf]) -> Result<Vec<PolicyPack>>
         .collect()
 }
 
-/// A pack directory as the command that starts it.
-fn source(path: &Path) -> Result<PackSource> {
+/// A pack: a policy component (`.wasm`, or a directory holding exactly one and no
+/// `PulumiPolicy.yaml`), else a Pulumi pack directory as the command that starts it.
+fn source(path: &Path) -> Result<Source> {
     let location = path.display().to_string();
     let dir = std::fs::canonicalize(path)
         .with_context(|| format!("policy pack not found at {location:?}"))?;
-    let manifest = dir.join("PulumiPolicy.yaml");
-    if !manifest.is_file() {
+    if dir.is_file() {
+        if dir.extension().is_some_and(|e| e == "wasm") {
+            return Ok(Source::Wasm {
+                file: dir,
+                location,
+            });
+        }
         bail!(
-            "policy pack {location:?} has no PulumiPolicy.yaml (a policy pack is a directory with a PulumiPolicy.yaml)"
+            "policy pack {location:?} is a file but not a .wasm component (a policy pack is a directory with a PulumiPolicy.yaml, or a policy component)"
         );
     }
-    let text = std::fs::read_to_string(&manifest)
+    let manifest = dir.join("PulumiPolicy.yaml");
+    if !manifest.is_file() {
+        let components: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .with_context(|| format!("reading policy pack {location:?}"))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "wasm"))
+            .collect();
+        return match components.as_slice() {
+            [file] => Ok(Source::Wasm {
+                file: file.clone(),
+                location,
+            }),
+            [] => bail!(
+                "policy pack {location:?} has no PulumiPolicy.yaml and no .wasm component (a policy pack is a directory with a PulumiPolicy.yaml, or a policy component)"
+            ),
+            _ => bail!(
+                "policy pack {location:?} holds {} .wasm files; name the component itself",
+                components.len()
+            ),
+        };
+    }
+    grpc_source(&dir, &manifest, location).map(Source::Grpc)
+}
+
+/// A Pulumi pack directory as the command that starts it.
+fn grpc_source(dir: &Path, manifest: &Path, location: String) -> Result<PackSource> {
+    let dir = dir.to_owned();
+    let text = std::fs::read_to_string(manifest)
         .with_context(|| format!("reading {}", manifest.display()))?;
     crate::yaml::check_nesting(&text, &manifest.display().to_string())?;
     let yaml: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text)
@@ -131,6 +204,7 @@ fn source(path: &Path) -> Result<PackSource> {
 pub async fn start(
     packs: &[PolicyPack],
     stack: &StackContext,
+    runtime: &cairn_wasm::WasmRuntime,
     events: Arc<dyn EventSink>,
 ) -> Result<(Analyzers, Option<cairn_grpc::Served>)> {
     if packs.is_empty() {
@@ -138,37 +212,72 @@ pub async fn start(
     }
     let engine = cairn_grpc::serve_engine(events.clone(), None).await?;
     let address = engine.target();
-    let started = futures::future::join_all(packs.iter().map(|pack| {
-        let name = format!("policy pack {}", pack.source.location);
-        let events = events.clone();
-        let output: cairn_grpc::plugin::OutputSink = Arc::new(move |stderr, line| {
-            events.emit(EngineEvent::Diagnostic {
-                severity: Severity::Debug,
-                urn: None,
-                message: format!("{name}{}: {line}", if stderr { " (stderr)" } else { "" }),
-            });
-        });
-        GrpcAnalyzer::start(
-            &pack.source,
-            stack,
-            &address,
-            cairn_grpc::plugin::DEFAULT_START_TIMEOUT,
-            output,
-        )
-    }))
+    let started = futures::future::join_all(
+        packs
+            .iter()
+            .map(|pack| start_one(pack, stack, runtime, &address, events.clone())),
+    )
     .await;
     let mut analyzers: Vec<Arc<dyn Analyzer>> = Vec::new();
     for (pack, analyzer) in packs.iter().zip(started) {
         let analyzer = analyzer.map_err(|e| {
             anyhow::anyhow!(
                 "policy pack {:?} failed to start: {e}",
-                pack.source.location
+                pack.source.location()
             )
         })?;
-        configure(&analyzer, pack).await?;
-        analyzers.push(Arc::new(analyzer));
+        configure(analyzer.as_ref(), pack).await?;
+        analyzers.push(analyzer);
     }
     Ok((Analyzers(analyzers), Some(engine)))
+}
+
+async fn start_one(
+    pack: &PolicyPack,
+    stack: &StackContext,
+    runtime: &cairn_wasm::WasmRuntime,
+    address: &str,
+    events: Arc<dyn EventSink>,
+) -> Result<Arc<dyn Analyzer>, String> {
+    match &pack.source {
+        Source::Grpc(source) => {
+            let name = format!("policy pack {}", source.location);
+            let output: cairn_grpc::plugin::OutputSink = Arc::new(move |stderr, line| {
+                events.emit(EngineEvent::Diagnostic {
+                    severity: Severity::Debug,
+                    urn: None,
+                    message: format!("{name}{}: {line}", if stderr { " (stderr)" } else { "" }),
+                });
+            });
+            GrpcAnalyzer::start(
+                source,
+                stack,
+                address,
+                cairn_grpc::plugin::DEFAULT_START_TIMEOUT,
+                output,
+            )
+            .await
+            .map(|a| Arc::new(a) as Arc<dyn Analyzer>)
+            .map_err(|e| e.to_string())
+        }
+        Source::Wasm { file, location } => {
+            let name = file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "policy".to_owned());
+            let component =
+                cairn_wasm::ProgramFile::from_file(name, file).map_err(|e| e.to_string())?;
+            runtime
+                .load_policy_pack(
+                    &component,
+                    wasm_limits(),
+                    cairn_wasm::events_log_sink(events),
+                )
+                .await
+                .map(|p| Arc::new(p.with_location(location.clone())) as Arc<dyn Analyzer>)
+                .map_err(|e| e.to_string())
+        }
+    }
 }
 
 /// Reconciles a pack's configuration and hands it over, as Pulumi's engine does.
@@ -179,7 +288,7 @@ async fn configure(analyzer: &dyn Analyzer, pack: &PolicyPack) -> Result<()> {
             bail!(
                 "policy pack {:?} at {:?} does not support config ({})",
                 info.name,
-                pack.source.location,
+                pack.source.location(),
                 file.display()
             );
         }

@@ -268,7 +268,8 @@ impl GrpcAnalyzer {
         let bad = |what: String| {
             AnalyzerError::new(format!("{}: GetAnalyzerInfo answered {what}", self.label))
         };
-        pack_name(&info.name).map_err(|e| bad(format!("a pack name that {e}")))?;
+        cairn_engine::deploy::analyzer::check_pack_name(&info.name)
+            .map_err(|e| bad(format!("a pack name that {e}")))?;
         if info.policies.len() > MAX_POLICIES {
             return Err(bad(format!(
                 "{} policies (at most {MAX_POLICIES})",
@@ -277,7 +278,8 @@ impl GrpcAnalyzer {
         }
         let mut policies = Vec::with_capacity(info.policies.len());
         for p in info.policies {
-            policy_name(&p.name).map_err(|e| bad(format!("a policy name that {e}")))?;
+            cairn_engine::deploy::analyzer::check_policy_name(&p.name)
+                .map_err(|e| bad(format!("a policy name that {e}")))?;
             let enforcement = enforcement(p.enforcement_level).ok_or_else(|| {
                 bad(format!(
                     "policy {}: {}",
@@ -445,36 +447,6 @@ async fn timed<T>(
                 INTRODUCE_TIMEOUT.as_secs()
             )))
         })
-}
-
-/// Pulumi's rule for pack names: letters, digits, `-`, `_`, `.`.
-fn pack_name(name: &str) -> Result<(), String> {
-    if name.is_empty() || name.len() > MAX_NAME {
-        return Err(format!("is empty or longer than {MAX_NAME} bytes"));
-    }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-    {
-        return Err(format!(
-            "is not letters, digits, '-', '_' and '.': {:?}",
-            visible_text(name)
-        ));
-    }
-    Ok(())
-}
-
-fn policy_name(name: &str) -> Result<(), String> {
-    if name.is_empty() || name.len() > MAX_NAME {
-        return Err(format!("is empty or longer than {MAX_NAME} bytes"));
-    }
-    if name.chars().any(char::is_control) {
-        return Err(format!(
-            "holds control characters: {:?}",
-            visible_text(name)
-        ));
-    }
-    Ok(())
 }
 
 fn enforcement(level: i32) -> Option<Enforcement> {

@@ -33,6 +33,8 @@ pub enum WasmError {
     },
     #[error("{file} is not a usable Cairn program component: {message}")]
     NotAProgram { file: String, message: String },
+    #[error("{file} is not a usable Cairn policy pack component: {message}")]
+    NotAPolicyPack { file: String, message: String },
     #[error("setting up the wasm engine: {0}")]
     Engine(String),
     #[error("plugin store {}: {message}", .dir.display())]

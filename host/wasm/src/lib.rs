@@ -101,6 +101,21 @@ pub mod program_bindings {
     });
 }
 
+pub mod policy_bindings {
+    //! Host bindings of the `cairn:deploy` policy world (`wit/policy.wit`), sharing the
+    //! provider bindings' value types and host interface.
+    wasmtime::component::bindgen!({
+        world: "policy-world",
+        path: "../../wit",
+        imports: { default: async | trappable },
+        exports: { default: async },
+        with: {
+            "cairn:deploy/types": crate::bindings::cairn::deploy::types,
+            "cairn:deploy/host": crate::bindings::cairn::deploy::host,
+        },
+    });
+}
+
 pub mod convert;
 pub mod error;
 pub mod grants;
@@ -109,6 +124,7 @@ pub mod loader;
 pub mod log;
 pub mod manifest;
 pub mod plugin;
+pub mod policy;
 pub mod program;
 pub mod provider;
 pub mod runtime;

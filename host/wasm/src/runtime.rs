@@ -317,6 +317,35 @@ impl WasmRuntime {
         ))
     }
 
+    /// Loads a policy pack component, sandboxed with nothing granted (`memory` and `timeout`
+    /// per call), instantiates it and asks for its description (see [`crate::policy`]).
+    pub async fn load_policy_pack(
+        &self,
+        file: &ProgramFile,
+        limits: crate::policy::PolicyLimits,
+        log: LogSink,
+    ) -> Result<crate::policy::WasmPolicyPack, WasmError> {
+        let component = self.compile(&Source {
+            bytes: &file.bytes,
+            id: file.name.clone(),
+            file: file.path.display().to_string(),
+        })?;
+        let not_a_pack = |message: String| WasmError::NotAPolicyPack {
+            file: file.path.display().to_string(),
+            message,
+        };
+        let linker = state::policy_linker(&self.inner.engine)
+            .map_err(|e| WasmError::Engine(format!("{e:#}")))?;
+        let instance_pre = linker
+            .instantiate_pre(&component)
+            .map_err(|e| not_a_pack(format!("{e:#}")))?;
+        let pre = crate::policy_bindings::PolicyWorldPre::new(instance_pre)
+            .map_err(|e| not_a_pack(format!("{e:#}")))?;
+        crate::policy::WasmPolicyPack::start(self.inner.engine.clone(), pre, file, limits, log)
+            .await
+            .map_err(not_a_pack)
+    }
+
     fn component(&self, plugin: &WasmPlugin) -> Result<Component, WasmError> {
         self.compile(&Source {
             bytes: plugin.bytes(),

@@ -120,6 +120,16 @@ pub(crate) fn program_linker(engine: &Engine) -> wasmtime::Result<Linker<Instanc
     Ok(linker)
 }
 
+/// Builds the linker every policy pack is instantiated with.
+pub(crate) fn policy_linker(engine: &Engine) -> wasmtime::Result<Linker<InstanceState>> {
+    let mut linker = sandboxed_linker(engine)?;
+    crate::policy_bindings::PolicyWorld::add_to_linker::<InstanceState, HasSelf<InstanceState>>(
+        &mut linker,
+        |s| s,
+    )?;
+    Ok(linker)
+}
+
 /// WASI and wasi:http for any guest, with sockets denied.
 fn sandboxed_linker(engine: &Engine) -> wasmtime::Result<Linker<InstanceState>> {
     let mut linker = Linker::<InstanceState>::new(engine);

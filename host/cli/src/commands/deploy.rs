@@ -198,13 +198,14 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
     let packs = crate::policy::locate(&args.policy_packs, &args.policy_pack_configs)?;
     let resolved = config_file.resolve(Some(crypter.as_ref()), &workspace.project)?;
     options.config = engine_config(&resolved);
-    let policies = Policies {
-        packs: &packs,
-        stack: policy_stack(&project, &stack.name, &resolved),
-    };
     options.native_plugins = crate::program::native_plugins(&workspace.project);
     options.program_dir = Some(workspace.dir.clone());
     let wasm = crate::providers::runtime(&context.home)?;
+    let policies = Policies {
+        packs: &packs,
+        stack: policy_stack(&project, &stack.name, &resolved),
+        runtime: &wasm,
+    };
     // Built (if need be) and compiled before anything runs, so a broken program fails early.
     let program = if kind.runs_program() {
         Some(crate::program::ProgramSource::prepare(
@@ -286,7 +287,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             crypter.clone(),
             display_options(context.interactive),
             &setup,
-            &Policies::none(),
+            &Policies::none(&wasm),
             &signals,
         ))?;
         let refreshed = workspace
@@ -363,13 +364,15 @@ fn expect_no_changes(args: &DeployArgs, kind: Kind, outcome: &Outcome) -> Result
 struct Policies<'a> {
     packs: &'a [crate::policy::PolicyPack],
     stack: cairn_grpc::analyzer::StackContext,
+    runtime: &'a cairn_wasm::WasmRuntime,
 }
 
-impl Policies<'_> {
-    fn none() -> Policies<'static> {
+impl<'a> Policies<'a> {
+    fn none(runtime: &'a cairn_wasm::WasmRuntime) -> Policies<'a> {
         Policies {
             packs: &[],
             stack: Default::default(),
+            runtime,
         }
     }
 }
@@ -434,7 +437,7 @@ async fn deploy(
     };
     // Kept until the deployment ends: the engine address the packs were given.
     let (analyzers, _pack_engine) =
-        crate::policy::start(policies.packs, &stack, events.clone()).await?;
+        crate::policy::start(policies.packs, &stack, policies.runtime, events.clone()).await?;
     options.analyzers = analyzers;
     let deployment = Deployment::new(options.clone(), Arc::new(loader), events.clone(), journal)?;
     let result = {

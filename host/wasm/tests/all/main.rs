@@ -9,6 +9,7 @@ mod deploy;
 mod hostile;
 mod lifecycle;
 mod pending;
+mod policies;
 mod pool;
 mod previews;
 mod programs;

@@ -18,4 +18,7 @@ class Thing(Resource):
 config = pulumi.Config()
 a = Thing("a", {"name": "a", "public": config.get_bool("public") or False, "tags": {"owner": "me"}})
 b = Thing("b", {"name": "b", "public": False})
+extra = config.get("extra")
+if extra:
+    Thing(extra, {"name": extra})
 pulumi.export("a", a.id)

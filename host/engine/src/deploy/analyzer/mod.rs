@@ -248,6 +248,38 @@ pub const MAX_VIOLATIONS: usize = 10_000;
 /// Longest policy or pack name accepted from a pack.
 pub const MAX_NAME: usize = 256;
 
+/// Pulumi's rule for pack names: 1–256 letters, digits, `-`, `_`, `.`; the error says what
+/// the name breaks.
+pub fn check_pack_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > MAX_NAME {
+        return Err(format!("is empty or longer than {MAX_NAME} bytes"));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(format!(
+            "is not letters, digits, '-', '_' and '.': {:?}",
+            crate::text::visible_text(name)
+        ));
+    }
+    Ok(())
+}
+
+/// A policy name: 1–256 bytes, no control or bidirectional-override characters.
+pub fn check_policy_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > MAX_NAME {
+        return Err(format!("is empty or longer than {MAX_NAME} bytes"));
+    }
+    if crate::text::has_unsafe(name) {
+        return Err(format!(
+            "holds control or bidirectional characters: {:?}",
+            crate::text::visible_text(name)
+        ));
+    }
+    Ok(())
+}
+
 /// Checks what a pack sent before it is shown or acted on: names and messages capped, the
 /// count bounded, disabled violations dropped. `pack` names the pack in errors.
 pub fn admit(pack: &str, violations: Vec<Violation>) -> Result<Vec<Violation>, AnalyzerError> {
