@@ -23,6 +23,9 @@ const COMMAND_LIMIT: Duration = Duration::from_secs(300);
 const TAIL_LINES: usize = 40;
 /// The stack every step runs in unless it names another.
 const STACK: &str = "dev";
+/// The directory of tests/pulumi whose `python/` and `nodejs/` modules (the stand-ins for the
+/// Go test providers' resources) every step of a case of that runtime gets beside its program.
+const LIB: &str = "lib";
 
 /// `case.yaml`.
 #[derive(Debug, Deserialize)]
@@ -276,7 +279,7 @@ fn pulumi_integration_suite() {
         .expect("reading tests/pulumi")
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.is_dir())
+        .filter(|p| p.is_dir() && !p.ends_with(LIB))
         .collect();
     dirs.sort();
     for dir in dirs {
@@ -941,6 +944,13 @@ impl CaseRun<'_> {
                 std::fs::remove_file(&path)
             };
             removed.map_err(|e| format!("clearing {}: {e}", path.display()))?;
+        }
+        let lib = repo()
+            .join("tests/pulumi")
+            .join(LIB)
+            .join(self.loaded.case.runtime.name());
+        if lib.is_dir() {
+            copy_tree(&lib, project).map_err(|e| format!("copying {}: {e}", lib.display()))?;
         }
         copy_tree(dir, project).map_err(|e| format!("copying {}: {e}", dir.display()))?;
         if !project.join("Pulumi.yaml").exists() {

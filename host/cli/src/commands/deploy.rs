@@ -52,6 +52,9 @@ pub struct DeployArgs {
     /// Also list resources that do not change.
     #[arg(long)]
     show_sames: bool,
+    /// Do not show the stack's outputs.
+    #[arg(long)]
+    suppress_outputs: bool,
     /// `up`: refresh the state from the providers first, then update.
     #[arg(long)]
     refresh: bool,
@@ -240,6 +243,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
         interactive,
         show_secrets: args.show_secrets,
         show_sames: args.show_sames,
+        suppress_outputs: args.suppress_outputs,
         writer: Box::new(std::io::stdout()),
     };
 

@@ -44,6 +44,7 @@ use std::time::Duration;
 
 use cairn_engine::Urn;
 use cairn_engine::deploy::events::{EngineEvent, EventSink, Operation, Severity, StepOp};
+use cairn_engine::urn::ROOT_STACK_TYPE;
 
 use self::json::JsonLines;
 use self::live::Live;
@@ -65,6 +66,8 @@ pub struct DisplayOptions {
     pub show_secrets: bool,
     /// Show resources that do not change.
     pub show_sames: bool,
+    /// Leave the stack's outputs out of the human display (`--suppress-outputs`).
+    pub suppress_outputs: bool,
     /// Where output goes (stdout, or a buffer in tests).
     pub writer: Box<dyn Write + Send>,
 }
@@ -72,6 +75,8 @@ pub struct DisplayOptions {
 /// Renders engine events; safe to call from many tasks at once.
 pub struct Display {
     renderer: Arc<dyn Renderer>,
+    /// The stack's outputs are not shown (human modes only: JSON events carry everything).
+    suppress_outputs: bool,
     ticker: Mutex<Option<Ticker>>,
     tracked: Mutex<Tracked>,
 }
@@ -151,6 +156,7 @@ impl Display {
             .and_then(|every| spawn_ticker(Arc::clone(&renderer), every));
         Display {
             renderer,
+            suppress_outputs: options.suppress_outputs && !options.json,
             ticker: Mutex::new(ticker),
             tracked: Mutex::new(Tracked::default()),
         }
@@ -207,6 +213,12 @@ impl Drop for Display {
 impl EventSink for Display {
     fn emit(&self, event: EngineEvent) {
         self.track(&event);
+        if self.suppress_outputs
+            && let EngineEvent::Outputs { urn, .. } = &event
+            && urn.qualified_type() == ROOT_STACK_TYPE
+        {
+            return;
+        }
         self.renderer.event(event);
     }
 }

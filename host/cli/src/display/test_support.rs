@@ -65,6 +65,7 @@ pub(super) fn display(
         interactive,
         show_secrets,
         show_sames,
+        suppress_outputs: false,
         writer: Box::new(buf.clone()),
     });
     (display, buf)

@@ -1,0 +1,2 @@
+// Two stack outputs and no resources.
+module.exports = { xyz: "ABC", foo: 42 };
