@@ -42,6 +42,27 @@ enum StateCommand {
     Protect(ProtectArgs),
     /// Remove the protection of a resource (or all).
     Unprotect(ProtectArgs),
+    /// Mark resources to be replaced by the next update.
+    Taint {
+        /// The URNs of the resources.
+        #[arg(required = true)]
+        urns: Vec<String>,
+        /// Accepted for Pulumi's scripts (the edit asks nothing).
+        #[arg(short, long)]
+        yes: bool,
+    },
+    /// Clear the taint of resources (or all).
+    Untaint {
+        /// The URNs of the resources.
+        #[arg(required_unless_present = "all")]
+        urns: Vec<String>,
+        /// Every resource of the stack.
+        #[arg(long, conflicts_with = "urns")]
+        all: bool,
+        /// Accepted for Pulumi's scripts (the edit asks nothing).
+        #[arg(short, long)]
+        yes: bool,
+    },
     /// Fix the integrity problems of the stack's state that can be fixed safely (order,
     /// references to resources that are not in the state, identical duplicate entries),
     /// showing the changes first.
@@ -73,6 +94,10 @@ pub fn run(context: &Context, args: StateArgs) -> Result<()> {
         } => delete(&workspace, &urn, force, target_dependents, yes),
         StateCommand::Protect(args) => protect(&workspace, args, true),
         StateCommand::Unprotect(args) => protect(&workspace, args, false),
+        StateCommand::Taint { urns, yes: _ } => taint(&workspace, Some(&urns), true),
+        StateCommand::Untaint { urns, all, yes: _ } => {
+            taint(&workspace, (!all).then_some(&urns[..]), false)
+        }
         StateCommand::Repair { yes } => repair(&workspace, yes),
     }
 }
@@ -170,6 +195,33 @@ fn protect(workspace: &Workspace, args: ProtectArgs, protect: bool) -> Result<()
             capitalized(verb),
             if n == 1 { "" } else { "s" }
         ),
+    }
+    Ok(())
+}
+
+/// `cairn state taint` / `untaint` (`urns: None`: every resource), reported in Pulumi's words.
+fn taint(workspace: &Workspace, urns: Option<&[String]>, taint: bool) -> Result<()> {
+    let urns = urns
+        .map(|urns| {
+            urns.iter()
+                .map(|u| parse_urn(u))
+                .collect::<Result<Vec<_>>>()
+        })
+        .transpose()?;
+    let command = if taint {
+        "cairn state taint"
+    } else {
+        "cairn state untaint"
+    };
+    let mut count = 0;
+    edit_state(workspace, command, |_, snapshot| {
+        count = edit::set_taint(snapshot, urns.as_deref(), taint)?;
+        Ok(count > 0)
+    })?;
+    match (taint, &urns) {
+        (false, None) => outln!("All resources untainted"),
+        (true, _) => outln!("{count} resources tainted"),
+        (false, Some(_)) => outln!("{count} resources untainted"),
     }
     Ok(())
 }

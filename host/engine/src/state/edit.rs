@@ -1,5 +1,6 @@
-//! Direct edits of recorded state (`cairn state …`): removing resources, (un)protecting them,
-//! forgetting pending operations. They change a [`Snapshot`] in memory and call no provider.
+//! Direct edits of recorded state (`cairn state …`): removing resources, (un)protecting and
+//! (un)tainting them, forgetting pending operations. They change a [`Snapshot`] in memory and
+//! call no provider.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -196,6 +197,35 @@ pub fn set_protect(
     Ok(changed)
 }
 
+/// Sets or clears `taint` on the resources named (`None`: every resource); resources pending
+/// deletion are not eligible. Returns how many resources are now as asked; every URN that
+/// names no eligible resource is an error, and then nothing changes.
+pub fn set_taint(
+    snapshot: &mut Snapshot,
+    urns: Option<&[Urn]>,
+    taint: bool,
+) -> Result<usize, EditError> {
+    let eligible = |r: &ResourceState| !r.delete;
+    if let Some(urns) = urns
+        && let Some(missing) = urns.iter().find(|urn| {
+            !snapshot
+                .resources
+                .iter()
+                .any(|r| eligible(r) && &r.urn == *urn)
+        })
+    {
+        return Err(EditError::NotFound(missing.clone()));
+    }
+    let mut count = 0;
+    for resource in &mut snapshot.resources {
+        if eligible(resource) && urns.is_none_or(|urns| urns.contains(&resource.urn)) {
+            resource.taint = taint;
+            count += 1;
+        }
+    }
+    Ok(count)
+}
+
 /// Forgets the operations an interrupted deployment left pending; returns them.
 pub fn clear_pending(snapshot: &mut Snapshot) -> Vec<Operation<PropertyMap>> {
     std::mem::take(&mut snapshot.pending_operations)
@@ -255,6 +285,38 @@ mod tests {
 
     fn names(snapshot: &Snapshot) -> Vec<&str> {
         snapshot.resources.iter().map(|r| r.urn.name()).collect()
+    }
+
+    #[test]
+    fn taint_marks_the_named_resources_or_none() {
+        let mut s = snapshot();
+        let names = [urn(OBJECT, "index"), urn(BUCKET, "bucket")];
+        assert_eq!(set_taint(&mut s, Some(&names), true), Ok(2));
+        let tainted: Vec<&Urn> = s
+            .resources
+            .iter()
+            .filter(|r| r.taint)
+            .map(|r| &r.urn)
+            .collect();
+        assert_eq!(tainted, [&names[1], &names[0]]);
+
+        let before = s.clone();
+        let err = set_taint(
+            &mut s,
+            Some(&[names[0].clone(), urn(BUCKET, "nope")]),
+            false,
+        );
+        assert_eq!(err, Err(EditError::NotFound(urn(BUCKET, "nope"))));
+        assert_eq!(s, before, "nothing changes when a URN is unknown");
+
+        s.resources[3].delete = true;
+        s.resources[3].taint = true;
+        assert_eq!(set_taint(&mut s, None, false), Ok(s.resources.len() - 1));
+        assert!(
+            s.resources[3].taint,
+            "a resource pending deletion is left alone"
+        );
+        assert!(s.resources.iter().filter(|r| !r.delete).all(|r| !r.taint));
     }
 
     #[test]

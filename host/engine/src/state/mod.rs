@@ -288,6 +288,10 @@ pub struct Resource<P> {
     pub import_id: Option<String>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub retain_on_delete: bool,
+    /// Marked by `cairn state taint`: the next update replaces it (and the replacement is not
+    /// tainted).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub taint: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted_with: Option<Urn>,
     /// RFC 3339 creation time.
@@ -331,6 +335,7 @@ impl<P: Default> Resource<P> {
             custom_timeouts: None,
             import_id: None,
             retain_on_delete: false,
+            taint: false,
             deleted_with: None,
             created: None,
             modified: None,
@@ -371,6 +376,7 @@ impl<P> Resource<P> {
             custom_timeouts: self.custom_timeouts,
             import_id: self.import_id.clone(),
             retain_on_delete: self.retain_on_delete,
+            taint: self.taint,
             deleted_with: self.deleted_with.clone(),
             created: self.created.clone(),
             modified: self.modified.clone(),

@@ -284,7 +284,8 @@ impl Engine {
             Some(diff.map_err(|e| err(format!("{urn}: Diff failed: {e}")))?)
         };
         let decision = decide(&DiffFacts {
-            forced_replace: self.forced_replace(urn),
+            // A tainted resource is replaced, as one named by `--replace` is.
+            forced_replace: self.forced_replace(urn) || old.taint,
             provider_replaced,
             diff: diff.as_ref(),
             old_inputs: Some(&old.inputs),
