@@ -852,6 +852,13 @@ impl CaseRun<'_> {
                     continue;
                 }
                 let actual = resource.get(key).unwrap_or(&Value::Null);
+                // Dependencies are sets: their order is the SDK's (Pulumi's tests compare them
+                // as sets too).
+                let (value, actual) = if key == "dependencies" || key == "propertyDependencies" {
+                    (&sorted_lists(value), &sorted_lists(actual))
+                } else {
+                    (value, actual)
+                };
                 if !json_subset(value, actual) {
                     return Err(format!(
                         "resource {name}: expected {key} {value}, got {actual}"
@@ -1104,6 +1111,23 @@ fn urn_name(urn: &str) -> &str {
     urn.rsplit("::").next().unwrap_or_default()
 }
 
+/// `value` with every array of strings sorted.
+fn sorted_lists(value: &Value) -> Value {
+    match value {
+        Value::Array(items) if items.iter().all(Value::is_string) => {
+            let mut items = items.clone();
+            items.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+            Value::Array(items)
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), sorted_lists(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// JSON equality with numbers compared as numbers (`42` equals `42.0`).
 fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -1237,6 +1261,10 @@ mod runner {
         assert!(!json_subset(&serde_json::json!({"b": {"d": []}}), &actual));
         assert!(json_subset(&serde_json::json!({"e": "x*"}), &actual));
         assert!(!json_subset(&serde_json::json!({"e": "y*"}), &actual));
+        assert_eq!(
+            sorted_lists(&serde_json::json!({"d": ["b", "a"], "n": [2, 1]})),
+            serde_json::json!({"d": ["a", "b"], "n": [2, 1]})
+        );
         assert!(!json_eq(&serde_json::json!({"a": 1}), &actual));
     }
 }
