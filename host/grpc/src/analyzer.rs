@@ -550,7 +550,7 @@ fn options(resource: &AnalyzedResource<'_>) -> rpc::AnalyzerResourceOptions {
             create: timeouts.map_or(0.0, |t| t.create),
             update: timeouts.map_or(0.0, |t| t.update),
             delete: timeouts.map_or(0.0, |t| t.delete),
-            read: 0.0,
+            read: timeouts.map_or(0.0, |t| t.read),
         }),
         parent: state
             .parent

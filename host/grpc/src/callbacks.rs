@@ -250,7 +250,7 @@ fn options_to_rpc(o: &ResourceOptions) -> rpc::TransformResourceOptions {
                 create: duration_text(t.create),
                 update: duration_text(t.update),
                 delete: duration_text(t.delete),
-                read: String::new(),
+                read: duration_text(t.read),
             }
         }),
         plugin_download_url: String::new(),
@@ -369,6 +369,7 @@ mod tests {
                 create: 300.0,
                 update: 1.5,
                 delete: 0.0,
+                read: 60.0,
             }),
             import_id: Some("i-1".into()),
             version: Some("1.2.3".into()),

@@ -299,6 +299,7 @@ pub(crate) fn custom_timeouts(
         create: parse("create", &t.create)?,
         update: parse("update", &t.update)?,
         delete: parse("delete", &t.delete)?,
+        read: parse("read", &t.read)?,
     })
 }
 

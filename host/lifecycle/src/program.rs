@@ -478,6 +478,7 @@ async fn run_decl(
             create: t.create,
             update: t.update,
             delete: t.delete,
+            read: 0.0,
         }),
         import_id: decl.import_id.clone(),
         version: decl.version.clone(),

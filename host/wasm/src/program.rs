@@ -553,6 +553,8 @@ fn register_request(r: wm::RegisterResourceRequest) -> Result<RegisterResourceRe
             create: t.create,
             update: t.update,
             delete: t.delete,
+            // The WIT record has no read timeout.
+            read: 0.0,
         }),
         import_id: o.import_id,
         version: o.version,

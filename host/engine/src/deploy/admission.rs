@@ -47,6 +47,7 @@ pub(super) fn check_request(request: &RegisterResourceRequest) -> Result<(), Mon
             ("create", timeouts.create),
             ("update", timeouts.update),
             ("delete", timeouts.delete),
+            ("read", timeouts.read),
         ] {
             if !seconds.is_finite() || seconds < 0.0 {
                 return Err(err(format!(

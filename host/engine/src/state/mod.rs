@@ -214,6 +214,9 @@ pub struct CustomTimeouts {
     pub update: f64,
     #[serde(default, skip_serializing_if = "is_zero", serialize_with = "seconds")]
     pub delete: f64,
+    /// Recorded for Pulumi's `read` timeout option; Cairn's provider reads take no timeout.
+    #[serde(default, skip_serializing_if = "is_zero", serialize_with = "seconds")]
+    pub read: f64,
 }
 
 fn is_zero(n: &f64) -> bool {

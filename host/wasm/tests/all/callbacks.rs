@@ -634,6 +634,7 @@ fn values_a_program_sends_are_checked_before_any_provider_runs() {
                         create: f64::NAN,
                         update: 0.0,
                         delete: 0.0,
+                        read: 0.0,
                     }),
                     ..ResourceOptions::default()
                 },

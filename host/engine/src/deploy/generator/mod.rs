@@ -257,7 +257,7 @@ impl Engine {
         let state = &registration.state;
         let urn = &state.urn;
         let provider_replaced = match &old.provider {
-            Some(old_ref) if old_ref != &registration.provider_ref => {
+            Some(old_ref) if !self.same_provider(old_ref, &registration.provider_ref) => {
                 !self
                     .default_provider_can_adopt(
                         old_ref,

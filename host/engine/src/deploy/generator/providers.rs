@@ -199,7 +199,14 @@ impl Engine {
             inputs,
             options,
         } = registration;
-        let old = self.claim(&urn, vec![], parent.as_ref(), caller)?;
+        let old = self.claim_with_aliases(
+            &urn,
+            parent.as_ref(),
+            &resource_type,
+            urn.name(),
+            &options.aliases,
+            caller,
+        )?;
         let provider = self
             .load_provider(&urn, &resource_type, &inputs, native, caller)
             .await?;
@@ -225,6 +232,11 @@ impl Engine {
         state.inputs = checked.clone();
         state.outputs = checked.clone();
         state.protect = options.protect;
+        state.aliases = old
+            .as_ref()
+            .filter(|(_, o)| o.urn != urn)
+            .map(|(_, o)| vec![o.urn.clone()])
+            .unwrap_or_default();
         if !self.options.analyzers.is_empty() {
             // Providers are analyzed, not remediated: their inputs configure the plugin
             // already loaded.
@@ -250,6 +262,17 @@ impl Engine {
             urn: urn.clone(),
             id: id.clone(),
         };
+        // Taken over under a new URN (an alias) and kept: what the old state records under the
+        // old reference is managed by this instance.
+        if let Some((_, old)) = old.as_ref().filter(|(_, o)| o.urn != urn)
+            && old.id.as_deref() == Some(id.as_str())
+        {
+            let renamed_from = ProviderReference {
+                urn: old.urn.clone(),
+                id: id.clone(),
+            };
+            self.providers.insert(&renamed_from, provider.clone());
+        }
         self.providers.insert(&reference, provider);
         self.record(&state);
         Ok(RegisterResourceResponse {
@@ -416,6 +439,14 @@ impl Engine {
             .recorded(reference, provider_state, self.options.native_plugins)
             .await
             .map(Some)
+    }
+
+    /// Whether `old_ref` and `new_ref` name the same provider: equal, or the provider was
+    /// taken over under a new URN (an alias) in this deployment and kept its ID.
+    pub fn same_provider(&self, old_ref: &ProviderReference, new_ref: &ProviderReference) -> bool {
+        old_ref == new_ref
+            || (old_ref.id == new_ref.id
+                && self.plan().renamed.get(&old_ref.urn) == Some(&new_ref.urn))
     }
 
     /// Whether a resource may move from its old provider to `new_ref` without replacement:
