@@ -408,6 +408,18 @@ fn policy_components_run_sandboxed_beside_pulumi_packs() {
         &String::from_utf8_lossy(&out.stderr),
         &["deadline of 2 s exceeded", "CAIRN_POLICY_TIMEOUT"],
     );
+
+    // A limit that is not one is refused, naming the variable.
+    let out = sandbox
+        .command(&["preview", "--policy-pack", &dir.display().to_string()])
+        .env("CAIRN_POLICY_TIMEOUT", "soon")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert_contains(
+        &String::from_utf8_lossy(&out.stderr),
+        &["CAIRN_POLICY_TIMEOUT is \"soon\", not a number of seconds"],
+    );
 }
 
 /// The quick start (`random` and `file` providers, files written into a granted `out`

@@ -42,24 +42,37 @@ impl Source {
 }
 
 /// The sandbox limits of policy components: `CAIRN_POLICY_TIMEOUT` (seconds per call, default
-/// 60) and `CAIRN_POLICY_MEMORY_MIB` (default 256).
-fn wasm_limits() -> cairn_wasm::policy::PolicyLimits {
+/// 60) and `CAIRN_POLICY_MEMORY_MIB` (default 256); a value that is not one is an error.
+fn wasm_limits() -> Result<cairn_wasm::policy::PolicyLimits, String> {
     let mut limits = cairn_wasm::policy::PolicyLimits::default();
-    if let Some(seconds) = std::env::var("CAIRN_POLICY_TIMEOUT")
-        .ok()
-        .and_then(|s| s.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0 && *s < 86_400.0)
-    {
+    if let Ok(text) = std::env::var("CAIRN_POLICY_TIMEOUT") {
+        let seconds = text
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
+            .ok_or_else(|| {
+                format!(
+                    "CAIRN_POLICY_TIMEOUT is {:?}, not a number of seconds (0 to 86400)",
+                    cairn_engine::text::shown(&text, 40)
+                )
+            })?;
         limits.timeout = std::time::Duration::from_secs_f64(seconds);
     }
-    if let Some(mib) = std::env::var("CAIRN_POLICY_MEMORY_MIB")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .filter(|m| (1..=65_536).contains(m))
-    {
-        limits.memory_mib = mib;
+    if let Ok(text) = std::env::var("CAIRN_POLICY_MEMORY_MIB") {
+        limits.memory_mib = text
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|m| (1..=65_536).contains(m))
+            .ok_or_else(|| {
+                format!(
+                    "CAIRN_POLICY_MEMORY_MIB is {:?}, not a number of MiB (1 to 65536)",
+                    cairn_engine::text::shown(&text, 40)
+                )
+            })?;
     }
-    limits
+    Ok(limits)
 }
 
 /// The packs named on the command line, checked before anything runs.
@@ -270,7 +283,7 @@ async fn start_one(
             runtime
                 .load_policy_pack(
                     &component,
-                    wasm_limits(),
+                    wasm_limits()?,
                     cairn_wasm::events_log_sink(events),
                 )
                 .await

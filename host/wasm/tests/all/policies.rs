@@ -172,6 +172,39 @@ async fn hostile_packs_fail_naming_the_limit_and_stay_stopped() {
     let violations = pack.analyze(&analyzed(&files)).await.unwrap();
     assert_contains(&violations[0].message, &["no files"]);
 
+    // A resource policy is told the resource's type, URN, options and provider.
+    let mut echo = state("test:index:Thing", "echo", serde_json::json!({}));
+    echo.protect = true;
+    echo.ignore_changes = vec!["tags".to_owned()];
+    echo.additional_secret_outputs = vec!["key".to_owned()];
+    echo.aliases = vec![urn("test:index:Thing", "old")];
+    echo.parent = Some(urn("pulumi:pulumi:Stack", "proj-dev"));
+    let provider = state(
+        "pulumi:providers:test",
+        "eu",
+        serde_json::json!({"region": "eu-west-1"}),
+    );
+    let violations = pack
+        .analyze(&AnalyzedResource {
+            state: &echo,
+            properties: &echo.inputs,
+            delete_before_replace: Some(true),
+            provider: Some(&provider),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        violations[0].message,
+        format!(
+            "Misbehaves on demand.\ntest:index:Thing {} protect=true ignore=[\"tags\"] \
+             dbr=Some(true) aliases=[\"{}\"] secret=[\"key\"] parent=Some(\"{}\") \
+             provider=Some((\"pulumi:providers:test\", \"eu\", Some(String(\"eu-west-1\"))))",
+            echo.urn,
+            urn("test:index:Thing", "old"),
+            urn("pulumi:pulumi:Stack", "proj-dev"),
+        )
+    );
+
     // What it answers is checked: terminal escapes made visible, a huge message capped, a
     // flood of violations refused; none of these stops the pack.
     let control = state("test:index:Thing", "control", serde_json::json!({}));

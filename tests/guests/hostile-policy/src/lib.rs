@@ -1,8 +1,9 @@
 //! A policy pack that misbehaves when it analyzes a resource named after the misdeed: `trap`
 //! panics, `loop` never returns, `flood` logs without end, `grow` allocates without end,
 //! `files` tries to read the host's files, `control` answers a message full of terminal
-//! escapes, `huge` one of 16 MiB, `many` 20,000 violations; any other resource gets an honest
-//! advisory violation (so a test sees the pack working before it misbehaves).
+//! escapes, `huge` one of 16 MiB, `many` 20,000 violations; `echo` reports what it was told of
+//! the resource (options, provider); any other resource gets an honest advisory violation (so a
+//! test sees the pack working before it misbehaves).
 
 use cairn_sdk::policy::{Policy, PolicyPack};
 
@@ -33,6 +34,23 @@ fn pack() -> PolicyPack {
             },
             "control" => v.report("\u{1b}[2J\u{1b}]0;owned\u{7}\rfaked\u{202e}"),
             "huge" => v.report("x".repeat(16 << 20)),
+            "echo" => v.report(format!(
+                "{} {} protect={} ignore={:?} dbr={:?} aliases={:?} secret={:?} parent={:?} \
+                 provider={:?}",
+                r.resource_type,
+                r.urn,
+                r.protect,
+                r.ignore_changes,
+                r.delete_before_replace,
+                r.aliases,
+                r.additional_secret_outputs,
+                r.parent,
+                r.provider.as_ref().map(|p| (
+                    &p.resource_type,
+                    &p.name,
+                    p.properties.get("region")
+                )),
+            )),
             "many" => {
                 for i in 0..20_000 {
                     v.report(format!("violation {i}"));
