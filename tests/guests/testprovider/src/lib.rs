@@ -45,9 +45,7 @@ impl Kind {
             "testprovider:index:FailsOnDelete" => Kind::FailsOnDelete,
             "testprovider:index:Named" => Kind::Named,
             other => {
-                return Err(Error::failed(format!(
-                    "Unknown resource type '{other}'"
-                )));
+                return Err(Error::failed(format!("Unknown resource type '{other}'")));
             }
         })
     }
@@ -194,8 +192,7 @@ impl cairn_sdk::Provider for TestProvider {
             return Ok(ReadResult {
                 id: r.id.clone(),
                 inputs: props! {"length" => length, "prefix" => prefix}.into(),
-                outputs: props! {"prefix" => prefix, "length" => length, "result" => result}
-                    .into(),
+                outputs: props! {"prefix" => prefix, "length" => length, "result" => result}.into(),
             });
         }
         // (The Go provider returns no inputs but for Random; the engine then keeps the
