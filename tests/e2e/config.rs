@@ -65,6 +65,55 @@ fn plain_and_secret_values() {
 }
 
 #[test]
+fn set_all_and_rm_all_change_several_values_at_once() {
+    let sandbox = stack("web");
+    sandbox.ok(&[
+        "config",
+        "set-all",
+        "--plaintext",
+        "name=bob",
+        "--plaintext",
+        "aws:region=us-west-2",
+        "--secret",
+        "password=hunter2=x",
+    ]);
+    assert_eq!(sandbox.ok(&["config", "get", "name"]), "bob\n");
+    assert_eq!(sandbox.ok(&["config", "get", "aws:region"]), "us-west-2\n");
+    assert_eq!(sandbox.ok(&["config", "get", "password"]), "hunter2=x\n");
+    assert!(!sandbox.read("Pulumi.dev.yaml").contains("hunter2"));
+
+    sandbox.ok(&[
+        "config",
+        "set-all",
+        "--path",
+        "--plaintext",
+        "data.ports[0]=80",
+    ]);
+    assert_eq!(
+        sandbox.ok(&["config", "get", "--path", "data.ports[0]"]),
+        "80\n"
+    );
+
+    let before = sandbox.read("Pulumi.dev.yaml");
+    let err = sandbox.fails(&[
+        "config",
+        "set-all",
+        "--plaintext",
+        "other=1",
+        "--plaintext",
+        "broken",
+    ]);
+    assert_contains(&err, &["--plaintext \"broken\": expected KEY=VALUE"]);
+    assert_eq!(sandbox.read("Pulumi.dev.yaml"), before, "nothing written");
+
+    sandbox.ok(&["config", "rm-all", "name", "password"]);
+    sandbox.ok(&["config", "rm-all", "--path", "data.ports[0]"]);
+    let listing: Value = serde_json::from_str(&sandbox.ok(&["config", "--json"])).unwrap();
+    let keys: Vec<&String> = listing.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["aws:region", "web:data"], "{listing}");
+}
+
+#[test]
 fn structured_values_by_path() {
     let sandbox = stack("web");
     sandbox.ok(&["config", "set", "--path", "data.ports[0]", "8080"]);

@@ -285,6 +285,40 @@ fn preview_runs_the_program_with_unknowns_and_changes_nothing() {
     );
 }
 
+#[test]
+fn expect_no_changes_fails_only_when_something_changes() {
+    let sandbox = probe_stack("parallel");
+    sandbox.ok(&["config", "set", "sleepMs", "0"]);
+    sandbox.ok(&["up", "--yes"]);
+    sandbox.ok(&["preview", "--expect-no-changes"]);
+    sandbox.ok(&["up", "--yes", "--expect-no-changes"]);
+    sandbox.ok(&["refresh", "--yes", "--expect-no-changes"]);
+
+    sandbox.ok(&["config", "set", "count", "5"]);
+    let before = std::fs::read(sandbox.state_file("prog", "dev")).unwrap();
+    let err = sandbox.fails(&["preview", "--expect-no-changes"]);
+    assert_contains(
+        &err,
+        &["no changes were expected for preview but changes were proposed"],
+    );
+    assert_eq!(
+        std::fs::read(sandbox.state_file("prog", "dev")).unwrap(),
+        before,
+        "a preview records nothing"
+    );
+    // As Pulumi's: `up` applies the change, then fails.
+    let err = sandbox.fails(&["up", "--yes", "--expect-no-changes"]);
+    assert_contains(
+        &err,
+        &["no changes were expected for update but changes were proposed"],
+    );
+    assert_eq!(outputs(&sandbox, false)["count"], 5);
+    assert_contains(
+        &sandbox.fails(&["destroy", "--yes", "--expect-no-changes"]),
+        &["--expect-no-changes belongs to `cairn up`"],
+    );
+}
+
 /// Runs `up` in `mode`, expecting failure with `message`; then checks the state is consistent
 /// and a fixed program deploys over it.
 fn fails_cleanly(mode: &str, message: &[&str]) {

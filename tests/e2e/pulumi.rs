@@ -53,10 +53,40 @@ struct Case {
     /// A known failure of Cairn: the case is listed, not run.
     #[serde(default)]
     pending: Option<String>,
+    /// The checks Pulumi's ProgramTest makes around a test's own (each on unless the Go test
+    /// turns it off, under the name of its option).
+    #[serde(default)]
+    program_test: ProgramTest,
 }
 
 fn yes() -> bool {
     true
+}
+
+impl Case {
+    /// Whether the case follows a language conformance test (`pulumi-test-language`) rather
+    /// than one run by ProgramTest.
+    fn follows_language_test(&self) -> bool {
+        self.follows.starts_with("pulumi-test-language")
+    }
+}
+
+/// ProgramTest's checks (pkg/testing/integration/program.go): a preview before every update
+/// of a program expected to succeed; after the first step's update, a round trip of the state
+/// through `stack export` / `stack import`, an empty preview and update that change nothing,
+/// and a refresh that finds nothing.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct ProgramTest {
+    /// ProgramTest's `Quick`: none of these checks.
+    quick: bool,
+    skip_preview: bool,
+    skip_export_import: bool,
+    skip_empty_preview_update: bool,
+    allow_empty_preview_changes: bool,
+    allow_empty_update_changes: bool,
+    skip_refresh: bool,
+    expect_refresh_changes: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
@@ -488,6 +518,11 @@ impl CaseRun<'_> {
                     .unwrap_or_default()
             );
             self.step(step).map_err(|why| format!("  {label}: {why}"))?;
+            if i == 0 && step.command == Command::Up && !step.expect.fails {
+                let stack = step.stack.as_deref().unwrap_or(STACK);
+                self.after_first_update(stack)
+                    .map_err(|why| format!("  after {label} (ProgramTest's checks): {why}"))?;
+            }
         }
         let last_destroys = case
             .steps
@@ -554,6 +589,55 @@ impl CaseRun<'_> {
         Ok(())
     }
 
+    /// ProgramTest's checks after the first update: the state survives `stack export` /
+    /// `stack import`, an empty preview and update change nothing, a refresh finds nothing.
+    fn after_first_update(&self, stack: &str) -> Result<(), String> {
+        let checks = &self.loaded.case.program_test;
+        // pulumi-test-language's runner previews and updates, and checks nothing more.
+        if checks.quick || self.loaded.case.follows_language_test() {
+            return Ok(());
+        }
+        let file = self.sandbox.project.join("stack.json");
+        let file = file.to_string_lossy();
+        let mut commands: Vec<Vec<&str>> = Vec::new();
+        if !checks.skip_export_import {
+            commands.push(vec!["stack", "export", "--file", &file]);
+            commands.push(vec!["stack", "import", "--file", &file]);
+        }
+        if !checks.skip_empty_preview_update {
+            let mut preview = vec!["preview"];
+            if !checks.allow_empty_preview_changes {
+                preview.push("--expect-no-changes");
+            }
+            let mut update = vec!["up", "--yes", "--skip-preview"];
+            if !checks.allow_empty_update_changes {
+                update.push("--expect-no-changes");
+            }
+            commands.extend([preview, update]);
+        }
+        if !checks.skip_refresh {
+            let mut refresh = vec!["refresh", "--yes", "--skip-preview"];
+            if !checks.expect_refresh_changes {
+                refresh.push("--expect-no-changes");
+            }
+            commands.push(refresh);
+        }
+        for command in commands {
+            let mut args = command.clone();
+            args.extend(["--stack", stack]);
+            let output = self.cairn(&args)?;
+            if !output.success {
+                return Err(format!(
+                    "cairn {} failed:\n{}",
+                    args.join(" "),
+                    tail(&output.text)
+                ));
+            }
+        }
+        let _ = std::fs::remove_file(self.sandbox.project.join("stack.json"));
+        Ok(())
+    }
+
     fn step(&mut self, step: &Step) -> Result<(), String> {
         let stack = step.stack.as_deref().unwrap_or(STACK).to_owned();
         if let Some(dir) = &step.dir {
@@ -561,6 +645,21 @@ impl CaseRun<'_> {
         }
         self.select(&stack)?;
         self.configure(&step.config, &stack)?;
+        // ProgramTest previews every update it expects to succeed.
+        if step.command == Command::Up
+            && !step.expect.fails
+            && !self.loaded.case.program_test.skip_preview
+            && !self.loaded.case.program_test.quick
+        {
+            let args = ["preview", "--stack", stack.as_str()];
+            let output = self.cairn(&args)?;
+            if !output.success {
+                return Err(format!(
+                    "the preview before the update failed:\n{}",
+                    tail(&output.text)
+                ));
+            }
+        }
         let mut args: Vec<&str> = match step.command {
             Command::Up => vec!["up", "--yes"],
             Command::Preview => vec!["preview"],
@@ -1012,10 +1111,14 @@ fn json_eq(a: &Value, b: &Value) -> bool {
 }
 
 /// `expected` matches `actual` where objects may have more keys; null, and false, match an
-/// absent key (as an exported state leaves out `protect: false`).
+/// absent key (as an exported state leaves out `protect: false`); a string ending in `*`
+/// matches the strings it begins (a provider reference whose ID is not known).
 fn json_subset(expected: &Value, actual: &Value) -> bool {
     match (expected, actual) {
         (Value::Bool(false), Value::Null) => true,
+        (Value::String(e), Value::String(a)) if e.ends_with('*') => {
+            a.starts_with(&e[..e.len() - 1])
+        }
         (Value::Object(x), Value::Object(y)) => x
             .iter()
             .all(|(k, e)| json_subset(e, y.get(k).unwrap_or(&Value::Null))),
@@ -1122,6 +1225,8 @@ mod runner {
         assert!(json_subset(&serde_json::json!({"missing": null}), &actual));
         assert!(json_subset(&serde_json::json!({"missing": false}), &actual));
         assert!(!json_subset(&serde_json::json!({"b": {"d": []}}), &actual));
+        assert!(json_subset(&serde_json::json!({"e": "x*"}), &actual));
+        assert!(!json_subset(&serde_json::json!({"e": "y*"}), &actual));
         assert!(!json_eq(&serde_json::json!({"a": 1}), &actual));
     }
 }

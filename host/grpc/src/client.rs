@@ -956,7 +956,6 @@ impl Provider for GrpcProvider {
         )
         .await
         .map_err(|e| ProviderError::failed(format!("{} Construct: {e}", self.name())))?;
-        let config_secret_keys = Vec::new();
         let r = self
             .client
             .clone()
@@ -990,7 +989,7 @@ impl Provider for GrpcProvider {
                     .iter()
                     .map(ToString::to_string)
                     .collect(),
-                config_secret_keys,
+                config_secret_keys: request.config_secret_keys,
                 organization: "organization".to_owned(),
                 aliases: request
                     .aliases

@@ -56,9 +56,29 @@ enum ConfigCommand {
         #[arg(long)]
         path: bool,
     },
+    /// Set several values at once (`--plaintext KEY=VALUE`, `--secret KEY=VALUE`, each
+    /// repeatable), written together or not at all.
+    SetAll {
+        /// A plain value.
+        #[arg(long = "plaintext", value_name = "KEY=VALUE")]
+        plaintexts: Vec<String>,
+        /// A value encrypted with the stack's secrets provider.
+        #[arg(long = "secret", value_name = "KEY=VALUE")]
+        secrets: Vec<String>,
+        /// Treat each KEY as a property path into a structured value.
+        #[arg(long)]
+        path: bool,
+    },
     /// Remove a value (removing one that is not set is not an error).
     Rm {
         key: String,
+        #[arg(long)]
+        path: bool,
+    },
+    /// Remove several values at once.
+    RmAll {
+        #[arg(required = true)]
+        keys: Vec<String>,
         #[arg(long)]
         path: bool,
     },
@@ -77,7 +97,13 @@ pub fn run(context: &Context, args: ConfigArgs) -> Result<()> {
             secret,
             path,
         }) => set(&stack, &key, value, secret, path),
-        Some(ConfigCommand::Rm { key, path }) => rm(&stack, &key, path),
+        Some(ConfigCommand::SetAll {
+            plaintexts,
+            secrets,
+            path,
+        }) => set_all(&stack, &plaintexts, &secrets, path),
+        Some(ConfigCommand::Rm { key, path }) => rm(&stack, std::slice::from_ref(&key), path),
+        Some(ConfigCommand::RmAll { keys, path }) => rm(&stack, &keys, path),
     }
 }
 
@@ -176,6 +202,34 @@ fn set(
     stack.save_config(&config)
 }
 
+fn set_all(stack: &Stack<'_>, plaintexts: &[String], secrets: &[String], path: bool) -> Result<()> {
+    let pairs = |flag: &str, items: &[String], secret: bool| {
+        items
+            .iter()
+            .map(|item| match item.split_once('=') {
+                Some((key, value)) => Ok((key.to_owned(), value.to_owned(), secret)),
+                None => bail!("--{flag} {}: expected KEY=VALUE", quoted(item)),
+            })
+            .collect::<Result<Vec<_>>>()
+    };
+    let mut settings = pairs("plaintext", plaintexts, false)?;
+    settings.extend(pairs("secret", secrets, true)?);
+    let mut config = stack.load_config()?;
+    let crypter = if secrets.is_empty() {
+        stack.secrets(&config)?
+    } else {
+        stack.secrets_or_create(&mut config)?
+    };
+    for (key, value, secret) in settings {
+        if path {
+            config.set_path(&key, &value, secret, Some(&crypter), stack.project())?;
+        } else {
+            config.set(&parse_key(stack, &key)?, &value, secret, Some(&crypter))?;
+        }
+    }
+    stack.save_config(&config)
+}
+
 /// Reads a value that was not given on the command line: a hidden prompt for secrets, a line at
 /// the terminal, or all of a piped standard input (without its final newline).
 fn read_value(stack: &Stack<'_>, key: &str, secret: bool) -> Result<String> {
@@ -201,12 +255,14 @@ fn read_value(stack: &Stack<'_>, key: &str, secret: bool) -> Result<String> {
     Ok(text.strip_suffix('\r').unwrap_or(text).to_owned())
 }
 
-fn rm(stack: &Stack<'_>, key: &str, path: bool) -> Result<()> {
+fn rm(stack: &Stack<'_>, keys: &[String], path: bool) -> Result<()> {
     let mut config = stack.load_config()?;
-    if path {
-        config.remove_path(key, stack.project())?;
-    } else {
-        config.remove(&parse_key(stack, key)?);
+    for key in keys {
+        if path {
+            config.remove_path(key, stack.project())?;
+        } else {
+            config.remove(&parse_key(stack, key)?);
+        }
     }
     stack.save_config(&config)
 }

@@ -22,6 +22,7 @@ use indexmap::IndexMap;
 use crate::display::{Display, DisplayOptions};
 use crate::interrupt::{Interrupted, Signals};
 use crate::stack::{LazyCrypter, Stack};
+use crate::terminal::outln;
 use crate::workspace::Context;
 
 /// Options shared by every deploying command.
@@ -76,10 +77,20 @@ pub struct DeployArgs {
     /// (repeatable).
     #[arg(long = "policy-pack-config", value_name = "FILE")]
     policy_pack_configs: Vec<std::path::PathBuf>,
-    /// `up`: do not preview first, even with policy packs (a mandatory violation then stops
-    /// the update at its resource, after what was done before it).
+    /// `up` / `refresh` / `destroy`: do not preview first, even with policy packs (a mandatory
+    /// violation then stops the update at its resource, after what was done before it).
     #[arg(long)]
     skip_preview: bool,
+    /// `up` / `preview` / `refresh`: fail if the deployment changes (or, previewing, would
+    /// change) anything, as Pulumi's flag does: `up` and `refresh` still apply what they find.
+    #[arg(long)]
+    expect_no_changes: bool,
+    /// `destroy`: leave the protected resources and what they depend on; destroy the rest.
+    #[arg(long)]
+    exclude_protected: bool,
+    /// Accepted for Pulumi's scripts: Cairn always shows each resource's detailed diff.
+    #[arg(long)]
+    diff: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,14 +174,26 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
     } else if args.clear_pending_creates || !args.import_pending_creates.is_empty() {
         bail!("--clear-pending-creates and --import-pending-creates belong to `cairn refresh`");
     }
+    let kept_protected = exclude_protected(kind, &args, &mut options, &snapshot)?;
+    if kept_protected.is_some_and(|n| n == snapshot.resources.len()) {
+        outln!(
+            "There were no unprotected resources to destroy. There are still {} protected \
+             resources associated with this stack.",
+            snapshot.resources.len()
+        );
+        return Ok(());
+    }
     check_targets_before(kind, &options, &snapshot)?;
     if !kind.runs_program()
         && (!args.policy_packs.is_empty() || !args.policy_pack_configs.is_empty())
     {
         bail!("--policy-pack and --policy-pack-config belong to `cairn up` and `cairn preview`");
     }
-    if args.skip_preview && kind != Kind::Up {
-        bail!("--skip-preview belongs to `cairn up`");
+    if args.skip_preview && kind == Kind::Preview {
+        bail!("--skip-preview belongs to `cairn up`, `cairn refresh` and `cairn destroy`");
+    }
+    if args.expect_no_changes && kind == Kind::Destroy {
+        bail!("--expect-no-changes belongs to `cairn up`, `cairn preview` and `cairn refresh`");
     }
     let packs = crate::policy::locate(&args.policy_packs, &args.policy_pack_configs)?;
     let resolved = config_file.resolve(Some(crypter.as_ref()), &workspace.project)?;
@@ -219,16 +242,17 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
         writer: Box::new(std::io::stdout()),
     };
 
+    if kind != Kind::Preview && !args.yes && !context.interactive {
+        bail!(
+            "cairn {} needs confirmation: pass --yes (non-interactive)",
+            kind.command()
+        );
+    }
     // With policy packs, `up` previews first even with --yes (as Pulumi's `up` does unless
     // --skip-preview): a mandatory violation then stops it before anything changes.
-    let policy_preview = kind == Kind::Up && !packs.is_empty() && !args.skip_preview;
-    if kind == Kind::Preview || !args.yes || policy_preview {
-        if kind != Kind::Preview && !args.yes && !context.interactive {
-            bail!(
-                "cairn {} needs confirmation: pass --yes (non-interactive)",
-                kind.command()
-            );
-        }
+    let policy_preview = kind == Kind::Up && !packs.is_empty();
+    let previews = kind == Kind::Preview || (!args.skip_preview && (!args.yes || policy_preview));
+    if previews {
         let mut preview = options.clone();
         preview.preview = true;
         let outcome = runtime.block_on(deploy(
@@ -242,13 +266,13 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             &policies,
             &signals,
         ));
-        outcome?;
+        let outcome = outcome?;
         if kind == Kind::Preview {
-            return Ok(());
+            return expect_no_changes(&args, kind, &outcome);
         }
-        if !args.yes && !confirm(kind)? {
-            bail!("cancelled; nothing was changed");
-        }
+    }
+    if !args.yes && !confirm(kind)? {
+        bail!("cancelled; nothing was changed");
     }
 
     let persister = workspace.backend.persister(&lock, &project, &stack.name)?;
@@ -274,19 +298,65 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
     } else {
         snapshot
     };
-    runtime
-        .block_on(deploy(
-            kind,
-            options,
-            snapshot,
-            Some(persister),
-            crypter,
-            display_options(context.interactive),
-            &setup,
-            &policies,
-            &signals,
-        ))
-        .map(|_| ())
+    let outcome = runtime.block_on(deploy(
+        kind,
+        options,
+        snapshot,
+        Some(persister),
+        crypter,
+        display_options(context.interactive),
+        &setup,
+        &policies,
+        &signals,
+    ))?;
+    if let Some(kept) = kept_protected
+        && !args.json
+    {
+        outln!(
+            "All unprotected resources were destroyed. There are still {kept} protected \
+             resources associated with this stack."
+        );
+    }
+    expect_no_changes(&args, kind, &outcome)
+}
+
+/// `destroy --exclude-protected`: excludes the protected resources and everything they depend
+/// on (as Pulumi does); returns how many that is, if any.
+fn exclude_protected(
+    kind: Kind,
+    args: &DeployArgs,
+    options: &mut DeploymentOptions,
+    snapshot: &Snapshot,
+) -> Result<Option<usize>> {
+    if !args.exclude_protected {
+        return Ok(None);
+    }
+    if kind != Kind::Destroy {
+        bail!("--exclude-protected belongs to `cairn destroy`");
+    }
+    if !args.targets.is_empty() {
+        bail!("you cannot specify --target and --exclude-protected");
+    }
+    let kept = cairn_engine::deploy::graph::protected_and_their_dependencies(&snapshot.resources);
+    let count = kept.len();
+    for urn in kept {
+        if !options.excludes.contains(&urn) {
+            options.excludes.push(urn);
+        }
+    }
+    Ok((count > 0).then_some(count))
+}
+
+/// `--expect-no-changes`: an error once the deployment has run, if it changed anything (reads
+/// and unchanged resources do not count), worded as Pulumi's.
+fn expect_no_changes(args: &DeployArgs, kind: Kind, outcome: &Outcome) -> Result<()> {
+    if args.expect_no_changes && outcome.changes.values().any(|count| *count > 0) {
+        bail!(
+            "no changes were expected for {} but changes were proposed",
+            kind.verb()
+        );
+    }
+    Ok(())
 }
 
 /// The policy packs a deployment runs, and the stack they analyze.

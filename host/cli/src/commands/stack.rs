@@ -19,6 +19,9 @@ use crate::workspace::{Context, Workspace};
 pub struct StackArgs {
     #[command(subcommand)]
     command: Option<StackCommand>,
+    /// `cairn stack`: also print each resource's URN.
+    #[arg(long)]
+    show_urns: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -92,7 +95,7 @@ enum StackCommand {
 pub fn run(context: &Context, args: StackArgs) -> Result<()> {
     let workspace = context.project()?;
     match args.command {
-        None => show(&workspace),
+        None => show(&workspace, args.show_urns),
         Some(StackCommand::Init { name }) => init(&workspace, &name),
         Some(StackCommand::Ls { json }) => ls(&workspace, json),
         Some(StackCommand::Select { name, create }) => select(&workspace, &name, create),
@@ -116,7 +119,7 @@ pub fn run(context: &Context, args: StackArgs) -> Result<()> {
 }
 
 /// `cairn stack`: what the current stack holds.
-fn show(workspace: &Workspace) -> Result<()> {
+fn show(workspace: &Workspace, show_urns: bool) -> Result<()> {
     let stack = Stack::current(workspace)?;
     let deployment = workspace.backend.latest(stack.project(), &stack.name)?;
     outln!("Current stack is {}:", stack.name);
@@ -131,6 +134,9 @@ fn show(workspace: &Workspace) -> Result<()> {
                     field(resource.resource_type.as_str()),
                     field(resource.urn.name())
                 );
+                if show_urns {
+                    outln!("            URN: {}", field(resource.urn.as_str()));
+                }
             }
         }
         _ => outln!("    The stack has no resources."),

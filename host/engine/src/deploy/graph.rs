@@ -21,6 +21,25 @@ pub fn dependencies_of(resource: &ResourceState) -> impl Iterator<Item = &Urn> {
         .chain(resource.provider.as_ref().map(|p| &p.urn))
 }
 
+/// The protected resources and everything they depend on, transitively, in state order:
+/// what `destroy --exclude-protected` leaves (as Pulumi's `getProtectedExcludes`).
+pub fn protected_and_their_dependencies(resources: &[ResourceState]) -> Vec<Urn> {
+    let by_urn: HashMap<&Urn, &ResourceState> = resources.iter().map(|r| (&r.urn, r)).collect();
+    let mut kept: HashSet<&Urn> = HashSet::new();
+    let mut stack: Vec<&ResourceState> = resources.iter().filter(|r| r.protect).collect();
+    while let Some(resource) = stack.pop() {
+        if !kept.insert(&resource.urn) {
+            continue;
+        }
+        stack.extend(dependencies_of(resource).filter_map(|urn| by_urn.get(urn).copied()));
+    }
+    resources
+        .iter()
+        .filter(|r| kept.contains(&r.urn))
+        .map(|r| r.urn.clone())
+        .collect()
+}
+
 /// A graph over a list of resources; an edge runs from a dependency to its dependent.
 pub struct DependencyGraph {
     graph: DiGraph<usize, ()>,
@@ -120,6 +139,25 @@ mod tests {
         let mut r = ResourceState::new(urn(name), TypeToken::parse("t:m:R").unwrap(), true);
         r.dependencies = deps.iter().map(|d| urn(d)).collect();
         r
+    }
+
+    #[test]
+    fn protected_resources_keep_what_they_depend_on() {
+        // d (protected) depends on b, which depends on a; c depends on a but is not protected.
+        let mut all = [
+            res("a", &[]),
+            res("b", &["a"]),
+            res("c", &["a"]),
+            res("d", &["b"]),
+        ];
+        all[3].protect = true;
+        let names: Vec<String> = protected_and_their_dependencies(&all)
+            .iter()
+            .map(|u| u.name().to_owned())
+            .collect();
+        assert_eq!(names, ["a", "b", "d"]);
+        all[3].protect = false;
+        assert!(protected_and_their_dependencies(&all).is_empty());
     }
 
     #[test]

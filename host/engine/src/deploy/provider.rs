@@ -195,7 +195,10 @@ pub struct ConstructRequest {
     pub providers: IndexMap<String, String>,
     pub aliases: Vec<Urn>,
     pub dry_run: bool,
+    /// The stack's config, secret values included (as text).
     pub config: IndexMap<String, String>,
+    /// The keys of `config` whose values are secret.
+    pub config_secret_keys: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -12,5 +12,7 @@ class MyComponent(pulumi.ComponentResource):
 
 
 component = MyComponent("component")
-Echo("res1", echo="hello")
-FailsOnCreate("res2")
+res1 = Echo("res1", echo="hello")
+# After res1 (the original leaves the order to chance): the new res1 is created before the
+# update fails, whatever the timing.
+FailsOnCreate("res2", opts=pulumi.ResourceOptions(depends_on=[res1]))

@@ -4,7 +4,10 @@
 
 use std::sync::Arc;
 
+use indexmap::IndexMap;
+
 use crate::urn::Urn;
+use crate::value::PropertyValue;
 
 use super::super::engine::{Engine, err};
 use super::super::program::{RegisterResourceRequest, RegisterResourceResponse};
@@ -69,12 +72,22 @@ impl Engine {
         aliases: Vec<Urn>,
     ) -> ConstructRequest {
         let options = &request.options;
-        let config = self
-            .options
-            .config
-            .iter()
-            .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
-            .collect();
+        // Secret values go too, their keys listed: a component reads the stack's config as the
+        // program does (Pulumi sends both).
+        let mut config = IndexMap::new();
+        let mut config_secret_keys = Vec::new();
+        for (key, value) in &self.options.config {
+            let (text, secret) = match value {
+                PropertyValue::Secret(inner) => (inner.as_str(), true),
+                other => (other.as_str(), false),
+            };
+            if let Some(text) = text {
+                config.insert(key.clone(), text.to_owned());
+                if secret {
+                    config_secret_keys.push(key.clone());
+                }
+            }
+        }
         ConstructRequest {
             project: self.options.project.clone(),
             stack: self.options.stack.clone(),
@@ -89,6 +102,7 @@ impl Engine {
             aliases,
             dry_run: self.preview(),
             config,
+            config_secret_keys,
         }
     }
 

@@ -1,4 +1,0 @@
-import pulumi
-
-pulumi.export("xyz", "ABC")
-pulumi.export("foo", 42)
