@@ -242,7 +242,7 @@ fn names_and_types_with_control_characters_are_refused_at_registration() {
             "hostile-type",
             [
                 r"probe:index:Thing\x1b[2J evil: invalid register-resource request",
-                "has an invalid type name",
+                "it contains white space or a control character",
             ],
         ),
     ] {

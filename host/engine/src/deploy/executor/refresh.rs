@@ -14,22 +14,35 @@ use crate::value::PropertyMap;
 
 use super::super::PendingCreate;
 use super::super::engine::{Engine, err};
+use super::super::events::StepOp;
 use super::super::graph;
 use super::super::journal::{BaseIndex, Mutation};
 use super::super::monitor::MonitorError;
 use super::super::steps::import::PendingCreateImport;
 use super::super::steps::refresh::{RefreshStep, Refreshed};
+use super::super::steps::step_state;
 
 impl Engine {
     /// Reads every managed resource from its provider, recording drift and dropping resources
     /// deleted out of band.
     pub async fn refresh_all(self: &Arc<Self>) -> Result<(), MonitorError> {
-        let targets: Vec<BaseIndex> = (0..self.base().resources.len())
-            .filter(|&i| {
-                let r = &self.base().resources[i];
-                r.custom && !r.is_provider() && !r.pending_replacement && self.is_targeted(&r.urn)
-            })
-            .collect();
+        let mut targets: Vec<BaseIndex> = Vec::new();
+        for (index, r) in self.base().resources.iter().enumerate() {
+            if !self.is_targeted(&r.urn) {
+                continue;
+            }
+            if r.custom && !r.is_provider() && !r.pending_replacement {
+                targets.push(index);
+            } else {
+                // Nothing to read, but refreshed all the same: the stack, components and
+                // providers show as unchanged in the summary, as in Pulumi's refresh.
+                let mut info =
+                    self.step_info(StepOp::Refresh, &r.urn, r.resource_type.as_str(), r.custom);
+                info.old = Some(step_state(r));
+                info.new = info.old.clone();
+                self.finish_instantly(info);
+            }
+        }
         let results = join_all(
             targets
                 .into_iter()

@@ -17,10 +17,24 @@ use super::super::provider::DiffRequest;
 use super::super::steps::delete::DeleteBeforeReplaceStep;
 
 impl Engine {
+    /// Whether the resource at `urn` in the old state is replaced in this deployment (its old
+    /// copy deleted ahead of its replacement, or to be deleted after it).
+    pub(crate) fn replaced_here(&self, urn: &Urn) -> bool {
+        let plan = self.plan();
+        plan.live
+            .get(urn)
+            .is_some_and(|i| plan.pending_deletes.contains(i) || plan.deleted_early.contains(i))
+    }
+
     /// Before a delete-before-replace of base[index]: deletes the resources that depend on it
     /// and would themselves be replaced (dependents first).
     pub async fn delete_dependents_of(&self, index: BaseIndex) -> Result<(), MonitorError> {
         let doomed = self.dependents_replaced_with(index).await;
+        let condemned: HashSet<&Urn> = doomed
+            .iter()
+            .chain([&index])
+            .map(|&i| &self.base().resources[i].urn)
+            .collect();
         // Dependents of dependents first.
         for &i in doomed.iter().rev() {
             let dependent = self.base().resources[i].clone();
@@ -30,9 +44,15 @@ impl Engine {
                     dependent.urn, dependent.urn
                 )));
             }
+            // Deleted with a resource deleted here too: that deletion takes it along.
+            let deleted_with = dependent
+                .deleted_with
+                .as_ref()
+                .is_some_and(|target| condemned.contains(target));
             DeleteBeforeReplaceStep {
                 old: &dependent,
                 index: i,
+                deleted_with,
             }
             .apply(self)
             .await?;
@@ -83,6 +103,14 @@ impl Engine {
         }
         if !dependent.custom {
             return false;
+        }
+        // Deleted with a replaced resource: the old copy goes with it.
+        if dependent
+            .deleted_with
+            .as_ref()
+            .is_some_and(|target| replaced.contains(target))
+        {
+            return true;
         }
         let affected: Vec<&String> = dependent
             .property_dependencies

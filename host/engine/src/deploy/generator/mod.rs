@@ -283,9 +283,15 @@ impl Engine {
             let diff = registration.provider.diff(request).await;
             Some(diff.map_err(|e| err(format!("{urn}: Diff failed: {e}")))?)
         };
+        // Deleted with a resource this deployment replaces: the old copy goes with the old
+        // target, so it is replaced too, whatever its diff (Pulumi's deletedWith cascade).
+        let deleted_with_replaced = state
+            .deleted_with
+            .as_ref()
+            .is_some_and(|target| self.replaced_here(target));
         let decision = decide(&DiffFacts {
             // A tainted resource is replaced, as one named by `--replace` is.
-            forced_replace: self.forced_replace(urn) || old.taint,
+            forced_replace: self.forced_replace(urn) || old.taint || deleted_with_replaced,
             provider_replaced,
             diff: diff.as_ref(),
             old_inputs: Some(&old.inputs),
@@ -299,6 +305,13 @@ impl Engine {
             .unwrap_or_else(|| diff_properties(&old.inputs, &state.inputs));
         let decision = match decision {
             Decision::Same if !old.init_errors.is_empty() => Decision::Update,
+            Decision::Replace {
+                delete_before_replace,
+                keys,
+            } if keys.is_empty() && deleted_with_replaced => Decision::Replace {
+                delete_before_replace,
+                keys: vec!["deletedWith".to_owned()],
+            },
             other => other,
         };
         Ok(Planned { decision, changes })
@@ -342,9 +355,13 @@ impl Engine {
         };
         if delete_before_replace {
             self.delete_dependents_of(index).await?;
-            DeleteBeforeReplaceStep { old: &old, index }
-                .apply(self)
-                .await?;
+            DeleteBeforeReplaceStep {
+                old: &old,
+                index,
+                deleted_with: false,
+            }
+            .apply(self)
+            .await?;
             replace_step.apply(self).await?;
         } else {
             replace_step.apply(self).await?;

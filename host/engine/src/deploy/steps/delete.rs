@@ -108,6 +108,8 @@ fn is_discarded(resource: &ResourceState, deleted_with: bool) -> bool {
 pub(crate) struct DeleteBeforeReplaceStep<'a> {
     pub old: &'a ResourceState,
     pub index: BaseIndex,
+    /// Its `deletedWith` target is deleted too, which deletes it: no provider call.
+    pub deleted_with: bool,
 }
 
 impl DeleteBeforeReplaceStep<'_> {
@@ -122,7 +124,11 @@ impl DeleteBeforeReplaceStep<'_> {
     }
 
     async fn run(self, engine: &Engine) -> Result<(), MonitorError> {
-        let DeleteBeforeReplaceStep { old, index } = self;
+        let DeleteBeforeReplaceStep {
+            old,
+            index,
+            deleted_with,
+        } = self;
         let provider = engine.provider_for_old(old).await.map_err(err)?;
         let mut info = engine.step_info(
             StepOp::DeleteReplaced,
@@ -143,7 +149,10 @@ impl DeleteBeforeReplaceStep<'_> {
                 }
                 let work = async {
                     // A copy already deleted ahead of an earlier replacement is not deleted twice.
-                    if let Some(provider) = provider.as_ref().filter(|_| !old.pending_replacement) {
+                    if let Some(provider) = provider
+                        .as_ref()
+                        .filter(|_| !old.pending_replacement && !deleted_with)
+                    {
                         with_timeout(request.timeout, provider.delete(request.clone())).await?;
                     }
                     Ok(((), vec![Mutation::ReplaceBase(index, marked.clone())]))
