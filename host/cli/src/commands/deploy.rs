@@ -520,11 +520,14 @@ fn check_targets(stack: &str, known: &HashSet<Urn>, flags: &[(&str, &[Urn])]) ->
         .collect();
     let message = match missing.as_slice() {
         [] => return Ok(()),
-        [(flag, urn)] => format!("no resource named '{urn}' found in stack {stack:?} ({flag})"),
+        [(flag, urn)] => format!(
+            "no resource named '{urn}' found in stack {stack:?} ({flag}){}",
+            shell_hint(urn.as_str())
+        ),
         _ => {
             let lines: Vec<String> = missing
                 .iter()
-                .map(|(flag, urn)| format!("\n  {flag} '{urn}'"))
+                .map(|(flag, urn)| format!("\n  {flag} '{urn}'{}", shell_hint(urn.as_str())))
                 .collect();
             format!(
                 "{} resources named by flags were not found in stack {stack:?}:{}",
@@ -616,10 +619,7 @@ fn confirm(kind: Kind) -> Result<bool> {
 fn parse_urns(values: &[String], flag: &str) -> Result<Vec<Urn>> {
     values
         .iter()
-        .map(|v| {
-            Urn::parse(v)
-                .with_context(|| format!("{flag} {}{}", crate::terminal::quoted(v), shell_hint(v)))
-        })
+        .map(|v| Urn::parse(v).with_context(|| format!("{flag} {}", crate::terminal::quoted(v))))
         .collect()
 }
 
@@ -708,21 +708,26 @@ mod tests {
 
     #[test]
     fn a_urn_whose_dollar_the_shell_ate_gets_a_hint() {
-        let eaten = "urn:pulumi:dev::p::my:mod:Comp:s3:Bucket::b".to_owned();
-        let err = parse_urns(std::slice::from_ref(&eaten), "--target").unwrap_err();
+        let eaten = Urn::parse("urn:pulumi:dev::p::my:mod:Comp:s3:Bucket::b").unwrap();
+        let known: HashSet<Urn> = HashSet::new();
+        let err = check_targets("dev", &known, &[("--target", std::slice::from_ref(&eaten))])
+            .unwrap_err();
         assert_eq!(
             err.to_string(),
             format!(
-                "--target \"{eaten}\" (did you forget to quote a `$` in it? your shell may have \
-                 expanded it)"
+                "no resource named '{eaten}' found in stack \"dev\" (--target) (did you forget \
+                 to quote a `$` in it? your shell may have expanded it)"
             )
         );
+        let nested = Urn::parse("urn:pulumi:dev::p::my:mod:Comp$aws:s3:Bucket::b").unwrap();
+        let err = check_targets(
+            "dev",
+            &known,
+            &[("--target", std::slice::from_ref(&nested))],
+        )
+        .unwrap_err();
+        assert!(!err.to_string().contains("shell"), "{err}");
         let plain = parse_urns(&["urn:pulumi:dev::p::nope".into()], "--target").unwrap_err();
         assert_eq!(plain.to_string(), "--target \"urn:pulumi:dev::p::nope\"");
-        parse_urns(
-            &["urn:pulumi:dev::p::my:mod:Comp$aws:s3:Bucket::b".into()],
-            "--target",
-        )
-        .unwrap();
     }
 }
