@@ -1878,8 +1878,10 @@ mod tests {
         assert_eq!(r.options.depends_on, vec![urn("d")]);
         assert!(r.options.protect);
 
+        // Any type a URN can hold passes here (the engine asks a custom resource's type to
+        // name its package); one a URN cannot hold is refused at the boundary.
         let bad = we::RegisterResourceRequest {
-            resource_type: "no".into(),
+            resource_type: "my:mod$x:Thing".into(),
             ..req
         };
         assert!(

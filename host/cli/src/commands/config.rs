@@ -203,22 +203,38 @@ fn set(
 }
 
 fn set_all(stack: &Stack<'_>, plaintexts: &[String], secrets: &[String], path: bool) -> Result<()> {
-    let pairs = |flag: &str, items: &[String], secret: bool| {
-        items
-            .iter()
-            .map(|item| match item.split_once('=') {
-                Some((key, value)) => Ok((key.to_owned(), value.to_owned(), secret)),
-                None => bail!("--{flag} {}: expected KEY=VALUE", quoted(item)),
-            })
-            .collect::<Result<Vec<_>>>()
-    };
-    let mut settings = pairs("plaintext", plaintexts, false)?;
-    settings.extend(pairs("secret", secrets, true)?);
+    let mut settings = key_values("--plaintext", plaintexts, false)?;
+    settings.extend(key_values("--secret", secrets, true)?);
+    save_settings(stack, settings, path)
+}
+
+/// `KEY=VALUE` arguments of `flag` as settings (split at the first `=`).
+pub fn key_values(
+    flag: &str,
+    items: &[String],
+    secret: bool,
+) -> Result<Vec<(String, String, bool)>> {
+    items
+        .iter()
+        .map(|item| match item.split_once('=') {
+            Some((key, value)) => Ok((key.to_owned(), value.to_owned(), secret)),
+            None => bail!("{flag} {}: expected KEY=VALUE", quoted(item)),
+        })
+        .collect()
+}
+
+/// Sets `(key, value, secret)` settings (keys as property paths with `path`) and saves the
+/// stack's settings file once: all of them or, on the first bad one, none.
+pub fn save_settings(
+    stack: &Stack<'_>,
+    settings: Vec<(String, String, bool)>,
+    path: bool,
+) -> Result<()> {
     let mut config = stack.load_config()?;
-    let crypter = if secrets.is_empty() {
-        stack.secrets(&config)?
-    } else {
+    let crypter = if settings.iter().any(|(_, _, secret)| *secret) {
         stack.secrets_or_create(&mut config)?
+    } else {
+        stack.secrets(&config)?
     };
     for (key, value, secret) in settings {
         if path {

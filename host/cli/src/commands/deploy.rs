@@ -88,6 +88,13 @@ pub struct DeployArgs {
     /// change) anything, as Pulumi's flag does: `up` and `refresh` still apply what they find.
     #[arg(long)]
     expect_no_changes: bool,
+    /// Set this configuration value before the deployment, saved in the stack's settings
+    /// (repeatable).
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    config: Vec<String>,
+    /// The `--config` keys are property paths (`data.ports[0]`).
+    #[arg(long)]
+    config_path: bool,
     /// `destroy`: leave the protected resources and what they depend on; destroy the rest.
     #[arg(long)]
     exclude_protected: bool,
@@ -151,6 +158,12 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
                 stack.name
             )
         })?;
+    if !args.config.is_empty() {
+        let settings = crate::commands::config::key_values("--config", &args.config, false)?;
+        crate::commands::config::save_settings(&stack, settings, args.config_path)?;
+    } else if args.config_path {
+        bail!("--config-path needs --config KEY=VALUE");
+    }
     let config_file = stack.load_config()?;
     let crypter = Arc::new(stack.secrets(&config_file)?);
     let snapshot = decode_deployment(&deployment, Some(crypter.as_ref()))
