@@ -108,9 +108,16 @@ fn deeply_nested_yaml_files_are_refused_at_once() {
 fn flags_naming_resources_not_in_the_stack_are_errors() {
     let sandbox = probe_stack();
     sandbox.ok(&["up", "--yes"]);
+    // By URN: `up --target` runs the program, and the untargeted resources it registers again
+    // are recorded in the order they came, which may differ (t0 and t1 are independent).
     let resources = |sandbox: &Sandbox| {
         let state: Value = serde_json::from_str(&sandbox.ok(&["stack", "export"])).unwrap();
-        state["deployment"]["resources"].clone()
+        let mut resources = state["deployment"]["resources"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        resources.sort_by_key(|r| r["urn"].as_str().unwrap_or_default().to_owned());
+        resources
     };
     let before = resources(&sandbox);
     let nope = "urn:pulumi:dev::prog::probe:index:Thing::nope";

@@ -95,32 +95,14 @@ runpy.run_module("pulumi.policy", run_name="__main__", alter_sys=True)
 
 /// The same for Node.js: configuration into `process.env`, then the SDK's run-policy-pack
 /// script (`process.argv[1]`) with the engine address and the pack.
-const NODE_BOOTSTRAP: &str = r#"
-"use strict";
-const fs = require("fs");
-const path = require("path");
-const chunks = [];
-const buffer = Buffer.alloc(1 << 16);
-for (;;) {
-    let n;
-    try {
-        n = fs.readSync(0, buffer, 0, buffer.length, null);
-    } catch (e) {
-        if (e.code === "EAGAIN") continue;
-        if (e.code === "EOF") break;
-        throw e;
-    }
-    if (n === 0) break;
-    chunks.push(Buffer.from(buffer.subarray(0, n)));
-}
-const settings = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}");
-process.env.PULUMI_CONFIG = JSON.stringify(settings.config || {});
-process.env.PULUMI_CONFIG_SECRET_KEYS = JSON.stringify(settings.secretKeys || []);
-process.execArgv = [];
+const NODE_BOOTSTRAP: &str = concat!(
+    crate::language::node_settings_from_stdin!(),
+    r#"process.execArgv = [];
 const [node, script, pack, engine] = process.argv;
 process.argv = [node, script, engine, pack];
 require(path.resolve(script));
-"#;
+"#
+);
 
 /// A running policy pack.
 pub struct GrpcAnalyzer {

@@ -115,7 +115,12 @@ finally:
 
 /// Reads the config from stdin into the environment the Node.js SDK reads it from, then runs
 /// the SDK's run script (`process.argv[1]`) with the flags that follow it.
-const NODE_BOOTSTRAP: &str = r#"
+/// What both Node.js bootstraps (a program's, a policy pack's) start with: the settings JSON
+/// read from stdin to its end (a pipe may answer EAGAIN), and its config put where the SDK
+/// reads it.
+macro_rules! node_settings_from_stdin {
+    () => {
+        r#"
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -136,10 +141,18 @@ for (;;) {
 const settings = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}");
 process.env.PULUMI_CONFIG = JSON.stringify(settings.config || {});
 process.env.PULUMI_CONFIG_SECRET_KEYS = JSON.stringify(settings.secretKeys || []);
-// Processes the program forks must not run this bootstrap again.
+"#
+    };
+}
+pub(crate) use node_settings_from_stdin;
+
+const NODE_BOOTSTRAP: &str = concat!(
+    node_settings_from_stdin!(),
+    r#"// Processes the program forks must not run this bootstrap again.
 process.execArgv = [];
 require(path.resolve(process.argv[1]));
-"#;
+"#
+);
 
 /// Passes events on, keeping the messages logged at error severity.
 struct ErrorLog {
