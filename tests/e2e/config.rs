@@ -105,6 +105,12 @@ fn set_all_and_rm_all_change_several_values_at_once() {
     ]);
     assert_contains(&err, &["--plaintext \"broken\": expected KEY=VALUE"]);
     assert_eq!(sandbox.read("Pulumi.dev.yaml"), before, "nothing written");
+    let err = sandbox.fails(&["config", "set-all", "--secret", "hunter2-alone"]);
+    assert_contains(
+        &err,
+        &["--secret: expected KEY=VALUE (the argument is not shown)"],
+    );
+    assert!(!err.contains("hunter2-alone"), "a secret echoed: {err}");
 
     sandbox.ok(&["config", "rm-all", "name", "password"]);
     sandbox.ok(&["config", "rm-all", "--path", "data.ports[0]"]);

@@ -218,6 +218,8 @@ pub fn key_values(
         .iter()
         .map(|item| match item.split_once('=') {
             Some((key, value)) => Ok((key.to_owned(), value.to_owned(), secret)),
+            // A secret given without its key may be the secret itself: never echoed.
+            None if secret => bail!("{flag}: expected KEY=VALUE (the argument is not shown)"),
             None => bail!("{flag} {}: expected KEY=VALUE", quoted(item)),
         })
         .collect()
