@@ -1,0 +1,1 @@
+//! Program code for imported resources (Rust, Python, TypeScript): `cairn import`.
