@@ -71,7 +71,8 @@ pub struct PackageSpec {
 pub struct ConfigSpec {
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub variables: IndexMap<String, PropertySpec>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// `required` in the spec, `defaults` in Pulumi's own schemas.
+    #[serde(default, alias = "defaults", skip_serializing_if = "Vec::is_empty")]
     pub required: Vec<String>,
 }
 
@@ -127,7 +128,12 @@ pub struct PropertySpec {
     pub secret: bool,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replace_on_changes: bool,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// `willReplaceOnChange` in the spec, `willReplaceOnChanges` in Pulumi's own schemas.
+    #[serde(
+        default,
+        alias = "willReplaceOnChanges",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
     pub will_replace_on_change: bool,
 }
 
@@ -234,8 +240,9 @@ pub struct FunctionSpec {
     pub language: IndexMap<String, Value>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_overlay: bool,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub multi_argument_inputs: bool,
+    /// The input properties, in the order they are passed as separate arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub multi_argument_inputs: Vec<String>,
 }
 
 impl PackageSpec {

@@ -120,6 +120,10 @@ fn bind_reference(reference: &str, package: &PackageSpec) -> Result<Type, TypeEr
             _ => Err(TypeError::UnknownBuiltin(reference.to_owned())),
         };
     }
+    // `#/provider`: this package's provider resource.
+    if path.is_empty() && fragment == "/provider" {
+        return Ok(Type::Resource(provider_token(package)));
+    }
     let (section, token) = fragment
         .strip_prefix('/')
         .and_then(|f| f.split_once('/'))
@@ -127,6 +131,9 @@ fn bind_reference(reference: &str, package: &PackageSpec) -> Result<Type, TypeEr
     if token.is_empty() || !matches!(section, "types" | "resources") {
         return Err(malformed());
     }
+    // Tokens may be percent-encoded (`aws:s3%2Fbucket:Bucket`).
+    let decoded = percent_decode(token).ok_or_else(malformed)?;
+    let token = decoded.as_str();
     if !path.is_empty() {
         let (package_name, version) = external_package(path);
         return Ok(Type::External {
@@ -137,7 +144,8 @@ fn bind_reference(reference: &str, package: &PackageSpec) -> Result<Type, TypeEr
         });
     }
     if section == "resources" {
-        return if package.resources.contains_key(token) {
+        // The provider by its resource token: Pulumi still reads it (`#/provider` is preferred).
+        return if package.resources.contains_key(token) || token == provider_token(package) {
             Ok(Type::Resource(token.to_owned()))
         } else {
             Err(TypeError::UnknownResource {
@@ -154,6 +162,32 @@ fn bind_reference(reference: &str, package: &PackageSpec) -> Result<Type, TypeEr
             token: token.to_owned(),
         }),
     }
+}
+
+/// The token of the package's provider resource, `pulumi:providers:NAME`.
+pub fn provider_token(package: &PackageSpec) -> String {
+    format!("pulumi:providers:{}", package.name)
+}
+
+/// `%XX` escapes decoded; `None` when an escape is malformed or the result is not UTF-8.
+fn percent_decode(text: &str) -> Option<String> {
+    if !text.contains('%') {
+        return Some(text.to_owned());
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// `/aws/v4.0.0/schema.json` or `https://host/aws/v4.0.0/schema.json` → (`aws`, `4.0.0`).
@@ -258,6 +292,14 @@ mod tests {
                     section: "types".into(),
                     token: "aws:index:Tag".into(),
                 },
+            ),
+            (
+                r##"{"$ref": "#/provider"}"##,
+                Type::Resource("pulumi:providers:p".into()),
+            ),
+            (
+                r##"{"$ref": "#/types/p:index%3AE"}"##,
+                Type::Enum("p:index:E".into()),
             ),
             (
                 r#"{"oneOf": [{"type": "string"}, {"type": "integer"}]}"#,
