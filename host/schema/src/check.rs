@@ -21,6 +21,10 @@ pub const METASCHEMA: &str = include_str!("metaschema.json");
 /// At most this many errors are listed; the count of the rest is kept.
 pub const MAX_REPORTED_ERRORS: usize = 100;
 
+/// The deepest nesting of arrays and objects a document may have (serde_json's own parsing
+/// limit): deeper ones are refused before any recursive code walks them.
+pub const MAX_DEPTH: usize = 128;
+
 /// Keys and string values are cut to this many characters when shown.
 const MAX_SHOWN_CHARS: usize = 80;
 
@@ -138,6 +142,8 @@ pub(crate) fn show(value: &Value) -> String {
 pub enum Rule {
     /// A keyword of the metaschema (`required`, `pattern`, `additionalProperties`, ...).
     Metaschema(String),
+    /// The document nests deeper than [`MAX_DEPTH`].
+    Depth,
     /// A rule of the semantic checks.
     Semantic(Check),
     /// The document has the metaschema's shape but not the model's (a field given twice
@@ -151,6 +157,7 @@ impl fmt::Display for Rule {
             Rule::Metaschema(keyword) => write!(f, "metaschema: {keyword}"),
             Rule::Semantic(check) => write!(f, "{}", check.name()),
             Rule::Model => f.write_str("model"),
+            Rule::Depth => f.write_str("depth"),
         }
     }
 }
@@ -274,6 +281,9 @@ static VALIDATOR: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
 /// Checks a schema document: the metaschema, then (when its shape is right) the semantic
 /// rules. Returns the typed schema when both pass.
 pub fn check_schema(document: &Value) -> Result<PackageSpec, InvalidSchema> {
+    if let Some(error) = depth_error(document) {
+        return Err(InvalidSchema::new(vec![error]));
+    }
     let errors = metaschema_errors(document);
     if !errors.is_empty() {
         return Err(InvalidSchema::new(errors));
@@ -295,6 +305,48 @@ pub fn check_schema(document: &Value) -> Result<PackageSpec, InvalidSchema> {
     } else {
         Err(InvalidSchema::new(errors))
     }
+}
+
+/// The first place where `document` nests deeper than [`MAX_DEPTH`], found without recursion.
+fn depth_error(document: &Value) -> Option<SchemaError> {
+    enum Children<'a> {
+        Object(serde_json::map::Iter<'a>),
+        Array(std::iter::Enumerate<std::slice::Iter<'a, Value>>),
+    }
+    fn children(value: &Value) -> Option<Children<'_>> {
+        match value {
+            Value::Object(map) => Some(Children::Object(map.iter())),
+            Value::Array(items) => Some(Children::Array(items.iter().enumerate())),
+            _ => None,
+        }
+    }
+    let mut stack: Vec<(Option<Segment>, Children<'_>)> = vec![(None, children(document)?)];
+    while let Some((_, iter)) = stack.last_mut() {
+        let next = match iter {
+            Children::Object(entries) => entries
+                .next()
+                .map(|(key, value)| (Segment::Key(key.clone()), value)),
+            Children::Array(items) => items
+                .next()
+                .map(|(index, value)| (Segment::Index(index), value)),
+        };
+        let Some((segment, value)) = next else {
+            stack.pop();
+            continue;
+        };
+        if let Some(grandchildren) = children(value) {
+            stack.push((Some(segment), grandchildren));
+            if stack.len() > MAX_DEPTH {
+                let path = JsonPath(stack.iter().filter_map(|(s, _)| s.clone()).collect());
+                return Some(SchemaError {
+                    path,
+                    rule: Rule::Depth,
+                    message: format!("nested deeper than {MAX_DEPTH} levels"),
+                });
+            }
+        }
+    }
+    None
 }
 
 /// The metaschema's errors for `document`, unsorted.
@@ -425,4 +477,155 @@ fn pattern_meaning(pattern: &str) -> String {
         .find(|(known, _)| known == pattern)
         .map(|(_, meaning)| (*meaning).to_owned())
         .unwrap_or_else(|| format!("matched by {}", quote(pattern)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `testdata/cases.json`: schemas and the (path, rule) of every error each must report.
+    #[test]
+    fn every_case_reports_exactly_its_errors() {
+        let cases: Vec<Value> =
+            serde_json::from_str(include_str!("../testdata/cases.json")).unwrap();
+        let mut failures = Vec::new();
+        for case in &cases {
+            let name = case["case"].as_str().unwrap();
+            let mut expected: Vec<(String, String)> = case["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| (e[0].as_str().unwrap().into(), e[1].as_str().unwrap().into()))
+                .collect();
+            expected.sort();
+            let mut found: Vec<(String, String)> = match check_schema(&case["schema"]) {
+                Ok(_) => vec![],
+                Err(invalid) => invalid
+                    .errors
+                    .iter()
+                    .map(|e| (e.path.to_string(), e.rule.to_string()))
+                    .collect(),
+            };
+            found.sort();
+            if found != expected {
+                let detail = check_schema(&case["schema"])
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default();
+                failures.push(format!(
+                    "{name}:\n  expected {expected:?}\n  found    {found:?}\n  {detail}"
+                ));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    /// Cairn's own provider schemas pass (their `name` filled from the manifest, as served).
+    #[test]
+    fn our_own_schemas_pass() {
+        for manifest in [
+            include_str!("../../../examples/providers/hello/cairn.json"),
+            include_str!("../../../examples/providers/file/cairn.json"),
+            include_str!("../../wasm/tests/guest/cairn.json"),
+            include_str!("../../../tests/guests/testprovider/cairn.json"),
+            include_str!("../../../tests/guests/lifecycle-test/cairn.json"),
+        ] {
+            let manifest: Value = serde_json::from_str(manifest).unwrap();
+            let mut schema = manifest["schema"].clone();
+            if schema.get("name").is_none() {
+                schema["name"] = manifest["name"].clone();
+            }
+            if let Err(e) = check_schema(&schema) {
+                panic!("{}: {e}", manifest["name"]);
+            }
+        }
+    }
+
+    #[test]
+    fn errors_show_control_characters_escaped_and_long_keys_cut() {
+        let key = format!("a\u{1b}[2J{}", "x".repeat(500));
+        let schema = serde_json::json!({"name": "p", "resources": {"p:index:R": {
+            "properties": {key.clone(): {"type": "string"}}}}});
+        let invalid = check_schema(&schema).unwrap_err();
+        let text = invalid.to_string();
+        assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text}");
+        assert!(text.contains(r#"properties["a\u001b[2Jxxx"#), "{text}");
+        assert!(text.contains("…"), "{text}");
+        assert!(text.len() < 600, "{text}");
+        // A value quoted in a message is escaped too.
+        let schema = serde_json::json!({"name": "p\u{7}"});
+        let text = check_schema(&schema).unwrap_err().to_string();
+        assert!(
+            text.contains(r#""p\u0007" is not a package name"#),
+            "{text}"
+        );
+    }
+
+    /// Types nested as deep as a parsed document can be validate; deeper ones (built in
+    /// memory) are refused before anything recursive walks them.
+    #[test]
+    fn deep_nesting_is_checked_or_refused_without_overflow() {
+        let nested = |levels: usize| {
+            let mut ty = serde_json::json!({"type": "string"});
+            for _ in 0..levels {
+                // By hand: `json!` would serialize `ty` again, recursively.
+                let mut array = serde_json::Map::new();
+                array.insert("type".into(), Value::from("array"));
+                array.insert("items".into(), ty);
+                ty = Value::Object(array);
+            }
+            let mut variables = serde_json::Map::new();
+            variables.insert("a".into(), ty);
+            let mut schema = serde_json::json!({"name": "p", "config": {}});
+            schema["config"]["variables"] = Value::Object(variables);
+            schema
+        };
+        check_schema(&nested(100)).unwrap();
+        let mut deep = nested(100_000);
+        let invalid = check_schema(&deep).unwrap_err();
+        assert_eq!(invalid.errors.len(), 1);
+        assert_eq!(invalid.errors[0].rule, Rule::Depth);
+        assert!(
+            invalid.errors[0]
+                .path
+                .to_string()
+                .starts_with("config.variables.a.items.items")
+        );
+        // Dropping a deep value recurses in serde_json: unwind it by hand.
+        let mut next = deep["config"]["variables"]["a"].take();
+        while let Some(items) = next.get_mut("items") {
+            next = items.take();
+        }
+    }
+
+    #[test]
+    fn a_huge_document_reports_a_capped_sorted_list_and_the_total() {
+        let mut resources = serde_json::Map::new();
+        for i in 0..5000 {
+            resources.insert(
+                format!("p:index:R{i:05}"),
+                serde_json::json!({"inputProperties": {"a": {"type": "float"}}}),
+            );
+        }
+        let schema = serde_json::json!({"name": "p", "resources": resources});
+        let invalid = check_schema(&schema).unwrap_err();
+        assert_eq!(invalid.total, 5000);
+        assert_eq!(invalid.errors.len(), MAX_REPORTED_ERRORS);
+        assert_eq!(
+            invalid.errors[0].path.to_string(),
+            r#"resources["p:index:R00000"].inputProperties.a.type"#
+        );
+        assert!(invalid.to_string().ends_with("… and 4900 more"));
+    }
+
+    #[test]
+    fn a_valid_schema_summarises_in_one_line() {
+        let spec = check_schema(&serde_json::json!({"name": "p", "version": "1.0.0",
+            "resources": {"p:index:R": {}}, "config": {"variables": {"a": {"type": "string"}}}}))
+        .unwrap();
+        assert_eq!(
+            Summary::of(&spec).to_string(),
+            "p@1.0.0: 1 resource, 0 functions, 0 types, 1 config variable"
+        );
+    }
 }

@@ -111,7 +111,11 @@ impl<'a> Checker<'a> {
                 Err(e) => self.error(
                     root.keys(["meta", "moduleFormat"]),
                     Check::ModuleFormat,
-                    format!("does not compile as a regular expression: {e}"),
+                    format!(
+                        "does not compile as a regular expression: {}",
+                        // The parser's report spans lines; its last names the fault.
+                        e.to_string().lines().last().unwrap_or_default().trim()
+                    ),
                 ),
             }
         }
