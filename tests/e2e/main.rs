@@ -11,6 +11,7 @@ mod interrupt;
 mod journal;
 mod lock;
 mod names;
+mod package;
 mod policy;
 mod program;
 mod pulumi;

@@ -116,10 +116,21 @@ fn is_identifier(key: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
 }
 
-/// A string as a JSON string literal (control characters escaped), cut when long.
+/// A string as a JSON string literal, cut when long. Every control character is escaped
+/// (serde_json leaves DEL and the C1 range raw; a terminal would act on some of them).
 pub(crate) fn quote(text: &str) -> String {
     let cut: String = text.chars().take(MAX_SHOWN_CHARS).collect();
-    let quoted = serde_json::to_string(&cut).unwrap_or_else(|_| "\"?\"".to_owned());
+    let json = serde_json::to_string(&cut).unwrap_or_else(|_| "\"?\"".to_owned());
+    let quoted: String = json
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                format!("\\u{:04x}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
     if cut.len() < text.len() {
         format!("{quoted}…")
     } else {
@@ -543,13 +554,16 @@ mod tests {
 
     #[test]
     fn errors_show_control_characters_escaped_and_long_keys_cut() {
-        let key = format!("a\u{1b}[2J{}", "x".repeat(500));
+        let key = format!("a\u{1b}[2J\u{9b}{}", "x".repeat(500));
         let schema = serde_json::json!({"name": "p", "resources": {"p:index:R": {
             "properties": {key.clone(): {"type": "string"}}}}});
         let invalid = check_schema(&schema).unwrap_err();
         let text = invalid.to_string();
         assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text}");
-        assert!(text.contains(r#"properties["a\u001b[2Jxxx"#), "{text}");
+        assert!(
+            text.contains(r#"properties["a\u001b[2J\u009bxxx"#),
+            "{text}"
+        );
         assert!(text.contains("…"), "{text}");
         assert!(text.len() < 600, "{text}");
         // A value quoted in a message is escaped too.

@@ -111,6 +111,22 @@ struct RawManifest {
 }
 
 impl Manifest {
+    /// The package schema as the provider serves it (the guest SDK's rule): the manifest's
+    /// `schema` with `name` and `version` taken from the manifest when it has none of its own.
+    /// `None` when the manifest carries no schema.
+    pub fn served_schema(&self) -> Option<serde_json::Value> {
+        let serde_json::Value::Object(schema) = &self.schema else {
+            return (!self.schema.is_null()).then(|| self.schema.clone());
+        };
+        let mut served = serde_json::Map::new();
+        served.insert("name".into(), self.name.clone().into());
+        served.insert("version".into(), self.version.to_string().into());
+        for (key, value) in schema {
+            served.insert(key.clone(), value.clone());
+        }
+        Some(serde_json::Value::Object(served))
+    }
+
     /// Finds and parses the manifest of a component. `file` names the file in errors.
     pub fn from_component(file: &str, bytes: &[u8]) -> Result<Manifest, ManifestError> {
         let data = find_manifest_section(file, bytes)?;
@@ -311,6 +327,28 @@ mod tests {
         );
         assert_eq!(m.capabilities.env, ["TZ"]);
         assert_eq!(m.id(), "random@1.2.3");
+    }
+
+    #[test]
+    fn the_served_schema_takes_name_and_version_from_the_manifest_when_absent() {
+        let m = Manifest::parse(
+            "t",
+            br#"{"name":"p","version":"1.2.3","schema":{"resources":{}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            m.served_schema().unwrap(),
+            serde_json::json!({"name": "p", "version": "1.2.3", "resources": {}})
+        );
+        let m = Manifest::parse(
+            "t",
+            br#"{"name":"p","version":"1.2.3","schema":{"name":"q","version":"2.0.0"}}"#,
+        )
+        .unwrap();
+        assert_eq!(m.served_schema().unwrap()["name"], "q");
+        assert_eq!(m.served_schema().unwrap()["version"], "2.0.0");
+        let m = Manifest::parse("t", br#"{"name":"p","version":"1.2.3"}"#).unwrap();
+        assert_eq!(m.served_schema(), None);
     }
 
     #[test]

@@ -19,7 +19,8 @@ pub struct PluginArgs {
 
 #[derive(Debug, Subcommand)]
 enum PluginCommand {
-    /// Verify a provider component and store it under the Cairn home by name and version.
+    /// Verify a provider component (its package schema too, when it has one) and store it
+    /// under the Cairn home by name and version.
     Install {
         /// The `.wasm` file.
         file: String,
@@ -65,7 +66,9 @@ pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
             outln!("Wrote {}", launcher.display());
         }
         PluginCommand::Install { file } => {
-            let installed = store.install(context.cwd.join(&file))?;
+            let plugin = cairn_wasm::WasmPlugin::from_file(context.cwd.join(&file))?;
+            crate::commands::package::check_before_install(&plugin, &file)?;
+            let installed = store.install_plugin(&plugin)?;
             outln!(
                 "Installed {}@{} (sha256 {}) at {}",
                 installed.name,

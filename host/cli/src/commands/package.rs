@@ -1,0 +1,255 @@
+//! `cairn package`: package schemas — `check-schema` (the metaschema and semantic checks of
+//! `cairn-schema`) and `get-schema`, on a schema file, a provider manifest, a `.wasm` provider,
+//! an installed provider or a `pulumi-resource-NAME` plugin. Further subcommands (`gen-sdk`)
+//! join [`PackageCommand`].
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use cairn_wasm::WasmPlugin;
+use cairn_wasm::store::{PLUGIN_NAME_RULE, exact, is_plugin_name};
+use clap::{Args, Subcommand};
+use serde_json::Value;
+
+use crate::terminal::{field, json_pretty, outln, quoted};
+use crate::workspace::Context;
+
+/// The largest schema file read (the biggest published schemas are tens of megabytes).
+const MAX_SCHEMA_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
+#[derive(Debug, Args)]
+pub struct PackageArgs {
+    #[command(subcommand)]
+    command: PackageCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum PackageCommand {
+    /// Check a package schema against the package metaschema and Pulumi's semantic rules;
+    /// list every error (JSON path, rule, message) or print a one-line summary.
+    CheckSchema {
+        /// A schema file (JSON or YAML), a provider manifest (`cairn.json`), a `.wasm`
+        /// provider, or an installed provider `NAME[@VERSION]` (else a `pulumi-resource-NAME`
+        /// plugin in the Cairn plugin directory or on PATH).
+        source: String,
+    },
+    /// Print a provider's package schema as JSON (as the provider serves it).
+    GetSchema {
+        /// A `.wasm` provider, a provider manifest, or an installed provider
+        /// `NAME[@VERSION]` (else a `pulumi-resource-NAME` plugin).
+        provider: String,
+    },
+}
+
+pub fn run(context: &Context, args: PackageArgs) -> Result<()> {
+    match args.command {
+        PackageCommand::CheckSchema { source } => {
+            let schema = load(context, &source)?;
+            let spec = cairn_schema::check_schema(&schema.document)
+                .map_err(|invalid| anyhow!("{}: {invalid}", schema.origin))?;
+            outln!(
+                "{}: valid package schema {}",
+                schema.origin,
+                cairn_schema::Summary::of(&spec)
+            );
+        }
+        PackageCommand::GetSchema { provider } => {
+            let schema = load(context, &provider)?;
+            outln!("{}", json_pretty(&schema.document)?);
+        }
+    }
+    Ok(())
+}
+
+/// A schema document and where it came from (for messages).
+pub struct LoadedSchema {
+    pub document: Value,
+    /// The file or provider, printable.
+    pub origin: String,
+}
+
+/// Resolves `source`: an existing file (by extension: `.wasm`, `.yaml`/`.yml`, else JSON — a
+/// manifest when it has a `schema` field), else an installed provider, else a gRPC plugin.
+pub fn load(context: &Context, source: &str) -> Result<LoadedSchema> {
+    let path = context.cwd.join(source);
+    let looks_like_file = [".wasm", ".json", ".yaml", ".yml"]
+        .iter()
+        .any(|ext| source.ends_with(ext))
+        || source.contains('/');
+    if path.is_file() || looks_like_file {
+        return load_file(&path, source);
+    }
+    load_provider(context, source)
+}
+
+fn load_file(path: &Path, shown: &str) -> Result<LoadedSchema> {
+    let origin = field(shown).into_owned();
+    if shown.ends_with(".wasm") {
+        let plugin = WasmPlugin::from_file(path)?;
+        return served(&plugin, origin);
+    }
+    let size = std::fs::metadata(path)
+        .with_context(|| format!("reading {origin}"))?
+        .len();
+    if size > MAX_SCHEMA_FILE_BYTES {
+        bail!("{origin}: {size} bytes; schema files are limited to {MAX_SCHEMA_FILE_BYTES} bytes");
+    }
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {origin}"))?;
+    let document: Value = if shown.ends_with(".yaml") || shown.ends_with(".yml") {
+        crate::yaml::check_nesting(&text, &origin)?;
+        serde_yaml_ng::from_str(&text).map_err(|e| anyhow!("{origin}: not valid YAML: {e}"))?
+    } else {
+        serde_json::from_str(&text).map_err(|e| anyhow!("{origin}: not valid JSON: {e}"))?
+    };
+    // A provider manifest (`cairn.json`): the schema it carries, completed as it is served.
+    if let Some(schema) = document.get("schema") {
+        let mut schema = schema.clone();
+        if let Value::Object(map) = &mut schema {
+            for key in ["version", "name"] {
+                if let Some(value) = document.get(key)
+                    && !map.contains_key(key)
+                {
+                    map.shift_insert(0, key.to_owned(), value.clone());
+                }
+            }
+        }
+        return Ok(LoadedSchema {
+            document: schema,
+            origin: format!("{origin} (the manifest's schema)"),
+        });
+    }
+    Ok(LoadedSchema { document, origin })
+}
+
+/// The schema a wasm provider serves, from its manifest.
+fn served(plugin: &WasmPlugin, origin: String) -> Result<LoadedSchema> {
+    let manifest = plugin.manifest();
+    let document = manifest.served_schema().ok_or_else(|| {
+        anyhow!(
+            "{origin}: provider {}@{} has no package schema in its manifest",
+            quoted(&manifest.name),
+            manifest.version
+        )
+    })?;
+    Ok(LoadedSchema { document, origin })
+}
+
+/// An installed wasm provider `NAME[@VERSION]`, else (no version given) a gRPC plugin.
+fn load_provider(context: &Context, source: &str) -> Result<LoadedSchema> {
+    let (name, version) = match source.split_once('@') {
+        Some((name, version)) => (name, Some(version)),
+        None => (source, None),
+    };
+    if !is_plugin_name(name) {
+        bail!(
+            "{} is neither a file nor a provider name: {PLUGIN_NAME_RULE}",
+            quoted(source)
+        );
+    }
+    let version = version
+        .map(|v| {
+            semver::Version::parse(v).map_err(|e| {
+                anyhow!(
+                    "invalid provider version {}: versions are semantic versions such as 1.2.3 ({e})",
+                    quoted(v)
+                )
+            })
+        })
+        .transpose()?;
+    let store = crate::providers::store(&context.home);
+    if let Some(installed) = store.lookup(name, version.as_ref().map(exact).as_ref())? {
+        let plugin = store.load(&installed)?;
+        let origin = format!(
+            "provider {}@{} ({})",
+            field(name),
+            installed.version,
+            field(&installed.path.display().to_string())
+        );
+        return served(&plugin, origin);
+    }
+    if version.is_none()
+        && let Some(plugin) = grpc_plugin(&context.home, name)
+    {
+        let origin = format!("plugin {}", field(&plugin.program.display().to_string()));
+        let text = grpc_schema(name, &plugin).with_context(|| format!("{origin}: GetSchema"))?;
+        let document = serde_json::from_str(&text)
+            .map_err(|e| anyhow!("{origin}: the schema it sent is not valid JSON: {e}"))?;
+        return Ok(LoadedSchema { document, origin });
+    }
+    bail!(
+        "no provider {}{} installed: install a wasm component (`cairn plugin install FILE.wasm`){}",
+        quoted(name),
+        version
+            .map(|v| format!(" at version {v}"))
+            .unwrap_or_default(),
+        if version_requested(source) {
+            String::new()
+        } else {
+            format!(", or put a pulumi-resource-{name} plugin on PATH")
+        }
+    )
+}
+
+fn version_requested(source: &str) -> bool {
+    source.contains('@')
+}
+
+/// `pulumi-resource-NAME` in the Cairn plugin directory, then on PATH (as deployments find it).
+fn grpc_plugin(home: &Path, name: &str) -> Option<cairn_grpc::PluginCommand> {
+    let binary = format!("pulumi-resource-{name}");
+    let mut dirs: Vec<PathBuf> = vec![home.join("plugins").join("bin")];
+    dirs.extend(
+        std::env::var_os("PATH").map_or_else(Vec::new, |p| std::env::split_paths(&p).collect()),
+    );
+    dirs.into_iter()
+        .map(|dir| dir.join(&binary))
+        .find(|candidate| candidate.is_file())
+        .map(|path| cairn_grpc::PluginCommand::new(binary.clone(), path))
+}
+
+/// Starts the plugin, asks for its schema and stops it.
+fn grpc_schema(name: &str, command: &cairn_grpc::PluginCommand) -> Result<String> {
+    use cairn_engine::deploy::provider::Provider as _;
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    tokio.block_on(async {
+        let engine =
+            cairn_grpc::serve_engine(Arc::new(cairn_engine::deploy::events::NullSink), None)
+                .await?;
+        let output: cairn_grpc::plugin::OutputSink = Arc::new(|_stderr, line| {
+            tracing::debug!(line = %line, "plugin output");
+        });
+        let provider = cairn_grpc::GrpcProvider::start(
+            name,
+            command,
+            &engine.target(),
+            cairn_grpc::plugin::DEFAULT_START_TIMEOUT,
+            output,
+        )
+        .await?;
+        let schema = provider.get_schema().await;
+        provider.shutdown().await;
+        Ok(schema?)
+    })
+}
+
+/// The schema check `cairn plugin install` makes: a provider whose manifest carries a schema
+/// installs only if that schema is valid.
+pub fn check_before_install(plugin: &WasmPlugin, shown: &str) -> Result<()> {
+    let manifest = plugin.manifest();
+    let Some(schema) = manifest.served_schema() else {
+        return Ok(());
+    };
+    cairn_schema::check_schema(&schema).map_err(|invalid| {
+        anyhow!(
+            "{}: not installing {}@{}: {invalid}",
+            field(shown),
+            quoted(&manifest.name),
+            manifest.version
+        )
+    })?;
+    Ok(())
+}
