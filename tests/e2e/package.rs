@@ -39,8 +39,10 @@ fn check_schema_accepts_good_files_and_lists_every_error_of_bad_ones() {
     sandbox.write("broken.json", "{\"name\": ");
     sandbox.write(
         "cairn.json",
-        &std::fs::read_to_string(crate::support::repo().join("examples/providers/hello/cairn.json"))
-            .unwrap(),
+        &std::fs::read_to_string(
+            crate::support::repo().join("examples/providers/hello/cairn.json"),
+        )
+        .unwrap(),
     );
 
     assert_eq!(
@@ -63,13 +65,16 @@ fn check_schema_accepts_good_files_and_lists_every_error_of_bad_ones() {
             "bad.json: the package schema has 4 errors:",
             r#"resources["other:index:Order"]: the token's package "other" is not the package's name (allowed: "shop") [token-package]"#,
             r#"resources["shop:index:Item"].inputProperties.count.default: "many" is not a 32-bit integer, the property's type [default-type]"#,
-            r#"resources["shop:index:Item"].inputProperties.size.$ref: reference "#/types/shop:index:Size": the package has no type "shop:index:Size" [reference]"#,
+            r##"resources["shop:index:Item"].inputProperties.size.$ref: reference "#/types/shop:index:Size": the package has no type "shop:index:Size" [reference]"##,
             r#"resources["shop:index:Item"].requiredInputs[0]: "colour" is not one of the properties [required-exists]"#,
         ],
     );
 
     // The metaschema's errors name its keyword.
-    sandbox.write("shape.json", r#"{"name": "shop", "version": "one", "resourcez": {}}"#);
+    sandbox.write(
+        "shape.json",
+        r#"{"name": "shop", "version": "one", "resourcez": {}}"#,
+    );
     assert_contains(
         &sandbox.fails(&["package", "check-schema", "shape.json"]),
         &[
@@ -121,7 +126,10 @@ fn get_and_check_schema_of_wasm_providers_installed_or_not() {
     let version = schema["version"].as_str().unwrap().to_owned();
     assert_contains(
         &sandbox.ok(&["package", "check-schema", &format!("hello@{version}")]),
-        &[&format!("provider hello@{version} ("), "valid package schema hello@"],
+        &[
+            &format!("provider hello@{version} ("),
+            "valid package schema hello@",
+        ],
     );
     assert_contains(
         &sandbox.fails(&["package", "get-schema", "hello@99.0.0"]),
@@ -151,7 +159,10 @@ fn get_schema_asks_a_grpc_plugin_when_no_wasm_provider_is_installed() {
     assert_eq!(schema["name"], "hello");
     assert_contains(
         &sandbox.ok(&["package", "check-schema", "hello"]),
-        &["plugin ", "pulumi-resource-hello: valid package schema hello@"],
+        &[
+            "plugin ",
+            "pulumi-resource-hello: valid package schema hello@",
+        ],
     );
 }
 
@@ -189,7 +200,10 @@ fn plugin_install_refuses_a_provider_whose_schema_is_invalid() {
 
     // Without a schema (its key renamed: unknown manifest fields are ignored) it installs.
     let mut bytes = std::fs::read(test_wasm("probe")).unwrap();
-    let (from, to): (&[u8], &[u8]) = (b"\"schema\": {\n    \"name\": \"probe\"", b"\"schemx\": {\n    \"name\": \"probe\"");
+    let (from, to): (&[u8], &[u8]) = (
+        b"\"schema\": {\n    \"name\": \"probe\"",
+        b"\"schemx\": {\n    \"name\": \"probe\"",
+    );
     let at = bytes
         .windows(from.len())
         .position(|w| w == from)

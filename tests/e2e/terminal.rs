@@ -521,7 +521,10 @@ fn manifest_fields_of_an_untrusted_component_are_shown_escaped() {
     assert!(!output.status.success());
     assert_contains(
         &String::from_utf8_lossy(&output.stderr),
-        &[r#"resources["\u001b[2J\u009bXYZ"]: the key"#, "[metaschema: propertyNames]"],
+        &[
+            r#"resources["\u001b[2J\u009bXYZ"]: the key"#,
+            "[metaschema: propertyNames]",
+        ],
     );
     assert!(!clean_ok(&sandbox, &["plugin", "ls"]).contains("probe"));
     clean_ok(&sandbox, &["plugin", "ls", "--json"]);
