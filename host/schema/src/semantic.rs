@@ -358,8 +358,8 @@ impl<'a> Checker<'a> {
                 );
             }
         }
-        if !sound {
-            return; // The type does not bind; its values cannot be checked.
+        if !sound || (property.default.is_none() && property.const_value.is_none()) {
+            return; // No value to check, or a type that does not bind.
         }
         let Ok(bound) = Type::bind(&property.type_spec, self.spec) else {
             return;
