@@ -61,6 +61,8 @@ enum Command {
     State(commands::state::StateArgs),
     /// Install, list, inspect and remove provider components.
     Plugin(commands::plugin::PluginArgs),
+    /// Work with package schemas: generate a typed SDK from one.
+    Package(commands::package::PackageArgs),
     /// Serve a wasm provider over the gRPC plugin protocol.
     Provider(commands::provider::ProviderArgs),
     /// Run the program and deploy what it declares (after a preview and a confirmation).
@@ -99,6 +101,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Config(args) => commands::config::run(&context, args),
         Command::State(args) => commands::state::run(&context, args),
         Command::Plugin(args) => commands::plugin::run(&context, args),
+        Command::Package(args) => commands::package::run(&context, args),
         Command::Provider(args) => commands::provider::run(&context, args),
         Command::Up(args) => commands::deploy::run(&context, commands::deploy::Kind::Up, args),
         Command::Preview(args) => {
