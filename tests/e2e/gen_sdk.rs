@@ -321,16 +321,16 @@ fn gen_sdk_real_schemas_compile_for_wasm() {
         ])
         .arg(workspace.join("Cargo.toml"));
     clean_cargo_env(&mut cargo);
+    // No RUSTFLAGS: the shared target directory keeps what other guest builds compiled.
     let built = cargo
         .env("CARGO_TARGET_DIR", guest_target())
-        .env("RUSTFLAGS", "-D warnings")
         .output()
         .expect("running cargo");
+    let stderr = String::from_utf8_lossy(&built.stderr);
     assert!(
-        built.status.success(),
-        "the generated crates ({}) do not build for wasm32-wasip2:\n{}",
+        built.status.success() && !stderr.contains("warning"),
+        "the generated crates ({}) do not build cleanly for wasm32-wasip2:\n{stderr}",
         members.join(", "),
-        String::from_utf8_lossy(&built.stderr)
     );
 }
 

@@ -105,10 +105,10 @@ fn load(context: &Context, source: &str) -> Result<(serde_json::Value, Option<St
         }
         return Ok((value, None, described));
     }
-    if source.contains('/')
-        || source.contains(std::path::MAIN_SEPARATOR)
-        || source.ends_with(".json")
-    {
+    let looks_like_a_file = [".json", ".yaml", ".yml"]
+        .iter()
+        .any(|e| source.ends_with(e));
+    if looks_like_a_file || source.contains('/') || source.contains(std::path::MAIN_SEPARATOR) {
         bail!("{} does not exist", path.display());
     }
     let (name, requirement) = match source.split_once('@') {
