@@ -246,7 +246,10 @@ fn invoke_single<T: FromValue + Clone + 'static>(
 ) -> Output<T> {
     invoke(token, args, provider).try_apply(|outputs| match outputs.values().next() {
         Some(value) if outputs.len() == 1 => T::from_value(value),
-        _ => Err(format!(\"expected one result value, found {}\", outputs.len())),
+        _ => Err(format!(
+            \"expected one result value, found {}\",
+            outputs.len()
+        )),
     })
 }
 ",
@@ -886,7 +889,6 @@ fn enum_items(e: &EnumPlan, helpers: &mut Helpers) -> Vec<String> {
     ));
     for v in &e.variants {
         let pattern = match e.underlying {
-            Underlying::Number => format!("Some(v) if v == {}", v.literal),
             Underlying::Integer => format!("Some({})", v.literal.trim_end_matches("_i64")),
             _ => format!("Some({})", v.literal),
         };

@@ -187,7 +187,7 @@ fn generates_each_feature() {
                 "Some(\"dark-blue\") => Ok(Self::DarkBlue),",
                 "_ => crate::not_one_of(\"Color\", value),",
                 "Some(10) => Ok(Self::V10),",
-                "Some(v) if v == 0.5 => Ok(Self::Half),",
+                "Some(0.5) => Ok(Self::Half),",
                 "Some(true) => Ok(Self::On),",
             ],
         ),
