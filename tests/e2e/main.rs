@@ -5,6 +5,7 @@ mod background;
 mod config;
 mod crash;
 mod deploy;
+mod gen_sdk;
 mod grpc;
 mod input;
 mod interrupt;

@@ -22,7 +22,7 @@ use std::rc::Rc;
 
 use indexmap::IndexMap;
 
-use crate::value::{PropertyMap, Value};
+use crate::value::{Archive, Asset, PropertyMap, Value};
 
 /// What an output resolved to.
 #[derive(Clone)]
@@ -575,7 +575,7 @@ macro_rules! plain_input {
     )*};
 }
 
-plain_input!(String, i64, f64, bool, Value);
+plain_input!(String, i64, f64, bool, Value, Asset, Archive);
 
 impl<T: Clone + 'static> IntoInput for Vec<T> {
     type Value = Vec<T>;
@@ -640,6 +640,28 @@ scalar!(String, "a string", |v| v.as_str().map(str::to_owned));
 scalar!(bool, "a bool", Value::as_bool);
 scalar!(f64, "a number", Value::as_f64);
 scalar!(i64, "a whole number", Value::as_i64);
+
+/// Assets and archives (`pulumi.json#/Asset`, `#/Archive`) as typed SDKs take them.
+macro_rules! blob {
+    ($t:ident, $kind:literal) => {
+        impl IntoValue for $t {
+            fn into_value(self) -> Value {
+                Value::$t(self)
+            }
+        }
+        impl FromValue for $t {
+            fn from_value(value: &Value) -> Result<Self, String> {
+                match value {
+                    Value::$t(v) => Ok(v.clone()),
+                    other => Err(format!("expected {}, found {}", $kind, other.kind())),
+                }
+            }
+        }
+    };
+}
+
+blob!(Asset, "an asset");
+blob!(Archive, "an archive");
 
 impl IntoValue for &str {
     fn into_value(self) -> Value {

@@ -61,7 +61,7 @@ enum Command {
     State(commands::state::StateArgs),
     /// Install, list, inspect and remove provider components.
     Plugin(commands::plugin::PluginArgs),
-    /// Work with package schemas: check one, print a provider's.
+    /// Work with package schemas: check one, print a provider's, generate a typed SDK.
     Package(commands::package::PackageArgs),
     /// Serve a wasm provider over the gRPC plugin protocol.
     Provider(commands::provider::ProviderArgs),

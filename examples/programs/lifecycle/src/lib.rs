@@ -13,9 +13,15 @@
 
 use cairn_file::{Directory, DirectoryArgs, File, FileArgs};
 use cairn_random::{
-    Keepers, RandomPet, RandomPetArgs, RandomString, RandomStringArgs, RandomUuid, RandomUuidArgs,
+    RandomPet, RandomPetArgs, RandomString, RandomStringArgs, RandomUuid, RandomUuidArgs,
 };
 use cairn_sdk::program::{Alias, Context, Error, ResourceOptions, Result};
+use indexmap::IndexMap;
+
+/// Keepers `{rotation: <version>}`, of whichever value type the schema gives keepers.
+fn keepers<T: From<String>>(version: i64) -> IndexMap<String, T> {
+    IndexMap::from([("rotation".to_owned(), T::from(version.to_string()))])
+}
 
 fn main(ctx: &Context) -> Result<()> {
     let version = ctx.config().get_i64("version")?.unwrap_or(1);
@@ -25,23 +31,27 @@ fn main(ctx: &Context) -> Result<()> {
         )));
     }
 
-    let mut keepers = Keepers::new();
-    keepers.insert("rotation".into(), version.to_string());
     let token = RandomString::new(
         "token",
-        RandomStringArgs::new(12).special(false).keepers(keepers),
+        RandomStringArgs::new(12)
+            .special(false)
+            .keepers(keepers(version)),
         ResourceOptions::new(),
     );
-    let store = Directory::new("store", DirectoryArgs::new("data"), ResourceOptions::new());
+    let store = Directory::new(
+        "store",
+        DirectoryArgs::new().path("data"),
+        ResourceOptions::new(),
+    );
     let data = File::new(
         "data",
-        FileArgs::new("data/token.txt", token.result.apply(|t| format!("{t}\n"))),
+        FileArgs::new(token.result.apply(|t| format!("{t}\n"))).path("data/token.txt"),
         ResourceOptions::new().depends_on(&store.resource),
     );
     // Refers to nothing of `data`'s, so only dependsOn orders it after.
     let marker = File::new(
         "marker",
-        FileArgs::new("data/marker.txt", "written after token.txt\n"),
+        FileArgs::new("written after token.txt\n").path("data/marker.txt"),
         ResourceOptions::new()
             .depends_on(&data.resource)
             .depends_on(&store.resource),
@@ -49,7 +59,7 @@ fn main(ctx: &Context) -> Result<()> {
     // No path: the provider auto-names it, and keeps the name across updates.
     let notes = File::new(
         "notes",
-        FileArgs::auto_named(format!("version {version}\n")),
+        FileArgs::new(format!("version {version}\n")),
         ResourceOptions::new(),
     );
     let id = RandomUuid::new(

@@ -29,7 +29,7 @@ fn site(name: &str, title: Output<String>, port: Output<i64>, options: ResourceO
     let child = ResourceOptions::new().parent(&resource);
     let dir = Directory::new(
         &format!("{name}-dir"),
-        DirectoryArgs::new(name),
+        DirectoryArgs::new().path(name),
         child.clone(),
     );
     let html = all((title, port)).apply(|(title, port)| {
@@ -37,7 +37,9 @@ fn site(name: &str, title: Output<String>, port: Output<i64>, options: ResourceO
     });
     let index = File::new(
         &format!("{name}-index"),
-        FileArgs::new(format!("{name}/index.html"), html).mode("0644"),
+        FileArgs::new(html)
+            .path(format!("{name}/index.html"))
+            .mode("0644"),
         child.depends_on(&dir.resource),
     );
     resource.register_outputs(
@@ -82,7 +84,9 @@ fn main(ctx: &Context) -> Result<()> {
     let credentials = password.result.apply(|p| format!("admin:{p}\n"));
     File::new(
         "credentials",
-        FileArgs::new("site/credentials.txt", credentials).mode("0600"),
+        FileArgs::new(credentials)
+            .path("site/credentials.txt")
+            .mode("0600"),
         ResourceOptions::new()
             .parent(&site.resource)
             .depends_on(&site.dir.resource),

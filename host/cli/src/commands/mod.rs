@@ -2,6 +2,7 @@
 
 pub mod config;
 pub mod deploy;
+pub mod gen_sdk;
 pub mod package;
 pub mod plugin;
 pub mod provider;

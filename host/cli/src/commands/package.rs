@@ -40,6 +40,8 @@ enum PackageCommand {
         /// `NAME[@VERSION]` (else a `pulumi-resource-NAME` plugin).
         provider: String,
     },
+    /// Generate a typed SDK crate for wasm programs from a package schema.
+    GenSdk(super::gen_sdk::GenSdkArgs),
 }
 
 pub fn run(context: &Context, args: PackageArgs) -> Result<()> {
@@ -58,6 +60,7 @@ pub fn run(context: &Context, args: PackageArgs) -> Result<()> {
             let schema = load(context, &provider)?;
             outln!("{}", json_pretty(&schema.document)?);
         }
+        PackageCommand::GenSdk(args) => super::gen_sdk::run(context, args)?,
     }
     Ok(())
 }
@@ -106,11 +109,17 @@ fn load_file(path: &Path, shown: &str) -> Result<LoadedSchema> {
     if let Some(schema) = document.get("schema") {
         let mut schema = schema.clone();
         if let Value::Object(map) = &mut schema {
+            // A manifest without a version takes its crate's when the provider is built.
+            let crate_version = path.parent().and_then(crate_version).map(Value::String);
             for key in ["version", "name"] {
-                if let Some(value) = document.get(key)
+                let value = document
+                    .get(key)
+                    .cloned()
+                    .or_else(|| crate_version.clone().filter(|_| key == "version"));
+                if let Some(value) = value
                     && !map.contains_key(key)
                 {
-                    map.shift_insert(0, key.to_owned(), value.clone());
+                    map.shift_insert(0, key.to_owned(), value);
                 }
             }
         }
@@ -252,4 +261,25 @@ pub fn check_before_install(plugin: &WasmPlugin, shown: &str) -> Result<()> {
         )
     })?;
     Ok(())
+}
+
+/// `version` of the `[package]` of `dir/Cargo.toml`, when it states one.
+fn crate_version(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
+    let mut in_package = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_package = line == "[package]";
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("version").filter(|_| in_package) {
+            let value = rest.trim_start().strip_prefix('=')?.trim();
+            return value
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .map(str::to_owned);
+        }
+    }
+    None
 }
