@@ -6,6 +6,7 @@ mod config;
 mod crash;
 mod deploy;
 mod grpc;
+mod import;
 mod input;
 mod interrupt;
 mod journal;

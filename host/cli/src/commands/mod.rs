@@ -2,6 +2,7 @@
 
 pub mod config;
 pub mod deploy;
+pub mod import;
 pub mod plugin;
 pub mod provider;
 pub mod stack;
