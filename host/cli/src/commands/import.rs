@@ -82,7 +82,7 @@ pub struct ImportArgs {
 }
 
 pub fn run(context: &Context, args: ImportArgs) -> Result<()> {
-    let (path, import_file) = import_file(&args)?;
+    let (path, import_file) = import_file(context, &args)?;
     if !args.generate_code && args.out.is_some() {
         errln!("Output file will not be used as --generate-code is false.");
     }
@@ -147,7 +147,8 @@ pub fn run(context: &Context, args: ImportArgs) -> Result<()> {
     };
     match &args.out {
         Some(out) => {
-            std::fs::write(out, &code).with_context(|| format!("writing {}", out.display()))?;
+            std::fs::write(context.cwd.join(out), &code)
+                .with_context(|| format!("writing {}", out.display()))?;
             if !args.json {
                 outln!(
                     "The code declaring the imported resources is in {}.",
@@ -176,7 +177,7 @@ pub fn run(context: &Context, args: ImportArgs) -> Result<()> {
 
 /// The import file: `--file`, or the one resource of the arguments (`--parent`,
 /// `--provider`, `--properties` belong to it); and the name errors give it.
-fn import_file(args: &ImportArgs) -> Result<(String, ImportFile)> {
+fn import_file(context: &Context, args: &ImportArgs) -> Result<(String, ImportFile)> {
     if let Some(path) = &args.file {
         if !args.resource.is_empty()
             || args.parent.is_some()
@@ -185,7 +186,8 @@ fn import_file(args: &ImportArgs) -> Result<(String, ImportFile)> {
         {
             bail!("an inline resource may not be specified in conjunction with an import file");
         }
-        let text = std::fs::read_to_string(path)
+        // Relative to the directory cairn runs in (`--cwd`).
+        let text = std::fs::read_to_string(context.cwd.join(path))
             .with_context(|| format!("could not read import file {}", path.display()))?;
         let name = path.display().to_string();
         let parsed = file::parse(&name, &text)?;

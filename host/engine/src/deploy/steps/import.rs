@@ -101,8 +101,9 @@ impl ImportStep {
             .await?;
         accept_read(&*self.provider, urn, &read).map_err(ProviderError::failed)?;
         if read.id.is_empty() {
+            // Pulumi's wording.
             return Err(ProviderError::failed(format!(
-                "there is no resource with ID {:?} to import",
+                "resource '{}' does not exist",
                 self.import_id
             )));
         }
