@@ -7,6 +7,7 @@ mod crash;
 mod deploy;
 mod gen_sdk;
 mod grpc;
+mod import;
 mod input;
 mod interrupt;
 mod journal;

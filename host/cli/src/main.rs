@@ -73,6 +73,9 @@ enum Command {
     Refresh(commands::deploy::DeployArgs),
     /// Delete every resource of the stack (or the targets), dependents first.
     Destroy(commands::deploy::DeployArgs),
+    /// Import existing resources into the stack by ID (one, or a file of them) and print
+    /// the code that declares them.
+    Import(commands::import::ImportArgs),
 }
 
 fn main() -> ExitCode {
@@ -113,6 +116,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Destroy(args) => {
             commands::deploy::run(&context, commands::deploy::Kind::Destroy, args)
         }
+        Command::Import(args) => commands::import::run(&context, args),
     }
 }
 

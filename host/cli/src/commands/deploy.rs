@@ -3,6 +3,8 @@
 //! Ctrl-C and SIGTERM interrupt it gracefully, twice at once (see [`crate::interrupt`]);
 //! `--target`, `--exclude`, `--replace` and `--target-replace` must name resources of the stack
 //! (for `up`, `--target` and `--exclude` may also name resources the program registers).
+//! `cairn import` runs here too ([`run_import`]): the program is the import's, and nothing
+//! else of the stack changes.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -26,7 +28,7 @@ use crate::terminal::outln;
 use crate::workspace::Context;
 
 /// Options shared by every deploying command.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct DeployArgs {
     /// Skip the preview and the confirmation.
     #[arg(short, long)]
@@ -103,12 +105,36 @@ pub struct DeployArgs {
     diff: bool,
 }
 
+impl DeployArgs {
+    /// The deployment options `cairn import` shares with `up`.
+    pub fn for_import(
+        yes: bool,
+        skip_preview: bool,
+        parallel: Option<usize>,
+        json: bool,
+        show_secrets: bool,
+    ) -> DeployArgs {
+        DeployArgs {
+            yes,
+            skip_preview,
+            parallel,
+            json,
+            show_secrets,
+            ..DeployArgs::default()
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Up,
     Preview,
     Refresh,
     Destroy,
+    /// `cairn import`: preview, confirm, import.
+    Import,
+    /// `cairn import --preview-only`.
+    ImportPreview,
 }
 
 impl Kind {
@@ -118,6 +144,7 @@ impl Kind {
             Kind::Preview => "preview",
             Kind::Refresh => "refresh",
             Kind::Destroy => "destroy",
+            Kind::Import | Kind::ImportPreview => "import",
         }
     }
 
@@ -128,13 +155,49 @@ impl Kind {
         }
     }
 
+    /// Only previews: nothing is recorded.
+    fn previews_only(self) -> bool {
+        matches!(self, Kind::Preview | Kind::ImportPreview)
+    }
+
     /// Whether the deployment runs the program.
     fn runs_program(self) -> bool {
         matches!(self, Kind::Up | Kind::Preview)
     }
 }
 
+/// What `cairn import` deploys: the program registering the imports (and what they refer
+/// to), and the registrations that are planned imports, made from the stack's state.
+pub struct ImportPlan {
+    pub program: Arc<dyn cairn_engine::deploy::program::Program>,
+    pub planned: IndexMap<Urn, cairn_engine::deploy::PlannedImport>,
+}
+
+/// Builds the [`ImportPlan`] from the stack's current snapshot (read under its lock).
+pub type ImportPlanner<'a> = &'a dyn Fn(&Snapshot) -> Result<ImportPlan>;
+
 pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
+    run_deployment(context, kind, args, None).map(|_| ())
+}
+
+/// `cairn import` (`kind` [`Kind::Import`] or [`Kind::ImportPreview`]): the deployment `up`
+/// runs — preview, confirmation, journaled steps — with the import's program; returns what
+/// the import recorded (`None` for a preview).
+pub fn run_import(
+    context: &Context,
+    kind: Kind,
+    args: DeployArgs,
+    planner: ImportPlanner<'_>,
+) -> Result<Option<Outcome>> {
+    run_deployment(context, kind, args, Some(planner))
+}
+
+fn run_deployment(
+    context: &Context,
+    kind: Kind,
+    args: DeployArgs,
+    planner: Option<ImportPlanner<'_>>,
+) -> Result<Option<Outcome>> {
     // First, so a signal from here on ends the command in order (locks released).
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -170,7 +233,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
         .with_context(|| format!("reading the state of stack {:?}", stack.name))?;
 
     // Checked before the program is built: nothing can run until they are resolved.
-    if matches!(kind, Kind::Up | Kind::Destroy)
+    if matches!(kind, Kind::Up | Kind::Destroy | Kind::Import)
         && let Some(refusal) = cairn_engine::deploy::unresolved_creates(
             &snapshot,
             &format!("`cairn {}`", kind.command()),
@@ -197,7 +260,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
              resources associated with this stack.",
             snapshot.resources.len()
         );
-        return Ok(());
+        return Ok(None);
     }
     check_targets_before(kind, &options, &snapshot)?;
     if !kind.runs_program()
@@ -214,6 +277,14 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
     let packs = crate::policy::locate(&args.policy_packs, &args.policy_pack_configs)?;
     let resolved = config_file.resolve(Some(crypter.as_ref()), &workspace.project)?;
     options.config = engine_config(&resolved);
+    let import = match planner {
+        Some(planner) => {
+            let plan = planner(&snapshot)?;
+            options.planned_imports = plan.planned;
+            Some(plan.program)
+        }
+        None => None,
+    };
     options.native_plugins = crate::program::native_plugins(&workspace.project);
     options.program_dir = Some(workspace.dir.clone());
     let wasm = crate::providers::runtime(&context.home)?;
@@ -244,9 +315,10 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             &resolved,
             events.clone(),
         )?;
-        let program = match &program {
-            Some(source) => Some(source.load(&wasm, events, parallel)?),
-            None => None,
+        let program = match (&program, &import) {
+            (Some(source), _) => Some(source.load(&wasm, events, parallel)?),
+            (None, Some(import)) => Some(import.clone()),
+            (None, None) => None,
         };
         Ok(Setup { loader, program })
     };
@@ -260,7 +332,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
         writer: Box::new(std::io::stdout()),
     };
 
-    if kind != Kind::Preview && !args.yes && !context.interactive {
+    if !kind.previews_only() && !args.yes && !context.interactive {
         bail!(
             "cairn {} needs confirmation: pass --yes (non-interactive)",
             kind.command()
@@ -269,7 +341,7 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
     // With policy packs, `up` previews first even with --yes (as Pulumi's `up` does unless
     // --skip-preview): a mandatory violation then stops it before anything changes.
     let policy_preview = kind == Kind::Up && !packs.is_empty();
-    let previews = kind == Kind::Preview || (!args.skip_preview && (!args.yes || policy_preview));
+    let previews = kind.previews_only() || (!args.skip_preview && (!args.yes || policy_preview));
     if previews {
         let mut preview = options.clone();
         preview.preview = true;
@@ -285,8 +357,8 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
             &signals,
         ));
         let outcome = outcome?;
-        if kind == Kind::Preview {
-            return expect_no_changes(&args, kind, &outcome);
+        if kind.previews_only() {
+            return expect_no_changes(&args, kind, &outcome).map(|()| None);
         }
     }
     if !args.yes && !confirm(kind)? {
@@ -335,7 +407,8 @@ pub fn run(context: &Context, kind: Kind, args: DeployArgs) -> Result<()> {
              resources associated with this stack."
         );
     }
-    expect_no_changes(&args, kind, &outcome)
+    expect_no_changes(&args, kind, &outcome)?;
+    Ok(Some(outcome))
 }
 
 /// `destroy --exclude-protected`: excludes the protected resources and everything they depend
@@ -464,7 +537,10 @@ async fn deploy(
         });
         match (kind, program) {
             (Kind::Up | Kind::Preview, Some(program)) => deployment.update(program).await,
-            (Kind::Up | Kind::Preview, None) => unreachable!("up and preview load the program"),
+            (Kind::Import | Kind::ImportPreview, Some(program)) => deployment.import(program).await,
+            (Kind::Up | Kind::Preview | Kind::Import | Kind::ImportPreview, None) => {
+                unreachable!("up, preview and import have a program")
+            }
             (Kind::Refresh, _) => deployment.refresh().await,
             (Kind::Destroy, _) => deployment.destroy().await,
         }

@@ -3,6 +3,7 @@
 pub mod config;
 pub mod deploy;
 pub mod gen_sdk;
+pub mod import;
 pub mod package;
 pub mod plugin;
 pub mod provider;

@@ -248,6 +248,7 @@ fn operation_label(operation: Operation) -> &'static str {
         Operation::Update => "update",
         Operation::Refresh => "refresh",
         Operation::Destroy => "destroy",
+        Operation::Import => "import",
     }
 }
 

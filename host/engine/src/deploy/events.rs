@@ -18,6 +18,8 @@ pub enum Operation {
     Update,
     Refresh,
     Destroy,
+    /// `cairn import`: resources adopted by ID; nothing else changes.
+    Import,
 }
 
 /// The kind of a step, as users see it.

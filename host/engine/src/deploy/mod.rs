@@ -82,6 +82,18 @@ pub struct DeploymentOptions {
     /// Refresh: what to do with each pending create (or import) an interrupted deployment
     /// left; those not named stay pending.
     pub pending_creates: IndexMap<Urn, PendingCreate>,
+    /// `cairn import` ([`Deployment::import`]): the registrations that adopt a resource by ID
+    /// as Pulumi's `pulumi import` does (its inputs are what the provider reads), by URN.
+    pub planned_imports: IndexMap<Urn, PlannedImport>,
+}
+
+/// A resource `cairn import` adopts: its inputs are what the provider reads (only
+/// `properties`, when some are named), checked but kept whatever Check says (its failures are
+/// warnings), and no diff is taken — there is no program to compare with yet.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlannedImport {
+    /// The input properties to keep; empty: every input the provider read.
+    pub properties: Vec<String>,
 }
 
 /// Why `command` (an update or destroy) must not run on `snapshot`: interrupted creates whose
@@ -135,6 +147,7 @@ impl DeploymentOptions {
             native_plugins: provider::NativePlugins::ProjectNamed,
             pending_creates: IndexMap::new(),
             program_dir: None,
+            planned_imports: IndexMap::new(),
         }
     }
 }
@@ -309,6 +322,32 @@ impl Deployment {
             self.engine.keep_previous_stack_outputs();
         }
         self.finish(Operation::Update, started, result)
+    }
+
+    /// `cairn import`: runs `program` (which registers the resources to import, and what they
+    /// refer to) and records what it registers; unlike an update it deletes nothing, so every
+    /// resource of the stack the program does not register stays as it is.
+    pub async fn import(&self, program: Arc<dyn Program>) -> Result<Outcome, DeployError> {
+        let started = self.start(Operation::Import);
+        let result = async {
+            self.engine
+                .check_pending_creates("`cairn import`")
+                .map_err(|e| DeployError::Engine(e.message))?;
+            self.engine
+                .register_root()
+                .await
+                .map_err(|e| DeployError::Engine(e.message))?;
+            let monitor = Monitor::new(self.engine.clone());
+            let program_result = program.run(monitor).await;
+            self.settle().await;
+            self.check_interrupted()?;
+            self.check_failures()?;
+            program_result.map_err(|e| DeployError::Program(e.message))
+        }
+        .await;
+        // The stack's outputs are the program's, which an import does not run.
+        self.engine.keep_previous_stack_outputs();
+        self.finish(Operation::Import, started, result)
     }
 
     /// The policy packs' stack policies, once the program ran and everything it changed is

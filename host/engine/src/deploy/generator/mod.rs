@@ -115,6 +115,7 @@ impl Engine {
                 ignore_changes: registration.ignore_changes,
                 provider: registration.provider,
                 old,
+                planned: self.options.planned_imports.get(&urn).cloned(),
             };
             return Ok(registered(step.apply(self).await?));
         }

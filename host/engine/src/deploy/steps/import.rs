@@ -1,6 +1,7 @@
 //! The `import` and `import-replacement` steps — adopting an existing resource by ID: the
 //! provider reads it, checks the program's inputs against what it read, and the diff must be
-//! empty — and the import of a resource an interrupted create may have made.
+//! empty; or, for `cairn import` (a planned import), what it read becomes the inputs — and the
+//! import of a resource an interrupted create may have made.
 
 use std::sync::Arc;
 
@@ -9,6 +10,7 @@ use crate::state::{OperationKind, ResourceState};
 use crate::urn::Urn;
 use crate::value::{PropertyMap, PropertyValue};
 
+use super::super::PlannedImport;
 use super::super::admission::accept_read;
 use super::super::engine::{Engine, err};
 use super::super::events::StepOp;
@@ -31,6 +33,8 @@ pub(crate) struct ImportStep {
     pub ignore_changes: Vec<PropertyPath>,
     pub provider: Arc<dyn Provider>,
     pub old: Option<(BaseIndex, ResourceState)>,
+    /// `cairn import`: the inputs are what the provider reads, not the program's.
+    pub planned: Option<PlannedImport>,
 }
 
 impl ImportStep {
@@ -45,6 +49,10 @@ impl ImportStep {
             .run_step(info, !replacing, async {
                 let work = async {
                     let read = self.read().await?;
+                    if let Some(planned) = &self.planned {
+                        let inputs = self.planned_inputs(engine, planned, &read).await?;
+                        return Ok(self.adopted_as_read(read, inputs));
+                    }
                     let checked = self.check(&read).await?;
                     if let Some(message) = self.mismatch(&read, &checked).await? {
                         if !preview {
@@ -93,12 +101,83 @@ impl ImportStep {
             .await?;
         accept_read(&*self.provider, urn, &read).map_err(ProviderError::failed)?;
         if read.id.is_empty() {
+            // Pulumi's wording.
             return Err(ProviderError::failed(format!(
-                "there is no resource with ID {:?} to import",
+                "resource '{}' does not exist",
                 self.import_id
             )));
         }
         Ok(read)
+    }
+
+    /// A planned import's inputs: those read (only the named properties, if any), checked
+    /// with the provider; Check's failures are warnings (as in Pulumi: the import goes on, and
+    /// the generated code needs editing), and its answer is not kept.
+    async fn planned_inputs(
+        &self,
+        engine: &Engine,
+        planned: &PlannedImport,
+        read: &ReadResult,
+    ) -> Result<PropertyMap, ProviderError> {
+        let inputs: PropertyMap = if planned.properties.is_empty() {
+            read.inputs.clone()
+        } else {
+            read.inputs
+                .iter()
+                .filter(|(key, _)| planned.properties.contains(key))
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect()
+        };
+        let checked = self
+            .provider
+            .check(CheckRequest {
+                urn: self.state.urn.clone(),
+                olds: read.inputs.clone(),
+                news: inputs.clone(),
+                random_seed: vec![],
+            })
+            .await?;
+        if !checked.failures.is_empty() {
+            let advice = if planned.properties.is_empty() {
+                format!(
+                    "This is almost certainly a bug in the `{}` provider.",
+                    self.state.resource_type.package()
+                )
+            } else {
+                "Try specifying a different set of properties to import with in the future."
+                    .to_owned()
+            };
+            let urn = &self.state.urn;
+            engine.warn(
+                Some(urn),
+                format!(
+                    "One or more imported inputs failed to validate. {advice} The import will still proceed, but you will need to edit the generated code after copying it into your program."
+                ),
+            );
+            for failure in &checked.failures {
+                engine.warn(
+                    Some(urn),
+                    format!("{}: {}", failure.property, failure.reason),
+                );
+            }
+        }
+        Ok(inputs)
+    }
+
+    /// A planned import's adopted state: `inputs` as read and the outputs read, recorded
+    /// without an import ID (as Pulumi records what `pulumi import` adopted: the program
+    /// written from it needs no `import` option).
+    fn adopted_as_read(
+        &self,
+        read: ReadResult,
+        inputs: PropertyMap,
+    ) -> (ResourceState, Vec<Mutation>) {
+        let mut done = self.state.clone();
+        done.id = Some(read.id);
+        done.outputs = secure_outputs(read.outputs, &inputs, &done.additional_secret_outputs);
+        done.inputs = inputs;
+        done.import_id = None;
+        (done.clone(), vec![Mutation::Append(done)])
     }
 
     /// Checks the program's inputs against what was read (ignored properties keep their
