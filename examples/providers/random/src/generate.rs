@@ -178,7 +178,11 @@ pub fn pet(
 
 /// `count` items of `items` in random order: a shuffle of all of them, continued with further
 /// shuffles while more are wanted (so no item repeats more often than the list is exhausted).
-pub fn shuffle(src: &mut dyn Source, items: &[String], count: usize) -> Result<Vec<String>, String> {
+pub fn shuffle(
+    src: &mut dyn Source,
+    items: &[String],
+    count: usize,
+) -> Result<Vec<String>, String> {
     let mut out = Vec::with_capacity(count);
     if items.is_empty() {
         return Ok(out);

@@ -43,7 +43,9 @@ pub fn import(kind: Kind, id: &str, src: &mut dyn Source) -> Result<ReadResult> 
         Kind::Integer => {
             let parts: Vec<&str> = id.split(',').collect();
             if !(3..=4).contains(&parts.len()) {
-                return Err(refuse("expected result,min,max or result,min,max,seed".into()));
+                return Err(refuse(
+                    "expected result,min,max or result,min,max,seed".into(),
+                ));
             }
             let number = |i: usize, what: &str| {
                 parts[i]
@@ -58,11 +60,7 @@ pub fn import(kind: Kind, id: &str, src: &mut dyn Source) -> Result<ReadResult> 
             if let Some(seed) = parts.get(3) {
                 inputs.insert("seed".into(), Value::from(*seed));
             }
-            (
-                parts[0].to_owned(),
-                inputs,
-                props! {"result" => result},
-            )
+            (parts[0].to_owned(), inputs, props! {"result" => result})
         }
         Kind::Id => {
             let (prefix, b64) = match id.rsplit_once(',') {

@@ -180,9 +180,7 @@ fn string(c: &mut Checker) {
     {
         c.fail(
             "length",
-            format!(
-                "is {len}, less than minLower + minUpper + minNumeric + minSpecial ({total})"
-            ),
+            format!("is {len}, less than minLower + minUpper + minNumeric + minSpecial ({total})"),
         );
     }
 }
@@ -194,7 +192,10 @@ fn integer(c: &mut Checker) {
         if let Some(v) = v
             && v.abs() > MAX_SAFE
         {
-            c.fail(key, format!("must be within ±{MAX_SAFE} (exact as a number)"));
+            c.fail(
+                key,
+                format!("must be within ±{MAX_SAFE} (exact as a number)"),
+            );
         }
     }
     if let (Some(min), Some(max)) = (min, max)
@@ -317,7 +318,9 @@ mod tests {
             (
                 Kind::Password,
                 props! {"length" => 4, "number" => true, "numeric" => false},
-                &["number: is true but numeric is false: set only numeric (number is its deprecated name)"],
+                &[
+                    "number: is true but numeric is false: set only numeric (number is its deprecated name)",
+                ],
             ),
             (
                 Kind::String,
@@ -407,7 +410,10 @@ mod tests {
                 Kind::String,
                 props! {"length" => 4, "lower" => false, "upper" => false, "numeric" => false, "special" => true, "overrideSpecial" => ""},
             ),
-            (Kind::Integer, props! {"min" => 3, "max" => 3, "seed" => "s"}),
+            (
+                Kind::Integer,
+                props! {"min" => 3, "max" => 3, "seed" => "s"},
+            ),
             (
                 Kind::Shuffle,
                 props! {"inputs" => Vec::<Value>::new(), "resultCount" => 0},
@@ -431,10 +437,7 @@ mod tests {
         );
         assert!(r.failures.is_empty(), "{:?}", r.failures);
         assert!(r.inputs["numeric"].is_unknown());
-        assert!(
-            !r.inputs.contains_key("number"),
-            "number waits for numeric"
-        );
+        assert!(!r.inputs.contains_key("number"), "number waits for numeric");
         let r = run(Kind::Shuffle, props! {"inputs" => Value::Unknown});
         assert!(r.failures.is_empty(), "{:?}", r.failures);
     }

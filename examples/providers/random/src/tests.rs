@@ -61,7 +61,10 @@ fn strings_follow_their_classes_and_minimums() {
     );
     let result = text(&created.outputs["result"]).to_owned();
     assert_eq!(result.chars().count(), 12);
-    assert!(result.chars().all(|c| c.is_ascii_alphanumeric()), "{result}");
+    assert!(
+        result.chars().all(|c| c.is_ascii_alphanumeric()),
+        "{result}"
+    );
     assert!(result.chars().filter(char::is_ascii_digit).count() >= 3);
     assert_eq!(created.id, result);
     assert!(!created.outputs["result"].is_secret());
@@ -116,8 +119,12 @@ fn integers_and_their_seeds() {
         .collect();
     assert!(seeded.iter().all(|v| *v == seeded[0]), "{seeded:?}");
     assert_eq!(
-        create(Kind::Integer, props! {"min" => 1, "max" => 1_000_000, "seed" => "fixed"}, 0)
-            .outputs["seed"],
+        create(
+            Kind::Integer,
+            props! {"min" => 1, "max" => 1_000_000, "seed" => "fixed"},
+            0
+        )
+        .outputs["seed"],
         Value::from("fixed")
     );
 }
@@ -146,7 +153,11 @@ fn shuffles_and_their_seeds() {
             .clone()
     };
     assert_eq!(seeded(1), seeded(2));
-    let none = create(Kind::Shuffle, props! {"inputs" => items(), "resultCount" => 0}, 4);
+    let none = create(
+        Kind::Shuffle,
+        props! {"inputs" => items(), "resultCount" => 0},
+        4,
+    );
     assert_eq!(none.outputs["results"], Value::Array(vec![]));
 }
 
@@ -299,10 +310,7 @@ fn every_change_replaces_and_recorded_defaults_are_no_change() {
     );
     assert_eq!(length.replace_keys, ["length"]);
     // A number keeper is its text: no change.
-    let number = diff(
-        olds,
-        props! {"length" => 8, "keepers" => props!{"v" => 1}},
-    );
+    let number = diff(olds, props! {"length" => 8, "keepers" => props!{"v" => 1}});
     assert_eq!(number.changes, DiffChanges::None);
     // Inputs recorded as the program gave them (Pulumi's bridge records no defaults).
     let bare = diff(props! {"length" => 8}, props! {"length" => 8});
