@@ -1,4 +1,5 @@
-//! Typed resources of the `random` provider (examples/providers/random) for Cairn programs.
+//! Typed resources of the `random` provider (examples/providers/random, the `random` package
+//! 4.21.4) for Cairn programs.
 //!
 //! Hand-written for now (a later version generates them from the provider's schema). Each
 //! resource is created with `Type::new(name, args, options)` and exposes its outputs as typed
@@ -6,8 +7,8 @@
 //!
 //! ```text
 //! let pet = RandomPet::new("name", RandomPetArgs::new().length(2), ResourceOptions::new());
+//! ctx.export("name", pet.id); // the name is the resource's ID
 //! let password = RandomPassword::new("db", RandomPasswordArgs::new(24), ResourceOptions::new());
-//! ctx.export("name", pet.result);
 //! ctx.export("password", password.result); // a secret
 //! ```
 
@@ -57,7 +58,7 @@ setters!(RandomStringArgs {
 /// Arguments of [`RandomPassword`]: the same as a string's.
 pub type RandomPasswordArgs = RandomStringArgs;
 
-/// A random string (`random:index:RandomString`).
+/// A random string (`random:index/randomString:RandomString`).
 #[derive(Clone)]
 pub struct RandomString {
     pub resource: Resource,
@@ -67,7 +68,7 @@ pub struct RandomString {
 
 impl RandomString {
     pub fn new(name: &str, args: RandomStringArgs, options: ResourceOptions) -> Self {
-        let resource = custom("random:index:RandomString", name, args.0, options);
+        let resource = custom("random:index/randomString:RandomString", name, args.0, options);
         RandomString {
             result: resource.get("result"),
             length: resource.get("length"),
@@ -76,19 +77,22 @@ impl RandomString {
     }
 }
 
-/// A random password (`random:index:RandomPassword`); its `result` is a secret.
+/// A random password (`random:index/randomPassword:RandomPassword`); its `result` is a secret.
 #[derive(Clone)]
 pub struct RandomPassword {
     pub resource: Resource,
     pub result: Output<String>,
+    /// A bcrypt hash of the password (secret).
+    pub bcrypt_hash: Output<String>,
     pub length: Output<i64>,
 }
 
 impl RandomPassword {
     pub fn new(name: &str, args: RandomPasswordArgs, options: ResourceOptions) -> Self {
-        let resource = custom("random:index:RandomPassword", name, args.0, options);
+        let resource = custom("random:index/randomPassword:RandomPassword", name, args.0, options);
         RandomPassword {
             result: resource.get("result"),
+            bcrypt_hash: resource.get("bcryptHash"),
             length: resource.get("length"),
             resource,
         }
@@ -106,9 +110,12 @@ impl RandomIntegerArgs {
     }
 }
 
-setters!(RandomIntegerArgs { keepers => "keepers": Keepers });
+setters!(RandomIntegerArgs {
+    seed => "seed": String,
+    keepers => "keepers": Keepers,
+});
 
-/// A random whole number (`random:index:RandomInteger`).
+/// A random whole number (`random:index/randomInteger:RandomInteger`).
 #[derive(Clone)]
 pub struct RandomInteger {
     pub resource: Resource,
@@ -117,7 +124,7 @@ pub struct RandomInteger {
 
 impl RandomInteger {
     pub fn new(name: &str, args: RandomIntegerArgs, options: ResourceOptions) -> Self {
-        let resource = custom("random:index:RandomInteger", name, args.0, options);
+        let resource = custom("random:index/randomInteger:RandomInteger", name, args.0, options);
         RandomInteger {
             result: resource.get("result"),
             resource,
@@ -137,7 +144,7 @@ impl RandomUuidArgs {
 
 setters!(RandomUuidArgs { keepers => "keepers": Keepers });
 
-/// A random UUID v4 (`random:index:RandomUuid`).
+/// A random UUID v4 (`random:index/randomUuid:RandomUuid`).
 #[derive(Clone)]
 pub struct RandomUuid {
     pub resource: Resource,
@@ -146,7 +153,7 @@ pub struct RandomUuid {
 
 impl RandomUuid {
     pub fn new(name: &str, args: RandomUuidArgs, options: ResourceOptions) -> Self {
-        let resource = custom("random:index:RandomUuid", name, args.0, options);
+        let resource = custom("random:index/randomUuid:RandomUuid", name, args.0, options);
         RandomUuid {
             result: resource.get("result"),
             resource,
@@ -171,18 +178,19 @@ setters!(RandomPetArgs {
     keepers => "keepers": Keepers,
 });
 
-/// A random pet-style name such as `brave-otter` (`random:index:RandomPet`).
+/// A random pet-style name such as `brave-otter` (`random:index/randomPet:RandomPet`); the
+/// name is the resource's ID.
 #[derive(Clone)]
 pub struct RandomPet {
     pub resource: Resource,
-    pub result: Output<String>,
+    pub id: Output<String>,
 }
 
 impl RandomPet {
     pub fn new(name: &str, args: RandomPetArgs, options: ResourceOptions) -> Self {
-        let resource = custom("random:index:RandomPet", name, args.0, options);
+        let resource = custom("random:index/randomPet:RandomPet", name, args.0, options);
         RandomPet {
-            result: resource.get("result"),
+            id: resource.id.clone(),
             resource,
         }
     }

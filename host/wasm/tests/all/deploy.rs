@@ -54,7 +54,7 @@ struct TwoResources;
 impl Program for TwoResources {
     async fn run(&self, monitor: Monitor) -> Result<(), ProgramError> {
         let pet = RegisterResourceRequest::custom(
-            TypeToken::parse("random:index:RandomPet").unwrap(),
+            TypeToken::parse("random:index/randomPet:RandomPet").unwrap(),
             "pet",
             map(serde_json::json!({"length": 3, "separator": "_"})),
         );
@@ -72,7 +72,7 @@ impl Program for TwoResources {
         );
         let pet = pet?;
         assert_eq!(
-            pet.outputs["result"].as_str().map(|s| s.split('_').count()),
+            pet.id.as_deref().map(|s| s.split('_').count()),
             Some(3)
         );
         let widget = widget?;
@@ -124,7 +124,7 @@ async fn the_engine_deploys_with_wasm_providers() {
         .map(|r| format!("{}::{}", r.resource_type, r.urn.name()))
         .collect();
     for expected in [
-        "random:index:RandomPet::pet",
+        "random:index/randomPet:RandomPet::pet",
         "probe:index:Widget::w",
         "probe:index:Thing::w-child",
         "pulumi:providers:random::default",
