@@ -14,6 +14,7 @@ mod names;
 mod policy;
 mod program;
 mod pulumi;
+mod random_sdks;
 mod safety;
 mod sdk;
 mod stack;

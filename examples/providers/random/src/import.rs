@@ -6,7 +6,7 @@
 //! | RandomString, RandomPassword | the value | the value; `none` for a password |
 //! | RandomInteger | `result,min,max` or `result,min,max,seed` | `result` |
 //! | RandomId | the URL-safe base64 (unpadded) of the bytes, or `prefix,b64url` | the base64 |
-//! | RandomBytes | the standard base64 (padded) of the bytes | the base64 |
+//! | RandomBytes | the standard base64 (padded) of the bytes | `none` |
 //! | RandomUuid | the UUID (`8-4-4-4-12`) | the UUID in lower case |
 //! | RandomUuid4, RandomUuid7 | the UUID, also without hyphens, in braces or after `urn:uuid:` | the UUID in lower case |
 //!
@@ -89,7 +89,7 @@ pub fn import(kind: Kind, id: &str, src: &mut dyn Source) -> Result<ReadResult> 
                 "base64" => Value::secret(id),
                 "hex" => Value::secret(encode::hex(&bytes)),
             };
-            (id.to_owned(), props! {"length" => bytes.len()}, computed)
+            ("none".to_owned(), props! {"length" => bytes.len()}, computed)
         }
         Kind::Uuid | Kind::Uuid4 | Kind::Uuid7 => {
             let forms = if kind == Kind::Uuid {

@@ -10,7 +10,7 @@
 //! | `randomInteger:RandomInteger` | `min`, `max` | `result` | the integer |
 //! | `randomPet:RandomPet` | — | — (the name is the ID) | the name |
 //! | `randomShuffle:RandomShuffle` | `inputs` | `results` | `-` |
-//! | `randomBytes:RandomBytes` | `length` | `base64`, `hex` (both secret) | the base64 |
+//! | `randomBytes:RandomBytes` | `length` | `base64`, `hex` (both secret) | `none` |
 //! | `randomId:RandomId` | `byteLength` | `b64Std`, `b64Url`, `hex`, `dec` | the unpadded URL-safe base64 |
 //! | `randomUuid:RandomUuid`, `randomUuid4:RandomUuid4`, `randomUuid7:RandomUuid7` | — | `result` | the UUID |
 //!
@@ -242,11 +242,12 @@ fn generate(
         }
         Kind::Bytes => {
             let bytes = generate::bytes(src, count("length")?)?;
-            let base64 = encode::b64_std(&bytes);
+            // The published package's ID is the base64, which would put the secret in plain
+            // text into the state: the ID says nothing, as a password's does.
             (
-                base64.clone(),
+                "none".to_owned(),
                 props! {
-                    "base64" => Value::secret(base64),
+                    "base64" => Value::secret(encode::b64_std(&bytes)),
                     "hex" => Value::secret(encode::hex(&bytes)),
                 },
             )
