@@ -210,7 +210,10 @@ fn random_sdk_lifecycle(sdk: Sdk) {
 
     let string = text(&plain["string"]);
     assert_eq!(string.chars().count(), 12, "{string}");
-    assert!(string.chars().all(|c| c.is_ascii_alphanumeric()), "{string}");
+    assert!(
+        string.chars().all(|c| c.is_ascii_alphanumeric()),
+        "{string}"
+    );
     assert!(string.chars().filter(char::is_ascii_digit).count() >= 2);
     assert_eq!(plain["stringId"], plain["string"], "the string is its ID");
     let password = text(&shown["password"]);
@@ -225,7 +228,10 @@ fn random_sdk_lifecycle(sdk: Sdk) {
     let integer = plain["integer"].as_i64().unwrap();
     assert!((1..=1000).contains(&integer));
     let pet = text(&plain["pet"]);
-    assert!(pet.starts_with("dev_") && pet.split('_').count() == 4, "{pet}");
+    assert!(
+        pet.starts_with("dev_") && pet.split('_').count() == 4,
+        "{pet}"
+    );
     let id = text(&plain["idId"]);
     assert_eq!(plain["idB64Url"], format!("p-{id}"));
     let hex = text(&plain["idHex"]);
@@ -278,10 +284,7 @@ fn random_sdk_lifecycle(sdk: Sdk) {
     let imported = outputs(&sandbox, false);
     assert_eq!(imported["importedString"], "abc123");
     assert_eq!(imported["importedPassword"], "[secret]");
-    assert_eq!(
-        outputs(&sandbox, true)["importedPassword"],
-        "imported!"
-    );
+    assert_eq!(outputs(&sandbox, true)["importedPassword"], "imported!");
     assert_eq!(imported["importedInteger"], 4);
     assert_eq!(imported["importedId"], "x-fbff01");
     assert_eq!(imported["importedBytes"], "[secret]");

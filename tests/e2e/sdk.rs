@@ -79,7 +79,10 @@ fn sdk_program_lifecycle(sdk: Sdk) {
 
     // (The failed run may have created some resources already.)
     let out = sandbox.ok(&["up", "--yes"]);
-    assert_contains(&out, &[dynamic, "random:index/randomPet:RandomPet", "created"]);
+    assert_contains(
+        &out,
+        &[dynamic, "random:index/randomPet:RandomPet", "created"],
+    );
     let v1 = outputs(&sandbox, false);
     assert_eq!(v1["version"], 1);
     assert_eq!(v1["label"], "v1:stable text");
@@ -189,7 +192,11 @@ fn a_python_provider_plugin_builds_a_component() {
     let out = sandbox.ok(&["up", "--yes"]);
     assert_contains(
         &out,
-        &["greeter:index:Greeter", "random:index/randomPet:RandomPet", "hi-pet"],
+        &[
+            "greeter:index:Greeter",
+            "random:index/randomPet:RandomPet",
+            "hi-pet",
+        ],
     );
     let outputs = outputs(&sandbox, false);
     let message = outputs["message"].as_str().unwrap();

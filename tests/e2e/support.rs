@@ -514,8 +514,9 @@ pub fn node_modules() -> PathBuf {
             let dir = repo().join("target/nodeenv");
             let modules = dir.join("node_modules");
             let ready = dir.join(".pulumi-installed");
-            let package = std::fs::read_to_string(repo().join("examples/programs/nodejs/package.json"))
-                .unwrap();
+            let package =
+                std::fs::read_to_string(repo().join("examples/programs/nodejs/package.json"))
+                    .unwrap();
             // A node_modules made for other pins (an older checkout) is brought up to date.
             let wanted = format!("{package}{PULUMI_POLICY_NODE}");
             if std::fs::read_to_string(&ready).ok().as_deref() != Some(wanted.as_str()) {

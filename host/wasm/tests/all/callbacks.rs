@@ -288,12 +288,14 @@ fn a_construct_cannot_reach_outside_its_component() {
     let own_reference = format!("{}::{}", own.urn, own.id.clone().unwrap());
     let group = find(&base, "group").urn.to_string();
     let victim = find(&base, "victim").urn.to_string();
-    let child =
-        |name: &str| format!("urn:pulumi:test::proj::{COMPONENT}$random:index/randomPet:RandomPet::{name}");
+    let child = |name: &str| {
+        format!("urn:pulumi:test::proj::{COMPONENT}$random:index/randomPet:RandomPet::{name}")
+    };
     let ghost = child("ghost");
     let kid = child("kid");
-    let decoy_secret =
-        format!("urn:pulumi:test::proj::{COMPONENT}$random:index/randomPassword:RandomPassword::decoy-secret");
+    let decoy_secret = format!(
+        "urn:pulumi:test::proj::{COMPONENT}$random:index/randomPassword:RandomPassword::decoy-secret"
+    );
 
     // (case, construct inputs, expected error parts)
     let cases: Vec<(&str, Value, Vec<String>)> = vec![
@@ -459,7 +461,8 @@ fn a_construct_cannot_reach_outside_its_component() {
 #[test]
 fn a_program_cannot_refer_to_what_it_never_registered() {
     let base = base();
-    let ghost = Urn::parse("urn:pulumi:test::proj::random:index/randomPet:RandomPet::ghost").unwrap();
+    let ghost =
+        Urn::parse("urn:pulumi:test::proj::random:index/randomPet:RandomPet::ghost").unwrap();
     let pet = |options: ResourceOptions| RegisterResourceRequest {
         options,
         ..RegisterResourceRequest::custom(

@@ -71,10 +71,7 @@ impl Program for TwoResources {
             monitor.register_resource(widget)
         );
         let pet = pet?;
-        assert_eq!(
-            pet.id.as_deref().map(|s| s.split('_').count()),
-            Some(3)
-        );
+        assert_eq!(pet.id.as_deref().map(|s| s.split('_').count()), Some(3));
         let widget = widget?;
         assert_eq!(widget.urn.resource_type(), "probe:index:Widget");
         assert_eq!(

@@ -70,10 +70,7 @@ fn install_list_inspect_lookup_remove() {
     for newer_or_other_major in ["4.22.0", "5.0.0", "3.0.0"] {
         assert_eq!(
             store
-                .lookup(
-                    "random",
-                    Some(&compatible(&v(newer_or_other_major)))
-                )
+                .lookup("random", Some(&compatible(&v(newer_or_other_major))))
                 .unwrap(),
             None,
             "{newer_or_other_major}"
