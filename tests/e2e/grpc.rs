@@ -41,7 +41,7 @@ stub = provider_pb2_grpc.ResourceProviderStub(grpc.insecure_channel("127.0.0.1:"
 info = stub.GetPluginInfo(empty_pb2.Empty())
 schema = stub.GetSchema(provider_pb2.GetSchemaRequest())
 configured = stub.Configure(provider_pb2.ConfigureRequest(acceptSecrets=True, acceptResources=True))
-urn = "urn:pulumi:dev::stub::random:index:RandomPassword::pw"
+urn = "urn:pulumi:dev::stub::random:index/randomPassword:RandomPassword::pw"
 news = struct_pb2.Struct()
 news.update({"length": 14})
 checked = stub.Check(provider_pb2.CheckRequest(urn=urn, news=news, randomSeed=b"seed"))
@@ -57,7 +57,7 @@ except grpc.RpcError as e:
 stub.Cancel(empty_pb2.Empty())
 print(json.dumps({
     "version": info.version,
-    "hasPassword": "random:index:RandomPassword" in json.loads(schema.schema)["resources"],
+    "hasPassword": "random:index/randomPassword:RandomPassword" in json.loads(schema.schema)["resources"],
     "acceptSecrets": configured.acceptSecrets,
     "id": created.id,
     "secret": secret,
@@ -77,7 +77,7 @@ print(json.dumps({
         String::from_utf8_lossy(&out.stderr)
     );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["version"], "1.2.3");
+    assert_eq!(report["version"], "4.21.4");
     assert_eq!(report["hasPassword"], true);
     assert_eq!(report["acceptSecrets"], true);
     assert!(!report["id"].as_str().unwrap().is_empty());

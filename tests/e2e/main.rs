@@ -17,6 +17,7 @@ mod package;
 mod policy;
 mod program;
 mod pulumi;
+mod random_sdks;
 mod safety;
 mod sdk;
 mod stack;

@@ -481,7 +481,7 @@ fn the_example_pack_guards_a_real_deployment() {
         &out,
         &[
             &format!("site-policies@v0.1.0 (local: {site})"),
-            "- [mandatory]  password-length  (random:index:RandomPassword: admin-password)\n          Passwords must be long enough.\n          admin-password is 20 characters (at least 32)",
+            "- [mandatory]  password-length  (random:index/randomPassword:RandomPassword: admin-password)\n          Passwords must be long enough.\n          admin-password is 20 characters (at least 32)",
             "mandatory policy violation (site-policies/password-length)",
         ],
     );

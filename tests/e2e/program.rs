@@ -74,7 +74,7 @@ fn quick_start_up_noop_preview_update_replace_and_destroy() {
         &out,
         &[
             "quickstart:index:Site",
-            "random:index:RandomPassword",
+            "random:index/randomPassword:RandomPassword",
             "8 created",
             "adminPassword: [secret]",
         ],
@@ -141,7 +141,7 @@ fn quick_start_up_noop_preview_update_replace_and_destroy() {
     // A changed input of a random resource replaces it: a new name, and the page follows.
     sandbox.ok(&["config", "set", "petLength", "3"]);
     let out = sandbox.ok(&["up", "--yes"]);
-    assert_contains(&out, &["replace", "random:index:RandomPet"]);
+    assert_contains(&out, &["replace", "random:index/randomPet:RandomPet"]);
     let renamed = outputs(&sandbox, false)["petName"]
         .as_str()
         .unwrap()
@@ -211,7 +211,7 @@ fn two_program_versions_replace_update_keep_aliases_and_protect() {
     // The protected UUID blocks destroy, naming it; unprotected, destroy finishes.
     let err = sandbox.fails(&["destroy", "--yes"]);
     assert_contains(&err, &["protect", "id"]);
-    let urn = "urn:pulumi:dev::lifecycle::random:index:RandomUuid::id";
+    let urn = "urn:pulumi:dev::lifecycle::random:index/randomUuid:RandomUuid::id";
     sandbox.ok(&["state", "unprotect", urn]);
     sandbox.ok(&["destroy", "--yes"]);
     assert!(!token_file.exists());

@@ -79,7 +79,10 @@ fn sdk_program_lifecycle(sdk: Sdk) {
 
     // (The failed run may have created some resources already.)
     let out = sandbox.ok(&["up", "--yes"]);
-    assert_contains(&out, &[dynamic, "random:index:RandomPet", "created"]);
+    assert_contains(
+        &out,
+        &[dynamic, "random:index/randomPet:RandomPet", "created"],
+    );
     let v1 = outputs(&sandbox, false);
     assert_eq!(v1["version"], 1);
     assert_eq!(v1["label"], "v1:stable text");
@@ -142,7 +145,7 @@ fn sdk_program_lifecycle(sdk: Sdk) {
     sandbox.ok(&[
         "state",
         "unprotect",
-        &format!("urn:pulumi:dev::{project}::random:index:RandomUuid::id"),
+        &format!("urn:pulumi:dev::{project}::random:index/randomUuid:RandomUuid::id"),
     ]);
     assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["8 deleted"]);
 }
@@ -189,7 +192,11 @@ fn a_python_provider_plugin_builds_a_component() {
     let out = sandbox.ok(&["up", "--yes"]);
     assert_contains(
         &out,
-        &["greeter:index:Greeter", "random:index:RandomPet", "hi-pet"],
+        &[
+            "greeter:index:Greeter",
+            "random:index/randomPet:RandomPet",
+            "hi-pet",
+        ],
     );
     let outputs = outputs(&sandbox, false);
     let message = outputs["message"].as_str().unwrap();
@@ -201,7 +208,7 @@ fn a_python_provider_plugin_builds_a_component() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|r| r["type"] == "random:index:RandomPet")
+        .find(|r| r["type"] == "random:index/randomPet:RandomPet")
         .expect("the plugin's child resource");
     assert!(
         pet["parent"]
@@ -526,7 +533,7 @@ fn a_construct_answering_with_another_resource_s_urn_is_refused() {
     assert_contains(
         &String::from_utf8_lossy(&output.stderr),
         &[
-            "pulumi-resource-hostile Construct: the plugin answered with the URN \"urn:pulumi:dev::hostile::random:index:RandomPassword::victim\", not the component's urn:pulumi:dev::hostile::hostile:index:Comp::c",
+            "pulumi-resource-hostile Construct: the plugin answered with the URN \"urn:pulumi:dev::hostile::random:index/randomPassword:RandomPassword::victim\", not the component's urn:pulumi:dev::hostile::hostile:index:Comp::c",
         ],
     );
     settled_state(&sandbox);
@@ -575,7 +582,7 @@ fn a_python_component_provider_cannot_reach_outside_its_component() {
             .as_array()
             .unwrap()
             .iter()
-            .find(|r| r["type"] == "random:index:RandomPassword")
+            .find(|r| r["type"] == "random:index/randomPassword:RandomPassword")
             .cloned()
             .expect("the victim")
     };
@@ -585,7 +592,7 @@ fn a_python_component_provider_cannot_reach_outside_its_component() {
         (
             "root",
             // The SDK sends no parent, or the stack's, depending on its version.
-            "it registered urn:pulumi:dev::escape::random:index:RandomPassword::victim with parent ",
+            "it registered urn:pulumi:dev::escape::random:index/randomPassword:RandomPassword::victim with parent ",
         ),
         (
             "outputs",

@@ -491,17 +491,22 @@ pub fn python() -> PathBuf {
         .clone()
 }
 
-/// The Pulumi Python SDK the bridge is tested against, and the policy SDK the policy-pack
-/// tests run (`pulumi-policy` pins protobuf 5.29, which pulumi 3.272 accepts; it adds ~4 s to
-/// a fresh venv).
-pub const PULUMI_PYTHON: [&str; 2] = ["pulumi==3.272.0", "pulumi-policy==1.21.0"];
+/// The Pulumi Python SDK the bridge is tested against, the policy SDK the policy-pack tests run
+/// (`pulumi-policy` pins protobuf 5.29, which pulumi 3.272 accepts; it adds ~4 s to a fresh
+/// venv), and the published `random` package's SDK, whose programs run on the wasm `random`
+/// provider.
+pub const PULUMI_PYTHON: [&str; 3] = [
+    "pulumi==3.272.0",
+    "pulumi-policy==1.21.0",
+    "pulumi-random==4.21.4",
+];
 
 /// The Node.js policy SDK the policy-pack tests run, installed beside `@pulumi/pulumi` in
 /// `target/nodeenv` (~2 s, one package).
 pub const PULUMI_POLICY_NODE: &str = "@pulumi/policy@1.21.0";
 
-/// `node_modules` with the Pulumi Node.js SDK from npm (`target/nodeenv`), installed on first
-/// use from `examples/programs/nodejs/package.json`.
+/// `node_modules` with the Pulumi Node.js SDK (and `@pulumi/random`) from npm
+/// (`target/nodeenv`), installed on first use from `examples/programs/nodejs/package.json`.
 pub fn node_modules() -> PathBuf {
     static READY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     READY
@@ -509,13 +514,14 @@ pub fn node_modules() -> PathBuf {
             let dir = repo().join("target/nodeenv");
             let modules = dir.join("node_modules");
             let ready = dir.join(".pulumi-installed");
-            if std::fs::read_to_string(&ready).ok().as_deref() != Some(PULUMI_POLICY_NODE) {
+            let package =
+                std::fs::read_to_string(repo().join("examples/programs/nodejs/package.json"))
+                    .unwrap();
+            // A node_modules made for other pins (an older checkout) is brought up to date.
+            let wanted = format!("{package}{PULUMI_POLICY_NODE}");
+            if std::fs::read_to_string(&ready).ok().as_deref() != Some(wanted.as_str()) {
                 std::fs::create_dir_all(&dir).unwrap();
-                std::fs::copy(
-                    repo().join("examples/programs/nodejs/package.json"),
-                    dir.join("package.json"),
-                )
-                .unwrap();
+                std::fs::write(dir.join("package.json"), &package).unwrap();
                 let out = Command::new("npm")
                     .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
                     .current_dir(&dir)
@@ -543,7 +549,7 @@ pub fn node_modules() -> PathBuf {
                     "npm install {PULUMI_POLICY_NODE} failed:\n{}",
                     String::from_utf8_lossy(&out.stderr)
                 );
-                std::fs::write(&ready, PULUMI_POLICY_NODE).unwrap();
+                std::fs::write(&ready, &wanted).unwrap();
             }
             modules
         })

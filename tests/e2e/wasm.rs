@@ -18,8 +18,8 @@ fn plugins_install_list_inspect_and_remove() {
         &inspected,
         &[
             "random@",
-            "random:index:RandomPet",
-            "random:index:RandomPassword",
+            "random:index/randomPet:RandomPet",
+            "random:index/randomPassword:RandomPassword",
             "requests",
         ],
     );

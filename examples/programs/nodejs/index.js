@@ -1,12 +1,14 @@
 // A Pulumi Node.js SDK program that Cairn deploys unchanged (run `npm install` first).
 //
 // It mixes a dynamic-provider resource (`Label`, run by the SDK's own dynamic-provider plugin)
-// with resources of Cairn's `random` wasm provider, and shows a component, dependsOn, protect,
+// with resources of the published `@pulumi/random` SDK (from npm), which Cairn serves with its
+// sandboxed `random` wasm provider, and shows a component, dependsOn, protect,
 // aliases, config (plain and secret) and stack outputs. Config `version` (1 or 2) switches
 // between two versions: `label` is replaced (its prefix changes), `message` is updated,
 // `greeter` is renamed `welcome` with an alias, the protected `id` stays.
 "use strict";
 const pulumi = require("@pulumi/pulumi");
+const random = require("@pulumi/random");
 
 const labelProvider = {
     async create(inputs) {
@@ -42,12 +44,9 @@ const version = config.getNumber("version") || 1;
 const greeting = config.get("greeting") || "hello";
 const token = config.requireSecret("token");
 
-const pet = new pulumi.CustomResource("random:index:RandomPet", "pet", { length: 2, result: undefined });
-const password = new pulumi.CustomResource("random:index:RandomPassword", "password", {
-    length: 16,
-    result: undefined,
-});
-const uid = new pulumi.CustomResource("random:index:RandomUuid", "id", { result: undefined }, { protect: true });
+const pet = new random.RandomPet("pet", { length: 2 });
+const password = new random.RandomPassword("password", { length: 16 });
+const uid = new random.RandomUuid("id", {}, { protect: true });
 
 const label = new Label("label", `v${version}`, "stable text");
 const message = new Label("message", "msg", `${greeting} from version ${version}`, { dependsOn: [pet] });
@@ -56,7 +55,7 @@ const greeter = new Greeting(version === 1 ? "greeter" : "welcome", greeting, {
 });
 
 exports.version = version;
-exports.pet = pet.result;
+exports.pet = pet.id;
 exports.label = label.full;
 exports.message = message.full;
 exports.greeting = greeter.text;

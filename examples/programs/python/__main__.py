@@ -1,8 +1,9 @@
 """A Pulumi Python SDK program that Cairn deploys unchanged.
 
 It mixes a dynamic-provider resource (`Label`, implemented below and run by the SDK's own
-dynamic-provider plugin) with resources of Cairn's `random` wasm provider, and shows a
-component, dependsOn, protect, aliases, config (plain and secret) and stack outputs.
+dynamic-provider plugin) with resources of the published `pulumi_random` SDK (from PyPI),
+which Cairn serves with its sandboxed `random` wasm provider, and shows a component,
+dependsOn, protect, aliases, config (plain and secret) and stack outputs.
 
 Config `version` (1 or 2) switches between two versions of the program:
 * `label`: prefix `v1` -> `v2` (the dynamic provider asks for replacement);
@@ -12,6 +13,7 @@ Config `version` (1 or 2) switches between two versions of the program:
 """
 
 import pulumi
+import pulumi_random as random
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
 
@@ -55,9 +57,9 @@ version = config.get_int("version") or 1
 greeting = config.get("greeting") or "hello"
 token = config.require_secret("token")
 
-pet = pulumi.CustomResource("random:index:RandomPet", "pet", {"length": 2, "result": None})
-password = pulumi.CustomResource("random:index:RandomPassword", "password", {"length": 16, "result": None})
-uid = pulumi.CustomResource("random:index:RandomUuid", "id", {"result": None}, pulumi.ResourceOptions(protect=True))
+pet = random.RandomPet("pet", length=2)
+password = random.RandomPassword("password", length=16)
+uid = random.RandomUuid("id", opts=pulumi.ResourceOptions(protect=True))
 
 label = Label("label", f"v{version}", "stable text")
 message = Label(
@@ -74,7 +76,7 @@ greeter = Greeting(
 )
 
 pulumi.export("version", version)
-pulumi.export("pet", pet.result)
+pulumi.export("pet", pet.id)
 pulumi.export("label", label.full)
 pulumi.export("message", message.full)
 pulumi.export("greeting", greeter.text)

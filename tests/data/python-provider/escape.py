@@ -5,7 +5,7 @@ import os
 import pulumi
 
 victim = pulumi.CustomResource(
-    "random:index:RandomPassword", "victim", {"length": 24, "result": None}
+    "random:index/randomPassword:RandomPassword", "victim", {"length": 24, "result": None}
 )
 pulumi.export("victim", victim.id)
 how = os.environ.get("HOW", "")

@@ -2,7 +2,7 @@
 //! component (`cairn up --policy-pack site_policies.wasm`).
 //!
 //! * `no-world-writable` (mandatory): a `file:index:File` whose `mode` lets anyone write.
-//! * `password-length` (advisory): a `random:index:RandomPassword` shorter than the configured
+//! * `password-length` (advisory): a `random:index/randomPassword:RandomPassword` shorter than the configured
 //!   `minLength` (default 16).
 //! * `max-resources` (advisory, stack): more resources than the configured `max` (default 50).
 
@@ -34,7 +34,7 @@ pub fn pack() -> PolicyPack {
                 "password-length",
                 "Passwords must be long enough.",
                 |r, v| {
-                    if r.resource_type != "random:index:RandomPassword" {
+                    if r.resource_type != "random:index/randomPassword:RandomPassword" {
                         return;
                     }
                     let min = r

@@ -77,7 +77,7 @@ fn main(ctx: &Context) -> Result<()> {
         ResourceOptions::new(),
     );
 
-    let title = pet.result.apply(move |name| format!("{greeting}, {name}!"));
+    let title = pet.id.apply(move |name| format!("{greeting}, {name}!"));
     let site = site("site", title, port.result.clone(), ResourceOptions::new());
 
     // Derived from a secret, so the file's content (and its hash) stay secret.
@@ -92,7 +92,7 @@ fn main(ctx: &Context) -> Result<()> {
             .depends_on(&site.dir.resource),
     );
 
-    ctx.export("petName", &pet.result);
+    ctx.export("petName", &pet.id);
     ctx.export("port", &port.result);
     ctx.export("indexPath", &site.index.path);
     ctx.export("indexSha256", &site.index.sha256);

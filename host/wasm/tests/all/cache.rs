@@ -55,7 +55,7 @@ async fn the_second_load_does_not_recompile() {
     p.configure(PropertyMap::new(), false).await.unwrap();
     let created = p
         .create(create(
-            "random:index:RandomUuid",
+            "random:index/randomUuid:RandomUuid",
             "u",
             serde_json::json!({}),
         ))
@@ -143,7 +143,7 @@ async fn swapped_artifacts_are_recompiled_not_trusted() {
         random.configure(PropertyMap::new(), false).await.unwrap();
         let uuid = random
             .create(create(
-                "random:index:RandomUuid",
+                "random:index/randomUuid:RandomUuid",
                 "u",
                 serde_json::json!({}),
             ))

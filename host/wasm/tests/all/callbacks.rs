@@ -136,7 +136,7 @@ fn program(hostile: Declare) -> Vec<Declare> {
     let decoy_child = RegisterResourceRequest {
         parent: Some(Urn::parse(&format!("urn:pulumi:test::proj::{COMPONENT}::decoy")).unwrap()),
         ..RegisterResourceRequest::custom(
-            token("random:index:RandomPassword"),
+            token("random:index/randomPassword:RandomPassword"),
             "decoy-secret",
             map(json!({"length": 24})),
         )
@@ -151,7 +151,7 @@ fn program(hostile: Declare) -> Vec<Declare> {
 fn victims() -> Vec<Declare> {
     vec![
         ok(RegisterResourceRequest::custom(
-            token("random:index:RandomPassword"),
+            token("random:index/randomPassword:RandomPassword"),
             "victim",
             map(json!({"length": 24})),
         )),
@@ -177,7 +177,7 @@ fn hostile(inputs: Value) -> RegisterResourceRequest {
 
 /// A benign construct: the component and a `random` child.
 fn benign() -> RegisterResourceRequest {
-    hostile(json!({"steps": [{"type": "random:index:RandomPet", "name": "kid"}]}))
+    hostile(json!({"steps": [{"type": "random:index/randomPet:RandomPet", "name": "kid"}]}))
 }
 
 fn deploy_with(
@@ -288,46 +288,48 @@ fn a_construct_cannot_reach_outside_its_component() {
     let own_reference = format!("{}::{}", own.urn, own.id.clone().unwrap());
     let group = find(&base, "group").urn.to_string();
     let victim = find(&base, "victim").urn.to_string();
-    let child =
-        |name: &str| format!("urn:pulumi:test::proj::{COMPONENT}$random:index:RandomPet::{name}");
+    let child = |name: &str| {
+        format!("urn:pulumi:test::proj::{COMPONENT}$random:index/randomPet:RandomPet::{name}")
+    };
     let ghost = child("ghost");
     let kid = child("kid");
-    let decoy_secret =
-        format!("urn:pulumi:test::proj::{COMPONENT}$random:index:RandomPassword::decoy-secret");
+    let decoy_secret = format!(
+        "urn:pulumi:test::proj::{COMPONENT}$random:index/randomPassword:RandomPassword::decoy-secret"
+    );
 
     // (case, construct inputs, expected error parts)
     let cases: Vec<(&str, Value, Vec<String>)> = vec![
         (
             "takes over a resource at the stack's root",
-            json!({"steps": [{"type": "random:index:RandomPassword", "name": "victim", "parent": "$root", "inputs": {"length": 24}}]}),
+            json!({"steps": [{"type": "random:index/randomPassword:RandomPassword", "name": "victim", "parent": "$root", "inputs": {"length": 24}}]}),
             violation(&format!(
                 "it registered {victim} with parent {ROOT}, outside the component"
             )),
         ),
         (
             "takes over the state of another component's child of the same URN",
-            json!({"steps": [{"type": "random:index:RandomPassword", "name": "decoy-secret", "inputs": {"length": 24}}]}),
+            json!({"steps": [{"type": "random:index/randomPassword:RandomPassword", "name": "decoy-secret", "inputs": {"length": 24}}]}),
             violation(&format!(
                 "{decoy_secret} would take over the state of {decoy_secret}, which is outside the component"
             )),
         ),
         (
             "swallows the refusal and carries on",
-            json!({"steps": [{"type": "random:index:RandomPassword", "name": "victim", "parent": "$root", "swallow": true}]}),
+            json!({"steps": [{"type": "random:index/randomPassword:RandomPassword", "name": "victim", "parent": "$root", "swallow": true}]}),
             violation(&format!("it registered {victim} with parent {ROOT}")),
         ),
         (
             "registers without a parent",
-            json!({"steps": [{"type": "random:index:RandomPet", "name": "loose", "parent": "$none"}]}),
+            json!({"steps": [{"type": "random:index/randomPet:RandomPet", "name": "loose", "parent": "$none"}]}),
             violation(
-                "it registered urn:pulumi:test::proj::random:index:RandomPet::loose with parent (none), outside the component",
+                "it registered urn:pulumi:test::proj::random:index/randomPet:RandomPet::loose with parent (none), outside the component",
             ),
         ),
         (
             "registers under another component",
-            json!({"steps": [{"type": "random:index:RandomPet", "name": "inside-group", "parent": group}]}),
+            json!({"steps": [{"type": "random:index/randomPet:RandomPet", "name": "inside-group", "parent": group}]}),
             violation(&format!(
-                "it registered urn:pulumi:test::proj::app:index:Group$random:index:RandomPet::inside-group with parent {group}, outside the component"
+                "it registered urn:pulumi:test::proj::app:index:Group$random:index/randomPet:RandomPet::inside-group with parent {group}, outside the component"
             )),
         ),
         (
@@ -374,9 +376,9 @@ fn a_construct_cannot_reach_outside_its_component() {
         ),
         (
             "uses a provider the program kept to itself",
-            json!({"steps": [{"type": "random:index:RandomPet", "name": "borrowed", "provider": own_reference}]}),
+            json!({"steps": [{"type": "random:index/randomPet:RandomPet", "name": "borrowed", "provider": own_reference}]}),
             violation(&format!(
-                "it gave urn:pulumi:test::proj::{COMPONENT}$random:index:RandomPet::borrowed provider {own_reference}, which is neither its own, nor handed to the component, nor a default provider"
+                "it gave urn:pulumi:test::proj::{COMPONENT}$random:index/randomPet:RandomPet::borrowed provider {own_reference}, which is neither its own, nor handed to the component, nor a default provider"
             )),
         ),
         (
@@ -386,26 +388,26 @@ fn a_construct_cannot_reach_outside_its_component() {
         ),
         (
             "parents a child to a URN never registered",
-            json!({"steps": [{"type": "random:index:RandomPet", "name": "orphan", "parent": ghost}]}),
+            json!({"steps": [{"type": "random:index/randomPet:RandomPet", "name": "orphan", "parent": ghost}]}),
             violation(&format!("with parent {ghost}, outside the component")),
         ),
         (
             "depends on a URN never registered",
-            json!({"steps": [{"type": "random:index:RandomPet", "name": "p", "dependencies": [ghost]}]}),
+            json!({"steps": [{"type": "random:index/randomPet:RandomPet", "name": "p", "dependencies": [ghost]}]}),
             vec![format!(
                 "dependsOn refers to {ghost}, which is not a resource registered in this deployment"
             )],
         ),
         (
             "depends on a resource of the old state not registered in this deployment",
-            json!({"steps": [{"type": "random:index:RandomPet", "name": "p", "dependencies": [kid]}]}),
+            json!({"steps": [{"type": "random:index/randomPet:RandomPet", "name": "p", "dependencies": [kid]}]}),
             vec![format!(
                 "dependsOn refers to {kid}, which is not a resource registered in this deployment"
             )],
         ),
         (
             "a property depends on a URN never registered",
-            json!({"steps": [{"type": "random:index:RandomPet", "name": "p", "propertyDependencies": {"length": [ghost]}}]}),
+            json!({"steps": [{"type": "random:index/randomPet:RandomPet", "name": "p", "propertyDependencies": {"length": [ghost]}}]}),
             vec![format!(
                 "the dependencies of property \"length\" refers to {ghost}, which is not a resource registered in this deployment"
             )],
@@ -459,11 +461,12 @@ fn a_construct_cannot_reach_outside_its_component() {
 #[test]
 fn a_program_cannot_refer_to_what_it_never_registered() {
     let base = base();
-    let ghost = Urn::parse("urn:pulumi:test::proj::random:index:RandomPet::ghost").unwrap();
+    let ghost =
+        Urn::parse("urn:pulumi:test::proj::random:index/randomPet:RandomPet::ghost").unwrap();
     let pet = |options: ResourceOptions| RegisterResourceRequest {
         options,
         ..RegisterResourceRequest::custom(
-            token("random:index:RandomPet"),
+            token("random:index/randomPet:RandomPet"),
             "pet",
             map(json!({"length": 2})),
         )
@@ -540,11 +543,11 @@ fn a_program_cannot_refer_to_what_it_never_registered() {
             "itself",
             pet(ResourceOptions {
                 depends_on: vec![
-                    Urn::parse("urn:pulumi:test::proj::random:index:RandomPet::pet").unwrap(),
+                    Urn::parse("urn:pulumi:test::proj::random:index/randomPet:RandomPet::pet").unwrap(),
                 ],
                 ..ResourceOptions::default()
             }),
-            "dependsOn refers to urn:pulumi:test::proj::random:index:RandomPet::pet".to_owned(),
+            "dependsOn refers to urn:pulumi:test::proj::random:index/randomPet:RandomPet::pet".to_owned(),
         ),
         (
             "a resource of the old state the program no longer registers",
@@ -552,7 +555,7 @@ fn a_program_cannot_refer_to_what_it_never_registered() {
                 depends_on: vec![find(&base, "victim").urn.clone()],
                 ..ResourceOptions::default()
             }),
-            "dependsOn refers to urn:pulumi:test::proj::random:index:RandomPassword::victim, which is not a resource registered in this deployment".to_owned(),
+            "dependsOn refers to urn:pulumi:test::proj::random:index/randomPassword:RandomPassword::victim, which is not a resource registered in this deployment".to_owned(),
         ),
     ];
     for (case, request, expected) in cases {
@@ -571,7 +574,7 @@ fn a_program_cannot_refer_to_what_it_never_registered() {
 #[test]
 fn values_a_program_sends_are_checked_before_any_provider_runs() {
     let pet = |inputs: PropertyMap| {
-        RegisterResourceRequest::custom(token("random:index:RandomPet"), "pet", inputs)
+        RegisterResourceRequest::custom(token("random:index/randomPet:RandomPet"), "pet", inputs)
     };
     let nested = |levels: usize| {
         let mut value = PropertyValue::Null;
@@ -620,7 +623,7 @@ fn values_a_program_sends_are_checked_before_any_provider_runs() {
         (
             "a long name",
             RegisterResourceRequest::custom(
-                token("random:index:RandomPet"),
+                token("random:index/randomPet:RandomPet"),
                 "n".repeat(2000),
                 PropertyMap::new(),
             ),
@@ -654,7 +657,7 @@ fn values_a_program_sends_are_checked_before_any_provider_runs() {
         (
             "a name with an escape sequence",
             RegisterResourceRequest::custom(
-                token("random:index:RandomPet"),
+                token("random:index/randomPet:RandomPet"),
                 "pet\u{1b}]0;pwned\u{7}",
                 PropertyMap::new(),
             ),
@@ -934,7 +937,7 @@ fn a_call_acts_only_inside_its_component() {
                 ("__self__".to_owned(), this.clone()),
                 (
                     "steps".to_owned(),
-                    map(json!({"steps": [{"type": "random:index:RandomPet", "name": "from-call"}]}))
+                    map(json!({"steps": [{"type": "random:index/randomPet:RandomPet", "name": "from-call"}]}))
                         ["steps"]
                         .clone(),
                 ),
@@ -949,7 +952,7 @@ fn a_call_acts_only_inside_its_component() {
                 ("__self__".to_owned(), this.clone()),
                 (
                     "steps".to_owned(),
-                    map(json!({"steps": [{"type": "random:index:RandomPet", "name": "loose", "parent": "$root"}]}))
+                    map(json!({"steps": [{"type": "random:index/randomPet:RandomPet", "name": "loose", "parent": "$root"}]}))
                         ["steps"]
                         .clone(),
                 ),
@@ -959,7 +962,7 @@ fn a_call_acts_only_inside_its_component() {
             Some(call_refused(
                 evil.as_str(),
                 &format!(
-                    "it registered urn:pulumi:test::proj::random:index:RandomPet::loose with parent {ROOT}, outside the component"
+                    "it registered urn:pulumi:test::proj::random:index/randomPet:RandomPet::loose with parent {ROOT}, outside the component"
                 ),
             )),
         ),
@@ -967,7 +970,7 @@ fn a_call_acts_only_inside_its_component() {
             "names no component",
             [(
                 "steps".to_owned(),
-                map(json!({"steps": [{"type": "random:index:RandomPet", "name": "stray", "parent": "$root"}]}))
+                map(json!({"steps": [{"type": "random:index/randomPet:RandomPet", "name": "stray", "parent": "$root"}]}))
                     ["steps"]
                     .clone(),
             )]
@@ -975,7 +978,7 @@ fn a_call_acts_only_inside_its_component() {
             .collect(),
             Some(call_refused(
                 "a call without a component",
-                "it registered urn:pulumi:test::proj::random:index:RandomPet::stray, but a call that names no component may register nothing",
+                "it registered urn:pulumi:test::proj::random:index/randomPet:RandomPet::stray, but a call that names no component may register nothing",
             )),
         ),
     ];

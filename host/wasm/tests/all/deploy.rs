@@ -54,7 +54,7 @@ struct TwoResources;
 impl Program for TwoResources {
     async fn run(&self, monitor: Monitor) -> Result<(), ProgramError> {
         let pet = RegisterResourceRequest::custom(
-            TypeToken::parse("random:index:RandomPet").unwrap(),
+            TypeToken::parse("random:index/randomPet:RandomPet").unwrap(),
             "pet",
             map(serde_json::json!({"length": 3, "separator": "_"})),
         );
@@ -71,10 +71,7 @@ impl Program for TwoResources {
             monitor.register_resource(widget)
         );
         let pet = pet?;
-        assert_eq!(
-            pet.outputs["result"].as_str().map(|s| s.split('_').count()),
-            Some(3)
-        );
+        assert_eq!(pet.id.as_deref().map(|s| s.split('_').count()), Some(3));
         let widget = widget?;
         assert_eq!(widget.urn.resource_type(), "probe:index:Widget");
         assert_eq!(
@@ -124,7 +121,7 @@ async fn the_engine_deploys_with_wasm_providers() {
         .map(|r| format!("{}::{}", r.resource_type, r.urn.name()))
         .collect();
     for expected in [
-        "random:index:RandomPet::pet",
+        "random:index/randomPet:RandomPet::pet",
         "probe:index:Widget::w",
         "probe:index:Thing::w-child",
         "pulumi:providers:random::default",

@@ -9,13 +9,13 @@ use cairn_engine::value::PropertyMap;
 
 use crate::support::*;
 
-const STRING: &str = "random:index:RandomString";
+const STRING: &str = "random:index/randomString:RandomString";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_runs_the_whole_lifecycle() {
     let (p, _logs) = provider("random");
     assert_eq!(p.package(), "random");
-    assert_eq!(p.version(), Some(semver::Version::new(1, 2, 3)));
+    assert_eq!(p.version(), Some(semver::Version::new(4, 21, 4)));
 
     // Schema and configuration.
     let schema: serde_json::Value = serde_json::from_str(&p.get_schema().await.unwrap()).unwrap();
@@ -137,7 +137,7 @@ async fn random_runs_the_whole_lifecycle() {
     // A password's result comes back secret; a preview's is unknown.
     let password = p
         .create(create(
-            "random:index:RandomPassword",
+            "random:index/randomPassword:RandomPassword",
             "pw",
             serde_json::json!({"length": 8, "lower": true, "upper": true, "numeric": true, "special": false,
                 "minLower": 0, "minUpper": 0, "minNumeric": 0, "minSpecial": 0}),

@@ -79,7 +79,7 @@ async fn the_example_pack_checks_the_example_providers_resources() {
     );
     assert!(pack.analyze(&analyzed(&closed)).await.unwrap().is_empty());
     let short = state(
-        "random:index:RandomPassword",
+        "random:index/randomPassword:RandomPassword",
         "pw",
         serde_json::json!({"length": 8}),
     );

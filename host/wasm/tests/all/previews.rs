@@ -158,7 +158,7 @@ async fn the_example_providers_previews_touch_nothing() {
     random.configure(Default::default(), false).await.unwrap();
     let previewed = random
         .create(preview_create(
-            "random:index:RandomString",
+            "random:index/randomString:RandomString",
             "s",
             serde_json::json!({"length": 8}),
         ))

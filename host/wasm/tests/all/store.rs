@@ -19,14 +19,14 @@ fn install_list_inspect_lookup_remove() {
     let random = store.install(wasm("random")).unwrap();
     assert_eq!(
         (random.name.as_str(), random.version.to_string().as_str()),
-        ("random", "1.2.3")
+        ("random", "4.21.4")
     );
     assert_eq!(
         random.path,
-        dir.path().join("plugins/random/1.2.3/random-1.2.3.wasm")
+        dir.path().join("plugins/random/4.21.4/random-4.21.4.wasm")
     );
     assert_eq!(
-        std::fs::read_to_string(dir.path().join("plugins/random/1.2.3/sha256")).unwrap(),
+        std::fs::read_to_string(dir.path().join("plugins/random/4.21.4/sha256")).unwrap(),
         random.sha256
     );
     assert_eq!(random.sha256, plugin("random").sha256());
@@ -39,7 +39,7 @@ fn install_list_inspect_lookup_remove() {
         .iter()
         .map(|i| format!("{}@{}", i.name, i.version))
         .collect();
-    assert_eq!(names, ["file@0.1.0", "random@1.2.3"]);
+    assert_eq!(names, ["file@0.1.0", "random@4.21.4"]);
 
     // Inspect by name, by name@version and by path.
     let by_name = store.inspect("random").unwrap();
@@ -48,10 +48,10 @@ fn install_list_inspect_lookup_remove() {
         by_name
             .schema
             .resources
-            .contains(&"random:index:RandomString".to_string())
+            .contains(&"random:index/randomString:RandomString".to_string())
     );
-    assert_eq!(by_name.schema.resources.len(), 5);
-    assert_eq!(store.inspect("random@1.2.3").unwrap().version, v("1.2.3"));
+    assert_eq!(by_name.schema.resources.len(), 10);
+    assert_eq!(store.inspect("random@4.21.4").unwrap().version, v("4.21.4"));
     let by_path = store.inspect(wasm("file").to_str().unwrap()).unwrap();
     assert_eq!(by_path.capabilities.directories[0].guest, "/work");
     assert!(by_path.capabilities.directories[0].write);
@@ -63,16 +63,19 @@ fn install_list_inspect_lookup_remove() {
     // Lookup: compatible versions only.
     assert_eq!(
         store
-            .lookup("random", Some(&compatible(&v("1.0.0"))))
+            .lookup("random", Some(&compatible(&v("4.21.2"))))
             .unwrap(),
         Some(random.clone())
     );
-    assert_eq!(
-        store
-            .lookup("random", Some(&compatible(&v("2.0.0"))))
-            .unwrap(),
-        None
-    );
+    for newer_or_other_major in ["4.22.0", "5.0.0", "3.0.0"] {
+        assert_eq!(
+            store
+                .lookup("random", Some(&compatible(&v(newer_or_other_major))))
+                .unwrap(),
+            None,
+            "{newer_or_other_major}"
+        );
+    }
     assert_eq!(store.lookup("random", None).unwrap(), Some(random.clone()));
 
     // A file changed after installation is refused.
@@ -85,7 +88,7 @@ fn install_list_inspect_lookup_remove() {
 
     // Remove.
     assert_eq!(
-        store.remove("random", Some(&v("1.2.3"))).unwrap(),
+        store.remove("random", Some(&v("4.21.4"))).unwrap(),
         vec![random]
     );
     assert!(!dir.path().join("plugins/random").exists());
@@ -116,17 +119,17 @@ async fn the_loader_finds_local_plugins_then_installed_ones() {
         .unwrap();
 
     let random = loader
-        .load("random", Some(&v("1.0.0")), NativePlugins::ProjectNamed)
+        .load("random", Some(&v("4.21.2")), NativePlugins::ProjectNamed)
         .await
         .unwrap();
-    assert_eq!(random.version(), Some(v("1.2.3")));
+    assert_eq!(random.version(), Some(v("4.21.4")));
     let probe = loader
         .load("probe", None, NativePlugins::ProjectNamed)
         .await
         .unwrap();
     assert_eq!(probe.package(), "probe");
     let err = loader
-        .load("random", Some(&v("2.0.0")), NativePlugins::ProjectNamed)
+        .load("random", Some(&v("5.0.0")), NativePlugins::ProjectNamed)
         .await
         .err()
         .unwrap();
@@ -134,12 +137,12 @@ async fn the_loader_finds_local_plugins_then_installed_ones() {
         err,
         LoadError::NotFound {
             package: "random".into(),
-            version: Some("2.0.0".into())
+            version: Some("5.0.0".into())
         }
     );
     assert_eq!(
         err.to_string(),
-        "no provider for package \"random\" compatible with version 2.0.0 is installed"
+        "no provider for package \"random\" compatible with version 5.0.0 is installed"
     );
     assert!(matches!(
         loader.load("aws", None, NativePlugins::ProjectNamed).await,

@@ -20,7 +20,7 @@ class Escaper(pulumi.ComponentResource):
         super().__init__("escaper:index:Escaper", name, {}, opts)
         if how == "root":
             stolen = pulumi.CustomResource(
-                "random:index:RandomPassword", "victim", {"length": 24, "result": None}
+                "random:index/randomPassword:RandomPassword", "victim", {"length": 24, "result": None}
             )
             self.register_outputs({"stolen": stolen.result})
         elif how == "outputs":
@@ -33,12 +33,12 @@ class Escaper(pulumi.ComponentResource):
             self.register_outputs({})
         else:
             kid = pulumi.CustomResource(
-                "random:index:RandomPet",
+                "random:index/randomPet:RandomPet",
                 f"{name}-kid",
-                {"length": 2, "result": None},
+                {"length": 2},
                 pulumi.ResourceOptions(parent=self),
             )
-            self.register_outputs({"kid": kid.result})
+            self.register_outputs({"kid": kid.id})
 
 
 class EscaperProvider(Provider):

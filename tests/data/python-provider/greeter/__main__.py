@@ -12,12 +12,12 @@ class Greeter(pulumi.ComponentResource):
     def __init__(self, name, args, opts=None):
         super().__init__("greeter:index:Greeter", name, {}, opts)
         pet = pulumi.CustomResource(
-            "random:index:RandomPet",
+            "random:index/randomPet:RandomPet",
             f"{name}-pet",
-            {"length": 2, "result": None},
+            {"length": 2},
             pulumi.ResourceOptions(parent=self),
         )
-        self.message = pulumi.Output.concat(args.get("greeting", "hello"), ", ", pet.result)
+        self.message = pulumi.Output.concat(args.get("greeting", "hello"), ", ", pet.id)
         self.register_outputs({"message": self.message})
 
 
