@@ -172,11 +172,12 @@ fn plugin_install_refuses_a_provider_whose_schema_is_invalid() {
     // edit of the manifest's JSON, so the component stays valid).
     let mut bytes = std::fs::read(test_wasm("probe")).unwrap();
     let (from, to): (&[u8], &[u8]) = (br#""probe:index:whoami""#, br#""other:index:whoami""#);
-    let at = bytes
-        .windows(from.len())
-        .position(|w| w == from)
-        .expect("the probe's manifest names its function");
-    bytes[at..at + from.len()].copy_from_slice(to);
+    let mut found = 0;
+    while let Some(at) = bytes.windows(from.len()).position(|w| w == from) {
+        bytes[at..at + from.len()].copy_from_slice(to);
+        found += 1;
+    }
+    assert!(found > 0, "the probe's manifest names its function");
     let sandbox = Sandbox::new("pkg");
     let file = sandbox.project.join("bad-probe.wasm");
     std::fs::write(&file, &bytes).unwrap();
@@ -204,11 +205,12 @@ fn plugin_install_refuses_a_provider_whose_schema_is_invalid() {
         b"\"schema\": {\n    \"name\": \"probe\"",
         b"\"schemx\": {\n    \"name\": \"probe\"",
     );
-    let at = bytes
-        .windows(from.len())
-        .position(|w| w == from)
-        .expect("the probe's manifest has a schema");
-    bytes[at..at + from.len()].copy_from_slice(to);
+    let mut found = 0;
+    while let Some(at) = bytes.windows(from.len()).position(|w| w == from) {
+        bytes[at..at + from.len()].copy_from_slice(to);
+        found += 1;
+    }
+    assert!(found > 0, "the probe's manifest has a schema");
     let schemaless = sandbox.project.join("schemaless-probe.wasm");
     std::fs::write(&schemaless, &bytes).unwrap();
     sandbox.ok(&["plugin", "install", schemaless.to_str().unwrap()]);
