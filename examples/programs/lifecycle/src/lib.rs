@@ -83,7 +83,7 @@ fn main(ctx: &Context) -> Result<()> {
     ctx.export("markerPath", &marker.path);
     ctx.export("notesPath", &notes.path);
     ctx.export("id", &id.result);
-    ctx.export("pet", &pet.id);
+    ctx.export("pet", &pet.resource.id);
     Ok(())
 }
 

@@ -68,7 +68,8 @@ fn main(ctx: &Context) -> Result<()> {
     );
     let port = RandomInteger::new(
         "port",
-        RandomIntegerArgs::new(8000, 8999),
+        // Required inputs come in the schema's order: max, then min.
+        RandomIntegerArgs::new(8999, 8000),
         ResourceOptions::new(),
     );
     let password = RandomPassword::new(
@@ -77,7 +78,7 @@ fn main(ctx: &Context) -> Result<()> {
         ResourceOptions::new(),
     );
 
-    let title = pet.id.apply(move |name| format!("{greeting}, {name}!"));
+    let title = pet.resource.id.apply(move |name| format!("{greeting}, {name}!"));
     let site = site("site", title, port.result.clone(), ResourceOptions::new());
 
     // Derived from a secret, so the file's content (and its hash) stay secret.
@@ -92,7 +93,7 @@ fn main(ctx: &Context) -> Result<()> {
             .depends_on(&site.dir.resource),
     );
 
-    ctx.export("petName", &pet.id);
+    ctx.export("petName", &pet.resource.id);
     ctx.export("port", &port.result);
     ctx.export("indexPath", &site.index.path);
     ctx.export("indexSha256", &site.index.sha256);

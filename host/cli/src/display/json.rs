@@ -9,7 +9,7 @@
 //! | `stepStarted`  | `op`, `urn`, `resourceType`, `preview`, `changes`, `replaceKeys`                |
 //! | `stepFinished` | as `stepStarted`, then `durationMs`                                             |
 //! | `stepFailed`   | as `stepStarted`, then `error`, `durationMs`                                    |
-//! | `diagnostic`   | `severity` (`debug`, `info`, `warning`, `error`), `urn` (or `null`), `message`  |
+//! | `diagnostic`   | `severity` (`info`, `warning`, `error`), `urn` (or `null`), `message`; debug ones are left out |
 //! | `outputs`      | `urn`, `outputs` (an object of values)                                          |
 //! | `summary`      | `operation`, `preview`, `changes` (op → count), `unchanged`, `durationMs`, `succeeded` |
 //!
@@ -38,7 +38,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use cairn_engine::asset::{ArchiveSource, AssetSource};
-use cairn_engine::deploy::events::{ChangeKind, EngineEvent, StepInfo};
+use cairn_engine::deploy::events::{ChangeKind, EngineEvent, Severity, StepInfo};
 use cairn_engine::{PropertyMap, PropertyValue};
 use serde_json::{Map, Value as Json};
 
@@ -62,6 +62,15 @@ impl JsonLines {
 
 impl Renderer for JsonLines {
     fn event(&self, event: EngineEvent) {
+        // Debug diagnostics stay out, as in the other displays: SDKs log their RPC traffic at
+        // debug level, resolved secrets included (the Node.js SDK's RegisterResource results).
+        if let EngineEvent::Diagnostic {
+            severity: Severity::Debug,
+            ..
+        } = event
+        {
+            return;
+        }
         // Formatted before taking the lock: only the write is serialised.
         let mut line = terminal::json(&event_to_json(&event, self.show_secrets));
         line.push('\n');
@@ -330,10 +339,23 @@ mod tests {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
+        let debug = update_events(false)
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e,
+                    EngineEvent::Diagnostic {
+                        severity: Severity::Debug,
+                        ..
+                    }
+                )
+            })
+            .count();
+        assert!(debug > 0, "the events include a debug diagnostic");
         assert_eq!(
             lines.len(),
-            update_events(false).len(),
-            "one line per event, debug included"
+            update_events(false).len() - debug,
+            "one line per event, debug diagnostics left out"
         );
         let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
         assert_eq!(types[..3], ["started", "stepStarted", "stepFinished"]);
