@@ -78,7 +78,10 @@ fn main(ctx: &Context) -> Result<()> {
         ResourceOptions::new(),
     );
 
-    let title = pet.resource.id.apply(move |name| format!("{greeting}, {name}!"));
+    let title = pet
+        .resource
+        .id
+        .apply(move |name| format!("{greeting}, {name}!"));
     let site = site("site", title, port.result.clone(), ResourceOptions::new());
 
     // Derived from a secret, so the file's content (and its hash) stay secret.

@@ -89,7 +89,11 @@ pub fn import(kind: Kind, id: &str, src: &mut dyn Source) -> Result<ReadResult> 
                 "base64" => Value::secret(id),
                 "hex" => Value::secret(encode::hex(&bytes)),
             };
-            ("none".to_owned(), props! {"length" => bytes.len()}, computed)
+            (
+                "none".to_owned(),
+                props! {"length" => bytes.len()},
+                computed,
+            )
         }
         Kind::Uuid | Kind::Uuid4 | Kind::Uuid7 => {
             let forms = if kind == Kind::Uuid {
