@@ -193,17 +193,17 @@ fn gen_sdk_refuses_bad_schemas_unknown_providers_and_languages() {
         (
             &["package", "gen-sdk", "nothing-installed", "-o", out_arg],
             &[
-                "no installed provider \"nothing-installed\"",
-                "cairn plugin ls",
+                "no provider \"nothing-installed\" installed",
+                "cairn plugin install",
             ],
         ),
         (
             &["package", "gen-sdk", "random@9.9.9", "-o", out_arg],
-            &["no installed provider \"random@9.9.9\""],
+            &["no provider \"random\" at version 9.9.9 installed"],
         ),
         (
             &["package", "gen-sdk", "./missing.json", "-o", out_arg],
-            &["missing.json does not exist"],
+            &["reading ./missing.json", "No such file"],
         ),
         (
             &[
@@ -232,7 +232,7 @@ fn gen_sdk_refuses_bad_schemas_unknown_providers_and_languages() {
             "-o",
             out_arg,
         ],
-        vec!["broken.json is not valid JSON"],
+        vec!["broken.json: not valid JSON"],
     ));
     all.push((
         vec![
