@@ -333,7 +333,7 @@ mod tests {
     fn the_served_schema_takes_name_and_version_from_the_manifest_when_absent() {
         let m = Manifest::parse(
             "t",
-            br#"{"name":"p","version":"1.2.3","schema":{"resources":{}}}"#,
+            br#"{"name":"p","version":"1.2.3","wit":"0.3.0","schema":{"resources":{}}}"#,
         )
         .unwrap();
         assert_eq!(
@@ -342,12 +342,12 @@ mod tests {
         );
         let m = Manifest::parse(
             "t",
-            br#"{"name":"p","version":"1.2.3","schema":{"name":"q","version":"2.0.0"}}"#,
+            br#"{"name":"p","version":"1.2.3","wit":"0.3.0","schema":{"name":"q","version":"2.0.0"}}"#,
         )
         .unwrap();
         assert_eq!(m.served_schema().unwrap()["name"], "q");
         assert_eq!(m.served_schema().unwrap()["version"], "2.0.0");
-        let m = Manifest::parse("t", br#"{"name":"p","version":"1.2.3"}"#).unwrap();
+        let m = Manifest::parse("t", br#"{"name":"p","version":"1.2.3","wit":"0.3.0"}"#).unwrap();
         assert_eq!(m.served_schema(), None);
     }
 
