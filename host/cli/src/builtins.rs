@@ -15,7 +15,7 @@ use cairn_engine::deploy::provider::{
 use cairn_engine::state::decode_deployment;
 use cairn_engine::value::{PropertyMap, PropertyValue};
 
-use crate::backend::FileBackend;
+use crate::backend::Backend;
 use crate::names;
 use crate::stack::LazyCrypter;
 use crate::terminal::quoted;
@@ -25,12 +25,12 @@ pub const STACK_REFERENCE: &str = "pulumi:pulumi:StackReference";
 
 /// The `pulumi` package's provider.
 pub struct Builtins {
-    backend: FileBackend,
+    backend: Backend,
     project: String,
 }
 
 impl Builtins {
-    pub fn new(backend: FileBackend, project: &str) -> Builtins {
+    pub fn new(backend: Backend, project: &str) -> Builtins {
         Builtins {
             backend,
             project: project.to_owned(),
@@ -61,7 +61,7 @@ fn parse_reference<'a>(name: &'a str, current: &'a str) -> Result<(&'a str, &'a 
 
 /// The outputs of `stack` in `project`, read from `backend`.
 fn read_stack(
-    backend: &FileBackend,
+    backend: &Backend,
     current_project: &str,
     name: &str,
 ) -> Result<PropertyMap, String> {
@@ -69,10 +69,13 @@ fn read_stack(
     let missing = || {
         format!(
             "stack {project}/{stack} does not exist on this backend ({})",
-            backend.root().display()
+            backend.url()
         )
     };
-    if !backend.stack_exists(project, stack) {
+    if !backend
+        .stack_exists(project, stack)
+        .map_err(|e| format!("reading stack {project}/{stack}: {e:#}"))?
+    {
         return Err(missing());
     }
     let deployment = backend

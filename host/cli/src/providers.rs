@@ -16,7 +16,7 @@ use cairn_engine::project::Project;
 use cairn_wasm::{Grants, PluginStore, RuntimeOptions, WasmLoader, WasmRuntime, events_log_sink};
 use indexmap::IndexMap;
 
-use crate::backend::FileBackend;
+use crate::backend::Backend;
 use crate::builtins::Builtins;
 
 /// The config key holding the user's sandbox grants.
@@ -200,7 +200,7 @@ impl ProviderLoader for Loader {
 pub fn loader(
     runtime: &WasmRuntime,
     home: &Path,
-    backend: &FileBackend,
+    backend: &Backend,
     project_dir: &Path,
     project: &Project,
     config: &IndexMap<ConfigKey, ResolvedConfig>,

@@ -11,7 +11,7 @@ use cairn_engine::secrets::{
 };
 use cairn_engine::state::SecretsProvider;
 
-use crate::backend::write_atomically;
+use crate::backend::file::write_atomically;
 use crate::passphrase::{self, Purpose};
 use crate::workspace::Workspace;
 
@@ -25,10 +25,10 @@ impl<'w> Stack<'w> {
     /// The stack commands act on (`--stack` or the selected one); it must exist.
     pub fn current(workspace: &'w Workspace) -> Result<Stack<'w>> {
         let name = workspace.current_stack()?;
-        if !workspace.backend.stack_exists(workspace.name(), &name) {
+        if !workspace.backend.stack_exists(workspace.name(), &name)? {
             return Err(anyhow!(
                 "stack {name:?} does not exist in {}; create it with `cairn stack init {name}`",
-                workspace.backend.root().display()
+                workspace.backend.url()
             ));
         }
         Ok(Stack { workspace, name })
@@ -66,7 +66,7 @@ impl<'w> Stack<'w> {
             return Ok(Some(salt.clone()));
         }
         let backend = &self.workspace.backend;
-        if !backend.stack_exists(self.project(), &self.name) {
+        if !backend.stack_exists(self.project(), &self.name)? {
             return Ok(None);
         }
         let latest = backend.latest_as_stored(self.project(), &self.name)?;

@@ -9,7 +9,8 @@ use cairn_engine::project::{PROJECT_FILE_NAMES, Project};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::backend::{FileBackend, ORGANIZATION, write_atomically};
+use crate::backend::file::write_atomically;
+use crate::backend::{Backend, ORGANIZATION};
 use crate::names;
 use crate::terminal::quoted;
 
@@ -95,14 +96,8 @@ impl Context {
     }
 
     fn workspace(&self, dir: PathBuf, project: Project) -> Result<Workspace> {
-        // --backend, then CAIRN_BACKEND_URL, then the project's own choice, then the home.
-        let url = self
-            .backend_url
-            .clone()
-            .or_else(|| std::env::var("CAIRN_BACKEND_URL").ok())
-            .or_else(|| project.backend.as_ref().and_then(|b| b.url.clone()))
-            .unwrap_or_else(|| format!("file://{}", self.home.display()));
-        let backend = FileBackend::from_url(&url, &dir)?;
+        let project_url = project.backend.as_ref().and_then(|b| b.url.clone());
+        let backend = Backend::from_url(&self.backend_url(project_url)?, &dir)?;
         Ok(Workspace {
             context: self.clone(),
             dir,
@@ -116,6 +111,35 @@ impl Context {
 /// created on first use): plugins, compiled components, stack selections and the default
 /// backend live there, so nearly every command writes to it. `from_env` says whether
 /// `CAIRN_HOME` named it.
+impl Context {
+    /// The backend URL to use: `--backend`, then `CAIRN_BACKEND_URL` / `PULUMI_BACKEND_URL`,
+    /// then the project's `backend.url`, then the backend logged in to (`cairn login`), then
+    /// the Cairn home's own directory.
+    pub fn backend_url(&self, project_url: Option<String>) -> Result<String> {
+        if let Some(url) = self
+            .backend_url
+            .clone()
+            .or_else(crate::credentials::env_backend_url)
+            .or(project_url)
+        {
+            return Ok(url);
+        }
+        let credentials = crate::credentials::Credentials::load(&self.home)?;
+        Ok(credentials
+            .current
+            .unwrap_or_else(|| format!("file://{}", self.home.display())))
+    }
+
+    /// The backend for commands that may run outside a project (`whoami`): the project's
+    /// choice counts when there is a project.
+    pub fn backend(&self) -> Result<Backend> {
+        match self.project() {
+            Ok(workspace) => Ok(workspace.backend),
+            Err(_) => Backend::from_url(&self.backend_url(None)?, &self.cwd),
+        }
+    }
+}
+
 fn check_home(home: &Path, from_env: bool) -> Result<()> {
     let problem = |what: &str| {
         if from_env {
@@ -167,7 +191,7 @@ pub struct Workspace {
     /// The directory holding `Pulumi.yaml`.
     pub dir: PathBuf,
     pub project: Project,
-    pub backend: FileBackend,
+    pub backend: Backend,
 }
 
 /// The per-project file remembering which stack is selected.
@@ -236,9 +260,10 @@ impl Workspace {
             Ok(text) => serde_json::from_str(&text).unwrap_or_default(),
             Err(_) => return Ok(None),
         };
-        Ok(selection
-            .stack
-            .filter(|s| self.backend.stack_exists(self.name(), s)))
+        match selection.stack {
+            Some(stack) if self.backend.stack_exists(self.name(), &stack)? => Ok(Some(stack)),
+            _ => Ok(None),
+        }
     }
 
     pub fn select_stack(&self, stack: Option<&str>) -> Result<()> {

@@ -103,6 +103,9 @@ pub struct DeployArgs {
     /// Accepted for Pulumi's scripts: Cairn always shows each resource's detailed diff.
     #[arg(long)]
     diff: bool,
+    /// A message recorded with the update in the stack's history (`cairn stack history`).
+    #[arg(short = 'm', long, value_name = "TEXT")]
+    message: Option<String>,
 }
 
 impl DeployArgs {
@@ -366,6 +369,7 @@ fn run_deployment(
     }
 
     let persister = workspace.backend.persister(&lock, &project, &stack.name)?;
+    let history = UpdateHistory::start(kind, args.message.as_deref());
     // `up --refresh`: bring the state up to date with the cloud first, then update from it.
     let snapshot = if kind == Kind::Up && args.refresh {
         runtime.block_on(deploy(
@@ -398,7 +402,9 @@ fn run_deployment(
         &setup,
         &policies,
         &signals,
-    ))?;
+    ));
+    history.record(&workspace.backend, &lock, &project, &stack.name, &outcome)?;
+    let outcome = outcome?;
     if let Some(kept) = kept_protected
         && !args.json
     {
@@ -739,6 +745,83 @@ pub fn engine_config(
             (key.to_string(), value)
         })
         .collect()
+}
+
+/// The stack-history entry of a deployment that changes the stack: started before its first
+/// step, recorded (success or failure) after it ends.
+struct UpdateHistory {
+    kind: &'static str,
+    message: String,
+    start: String,
+}
+
+impl UpdateHistory {
+    fn start(kind: Kind, message: Option<&str>) -> UpdateHistory {
+        UpdateHistory {
+            kind: kind.verb(),
+            message: message.unwrap_or_default().to_owned(),
+            start: now_rfc3339(),
+        }
+    }
+
+    /// Records the update; a failure to record it is reported after the deployment's own.
+    fn record(
+        self,
+        backend: &crate::backend::Backend,
+        lock: &crate::backend::StackLock,
+        project: &str,
+        stack: &str,
+        outcome: &Result<Outcome>,
+    ) -> Result<()> {
+        let (result, resource_changes) = match outcome {
+            Ok(outcome) => {
+                let mut changes: std::collections::BTreeMap<String, u64> = outcome
+                    .changes
+                    .iter()
+                    .map(|(op, n)| (op.label().to_owned(), *n as u64))
+                    .collect();
+                if outcome.unchanged > 0 {
+                    changes.insert("same".into(), outcome.unchanged as u64);
+                }
+                ("succeeded", changes)
+            }
+            Err(_) => ("failed", Default::default()),
+        };
+        let record = crate::backend::UpdateRecord {
+            version: 0,
+            kind: self.kind.to_owned(),
+            start_time: self.start,
+            end_time: now_rfc3339(),
+            message: self.message,
+            result: result.to_owned(),
+            resource_changes,
+            environment: [
+                ("exec.kind", "cli".to_owned()),
+                ("cairn.version", env!("CARGO_PKG_VERSION").to_owned()),
+                ("user", crate::backend::os_user()),
+                (
+                    "host",
+                    gethostname::gethostname().to_string_lossy().into_owned(),
+                ),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+        };
+        match backend.record_update(lock, project, stack, record) {
+            Ok(_) => Ok(()),
+            // The deployment's own error matters more; this one is only logged then.
+            Err(e) if outcome.is_err() => {
+                tracing::warn!("could not record the update in the stack's history: {e:#}");
+                Ok(())
+            }
+            Err(e) => Err(e.context("the update finished, but recording it in the stack's history failed")),
+        }
+    }
+}
+
+fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 #[cfg(test)]

@@ -84,6 +84,10 @@ enum StackCommand {
         #[arg(long, value_name = "FILE")]
         file: Option<PathBuf>,
     },
+    /// Show the stack's updates, newest first.
+    History(crate::commands::stack_info::HistoryArgs),
+    /// Set, get, list and remove the stack's tags.
+    Tag(crate::commands::stack_info::TagArgs),
     /// Forget the operations an interrupted deployment left pending.
     ClearPending {
         /// Do not ask for confirmation.
@@ -112,6 +116,14 @@ pub fn run(context: &Context, args: StackArgs) -> Result<()> {
             show_secrets,
         }) => output(&workspace, name.as_deref(), json, show_secrets),
         Some(StackCommand::Import { file }) => import(&workspace, file),
+        Some(StackCommand::History(args)) => {
+            let stack = Stack::current(&workspace)?;
+            crate::commands::stack_info::history(&workspace, &stack.name, args)
+        }
+        Some(StackCommand::Tag(args)) => {
+            let stack = Stack::current(&workspace)?;
+            crate::commands::stack_info::tag(&workspace, &stack.name, args)
+        }
         Some(StackCommand::ClearPending { yes }) => {
             crate::commands::state::clear_pending(&workspace, yes)
         }
@@ -123,7 +135,7 @@ fn show(workspace: &Workspace, show_urns: bool) -> Result<()> {
     let stack = Stack::current(workspace)?;
     let deployment = workspace.backend.latest(stack.project(), &stack.name)?;
     outln!("Current stack is {}:", stack.name);
-    outln!("    Backend: file://{}", workspace.backend.root().display());
+    outln!("    Backend: {}", workspace.backend.url());
     match &deployment {
         Some(d) if !d.resources.is_empty() => {
             outln!("    Last update: {}", field(&d.manifest.time));
@@ -155,7 +167,7 @@ fn show(workspace: &Workspace, show_urns: bool) -> Result<()> {
 fn init(workspace: &Workspace, name: &str) -> Result<()> {
     let name = workspace.parse_stack_name(name, "given to `cairn stack init`")?;
     let project = workspace.name();
-    if workspace.backend.stack_exists(project, &name) {
+    if workspace.backend.stack_exists(project, &name)? {
         bail!("stack {name:?} already exists");
     }
     let stack = Stack {
@@ -222,7 +234,7 @@ fn ls(workspace: &Workspace, json: bool) -> Result<()> {
 
 fn select(workspace: &Workspace, name: &str, create: bool) -> Result<()> {
     let name = workspace.parse_stack_name(name, "given to `cairn stack select`")?;
-    if !workspace.backend.stack_exists(workspace.name(), &name) {
+    if !workspace.backend.stack_exists(workspace.name(), &name)? {
         if create {
             return init(workspace, &name);
         }

@@ -1,20 +1,21 @@
-//! The `file://` state backend: stack checkpoints as JSON files under one root directory.
+//! The `file://` state backend: stacks as JSON files under one root directory.
 //!
-//! Layout under the root:
+//! Layout under the root (Pulumi's DIY layout, so the files read the same):
 //! * `stacks/<project>/<stack>.json` — the stack's checkpoint (`{"version": 3, "checkpoint": …}`);
 //! * `stacks/<project>/<stack>.journal` — the journal of a deployment in progress (or
 //!   interrupted): JSON lines replayed onto the checkpoint (see `cairn_engine::deploy::journal`);
-//! * `history/<project>/<stack>/<stack>-<unix nanos>.checkpoint.json` — previous versions;
+//! * `history/<project>/<stack>/<stack>-<unix nanos>.checkpoint.json` — previous checkpoints;
+//! * `history/<project>/<stack>/<stack>-<unix nanos>.history.json` — one per update
+//!   (`cairn stack history`);
+//! * `tags/<project>/<stack>.json` — the stack's tags;
 //! * `locks/<project>/<stack>.lock` — locked (`flock`) by the one process allowed to write the
-//!   stack, and naming it (see [`StackLock`]).
+//!   stack, and naming it (see [`FileLock`]).
 //!
 //! Every checkpoint write is atomic (temporary file, fsync, rename, fsync of the directory), so a
 //! crash leaves either the old or the new checkpoint, never a torn one. Journal lines are appended
-//! and fdatasync'ed one step at a time. Readers see the checkpoint with the journal replayed onto
-//! it ([`FileBackend::latest`]); writers first make that replay the checkpoint
-//! ([`FileBackend::recover`]), under the stack's lock.
+//! and fdatasync'ed one step at a time.
 
-use std::collections::HashSet;
+use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -22,45 +23,25 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, anyhow, bail};
-use cairn_engine::deploy::journal::{self, JournalError, PersistError, Persister};
-use cairn_engine::state::integrity::verify_resources;
-use cairn_engine::state::{
-    CheckpointV3, DEPLOYMENT_VERSION, DeploymentV3, JsonMap, Operation, VersionedCheckpoint,
-    sort_dependencies_first,
-};
-use serde::{Deserialize, Serialize};
+use cairn_engine::deploy::journal::{PersistError, Persister};
+use cairn_engine::state::DeploymentV3;
 
+use super::{LockHolder, StackWriter, Store, UpdateRecord, checkpoint_bytes};
 use crate::names;
-use crate::terminal::{errln, quoted};
+use crate::terminal::quoted;
 
-/// How many previous checkpoints of a stack are kept, unless `CAIRN_STATE_HISTORY` says otherwise.
-const DEFAULT_HISTORY_LIMIT: usize = 50;
-
-/// The organization name file-backend stacks are qualified with, as Pulumi's file backend does.
-pub const ORGANIZATION: &str = "organization";
-
-/// A stack checkpoint store rooted at a local directory.
+/// A stack store rooted at a local directory.
 #[derive(Debug, Clone)]
-pub struct FileBackend {
+pub struct FileStore {
     root: PathBuf,
     history_limit: usize,
 }
 
-/// What `stack ls` shows about a stack.
-#[derive(Debug, Clone)]
-pub struct StackSummary {
-    pub name: String,
-    pub last_update: Option<String>,
-    pub resource_count: usize,
-}
-
-impl FileBackend {
-    /// Opens the backend named by a `file://` URL (`file://~/x` and `file://./x` are accepted).
-    pub fn from_url(url: &str, cwd: &Path) -> Result<FileBackend> {
+impl FileStore {
+    /// Opens the store named by a `file://` URL (`file://~/x` and `file://./x` are accepted).
+    pub fn from_url(url: &str, cwd: &Path, history_limit: usize) -> Result<FileStore> {
         let Some(rest) = url.strip_prefix("file://") else {
-            bail!(
-                "unsupported backend URL {url:?}: Cairn supports local backends (file://<directory>)"
-            );
+            bail!("{url:?} is not a file:// URL");
         };
         let root = if let Some(home_relative) = rest.strip_prefix('~') {
             let home = std::env::var_os("HOME")
@@ -71,13 +52,7 @@ impl FileBackend {
         } else {
             cwd.join(rest)
         };
-        let history_limit = match std::env::var("CAIRN_STATE_HISTORY") {
-            Ok(value) => value.parse().with_context(|| {
-                format!("CAIRN_STATE_HISTORY must be a number of versions to keep, got {value:?}")
-            })?,
-            Err(_) => DEFAULT_HISTORY_LIMIT,
-        };
-        Ok(FileBackend {
+        Ok(FileStore {
             root,
             history_limit,
         })
@@ -112,20 +87,107 @@ impl FileBackend {
         self.path("history", project, stack, "")
     }
 
+    fn tags_path(&self, project: &str, stack: &str) -> Result<PathBuf> {
+        self.path("tags", project, stack, ".json")
+    }
+
     fn lock_path(&self, project: &str, stack: &str) -> Result<PathBuf> {
         self.path("locks", project, stack, ".lock")
     }
 
-    /// Whether the stack exists (an invalid name names no stack).
-    pub fn stack_exists(&self, project: &str, stack: &str) -> bool {
-        self.stack_path(project, stack)
-            .is_ok_and(|path| path.is_file())
+    /// Atomically replaces the checkpoint (the caller holds the lock), keeping the previous one.
+    fn write_checkpoint(&self, project: &str, stack: &str, bytes: &[u8]) -> Result<()> {
+        let path = self.stack_path(project, stack)?;
+        let previous = read_if_exists(&path)?;
+        if previous.as_deref() == Some(bytes) {
+            return Ok(());
+        }
+        if let Some(previous) = previous {
+            self.archive(project, stack, &previous)?;
+        }
+        write_atomically(&path, bytes)
     }
 
-    /// The project's stacks, sorted by name.
-    /// Files whose names are not stack names are skipped with a warning.
-    pub fn list_stacks(&self, project: &str) -> Result<Vec<StackSummary>> {
-        names::check_project_name(project, "for the backend")?;
+    /// Keeps a previous checkpoint under the history folder and trims old versions.
+    fn archive(&self, project: &str, stack: &str, bytes: &[u8]) -> Result<()> {
+        if self.history_limit == 0 {
+            return Ok(());
+        }
+        let dir = self.history_dir(project, stack)?;
+        write_atomically(
+            &dir.join(format!("{stack}-{:020}.checkpoint.json", unix_nanos())),
+            bytes,
+        )?;
+        let mut versions: Vec<PathBuf> = fs::read_dir(&dir)
+            .with_context(|| format!("listing {}", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with(".checkpoint.json"))
+            })
+            .collect();
+        versions.sort();
+        let excess = versions.len().saturating_sub(self.history_limit);
+        for old in &versions[..excess] {
+            fs::remove_file(old).with_context(|| format!("removing {}", old.display()))?;
+        }
+        Ok(())
+    }
+
+    fn remove_journal(&self, project: &str, stack: &str) -> Result<()> {
+        remove_if_exists(&self.journal_path(project, stack)?)
+    }
+}
+
+fn unix_nanos() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default()
+}
+
+fn read_if_exists(path: &Path) -> Result<Option<Vec<u8>>> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+/// Removes a file (durably) if it exists.
+fn remove_if_exists(path: &Path) -> Result<()> {
+    match fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
+    }
+    if let Some(dir) = path.parent() {
+        sync_dir(dir).with_context(|| format!("syncing {}", dir.display()))?;
+    }
+    Ok(())
+}
+
+impl Store for FileStore {
+    fn url(&self) -> String {
+        format!("file://{}", self.root.display())
+    }
+
+    fn user(&self) -> Result<String> {
+        Ok(super::os_user())
+    }
+
+    fn checkpoint_location(&self, project: &str, stack: &str) -> String {
+        self.stack_path(project, stack)
+            .map_or_else(|e| e.to_string(), |p| p.display().to_string())
+    }
+
+    fn journal_location(&self, project: &str, stack: &str) -> String {
+        self.journal_path(project, stack)
+            .map_or_else(|e| e.to_string(), |p| p.display().to_string())
+    }
+
+    fn stack_names(&self, project: &str) -> Result<Vec<String>> {
         let dir = self.root.join("stacks").join(project);
         let entries = match fs::read_dir(&dir) {
             Ok(entries) => entries,
@@ -155,359 +217,177 @@ impl FileBackend {
                 );
                 continue;
             }
-            let latest = self.latest_as_stored(project, name)?;
-            let latest = latest.as_ref();
-            stacks.push(StackSummary {
-                name: name.to_owned(),
-                last_update: latest.map(|d| d.manifest.time.clone()),
-                resource_count: latest.map_or(0, |d| d.resources.len()),
-            });
+            stacks.push(name.to_owned());
         }
-        stacks.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(stacks)
     }
 
-    /// Reads a stack's checkpoint as stored (without its journal).
-    pub fn load(&self, project: &str, stack: &str) -> Result<VersionedCheckpoint> {
-        let path = self.stack_path(project, stack)?;
-        let text = fs::read_to_string(&path).map_err(|e| {
-            if e.kind() == io::ErrorKind::NotFound {
-                anyhow!("stack {stack:?} does not exist (no {})", path.display())
-            } else {
-                anyhow!("reading {}: {e}", path.display())
+    fn read_checkpoint(&self, project: &str, stack: &str) -> Result<Option<Vec<u8>>> {
+        read_if_exists(&self.stack_path(project, stack)?)
+    }
+
+    fn read_journal(&self, project: &str, stack: &str) -> Result<Option<Vec<u8>>> {
+        Ok(read_if_exists(&self.journal_path(project, stack)?)?.filter(|b| !b.is_empty()))
+    }
+
+    fn lock(
+        &self,
+        project: &str,
+        stack: &str,
+        holder: &LockHolder,
+    ) -> Result<Box<dyn StackWriter>> {
+        let lock = FileLock::acquire(self.lock_path(project, stack)?, stack, holder)?;
+        Ok(Box::new(FileWriter {
+            store: self.clone(),
+            project: project.to_owned(),
+            stack: stack.to_owned(),
+            _lock: lock,
+        }))
+    }
+
+    fn updates(&self, project: &str, stack: &str) -> Result<Vec<UpdateRecord>> {
+        let dir = self.history_dir(project, stack)?;
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e).with_context(|| format!("listing {}", dir.display())),
+        };
+        let mut updates = Vec::new();
+        for entry in entries {
+            let path = entry.with_context(|| format!("listing {}", dir.display()))?.path();
+            if !path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(".history.json"))
+            {
+                continue;
             }
-        })?;
-        let checkpoint: VersionedCheckpoint = serde_json::from_str(&text)
-            .with_context(|| format!("{} is not a valid stack checkpoint", path.display()))?;
-        if checkpoint.version != DEPLOYMENT_VERSION {
-            bail!(
-                "{}: unsupported checkpoint version {} (this version of Cairn reads version {DEPLOYMENT_VERSION})",
-                path.display(),
-                checkpoint.version
+            let bytes = fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            updates.push(
+                serde_json::from_slice(&bytes)
+                    .with_context(|| format!("{} is not an update record", path.display()))?,
             );
         }
-        Ok(checkpoint)
+        Ok(updates)
     }
 
-    /// The stack's latest deployment, if it has one, including what the journal of an
-    /// interrupted deployment adds (replayed in memory: nothing is written), refused unless it
-    /// passes the integrity check. Warns (once per process) if operations are pending.
-    pub fn latest(&self, project: &str, stack: &str) -> Result<Option<DeploymentV3>> {
-        let latest = self.latest_as_stored(project, stack)?;
-        checked(stack, latest)
+    fn tags(&self, project: &str, stack: &str) -> Result<BTreeMap<String, String>> {
+        let path = self.tags_path(project, stack)?;
+        match read_if_exists(&path)? {
+            None => Ok(BTreeMap::new()),
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .with_context(|| format!("{} is not a map of stack tags", path.display())),
+        }
     }
 
-    /// Like [`FileBackend::latest`], without the integrity check: for commands that show or
-    /// fix a broken state (`stack export`, `state repair`, listings).
-    pub fn latest_as_stored(&self, project: &str, stack: &str) -> Result<Option<DeploymentV3>> {
-        let latest = self.load(project, stack)?.checkpoint.latest;
-        let latest = match self.read_journal(project, stack)? {
-            None => latest,
-            Some(journal) => match self.replay_journal(project, stack, latest, &journal)? {
-                Replayed::Recovered(deployment) => Some(deployment),
-                Replayed::Stale(latest) => latest,
-            },
+    fn set_tag(&self, project: &str, stack: &str, name: &str, value: Option<&str>) -> Result<()> {
+        let mut tags = self.tags(project, stack)?;
+        match value {
+            Some(value) => tags.insert(name.to_owned(), value.to_owned()),
+            None => tags.remove(name),
         };
-        if let Some(deployment) = &latest {
-            warn_pending(project, stack, &deployment.pending_operations);
+        let path = self.tags_path(project, stack)?;
+        if tags.is_empty() {
+            return remove_if_exists(&path);
         }
-        Ok(latest)
+        write_atomically(&path, &serde_json::to_vec_pretty(&tags)?)
+    }
+}
+
+/// The writes of one stack whose lock this process holds.
+#[derive(Debug)]
+struct FileWriter {
+    store: FileStore,
+    project: String,
+    stack: String,
+    _lock: FileLock,
+}
+
+impl StackWriter for FileWriter {
+    fn write_checkpoint(&self, bytes: &[u8]) -> Result<()> {
+        self.store
+            .write_checkpoint(&self.project, &self.stack, bytes)?;
+        self.store.remove_journal(&self.project, &self.stack)
     }
 
-    /// Makes the stack's checkpoint current: if a deployment was interrupted, replays its
-    /// journal onto the checkpoint and saves the result (emptying the journal). Returns the
-    /// stack's latest deployment, and warns (once per process) if operations are pending.
-    /// Every command that writes a stack calls this first, so none works on a stale checkpoint.
-    pub fn recover(
-        &self,
-        lock: &StackLock,
-        project: &str,
-        stack: &str,
-    ) -> Result<Option<DeploymentV3>> {
-        let latest = self.recover_as_stored(lock, project, stack)?;
-        checked(stack, latest)
+    fn drop_journal(&self) -> Result<()> {
+        self.store.remove_journal(&self.project, &self.stack)
     }
 
-    /// Like [`FileBackend::recover`], without the integrity check (`state repair`): every
-    /// completed operation the journal records is kept, whatever state it replays to.
-    pub fn recover_as_stored(
-        &self,
-        lock: &StackLock,
-        project: &str,
-        stack: &str,
-    ) -> Result<Option<DeploymentV3>> {
-        lock.check(project, stack)?;
-        let Some(journal) = self.read_journal(project, stack)? else {
-            return self.latest_as_stored(project, stack);
-        };
-        let latest = self.load(project, stack)?.checkpoint.latest;
-        let latest = match self.replay_journal(project, stack, latest, &journal)? {
-            Replayed::Recovered(deployment) => {
-                tracing::info!(
-                    "recovered stack {stack:?} from the journal of its interrupted deployment"
-                );
-                self.save(lock, project, stack, deployment.clone())?;
-                Some(deployment)
-            }
-            Replayed::Stale(latest) => {
-                self.remove_journal(project, stack)?;
-                latest
-            }
-        };
-        if let Some(deployment) = &latest {
-            warn_pending(project, stack, &deployment.pending_operations);
-        }
-        Ok(latest)
+    fn open_journal(&self) -> Result<Arc<dyn Persister>> {
+        Ok(Arc::new(StackJournal::open(
+            &self.store,
+            &self.project,
+            &self.stack,
+        )?))
     }
 
-    /// The journal's bytes, or `None` if there is no journal or it is empty.
-    fn read_journal(&self, project: &str, stack: &str) -> Result<Option<Vec<u8>>> {
-        let path = self.journal_path(project, stack)?;
-        match fs::read(&path) {
-            Ok(bytes) if bytes.is_empty() => Ok(None),
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
-        }
-    }
-
-    /// Replays a journal onto the stored deployment, refusing (with the files named) a journal
-    /// that does not belong to it or whose result is inconsistent.
-    fn replay_journal(
-        &self,
-        project: &str,
-        stack: &str,
-        latest: Option<DeploymentV3>,
-        journal: &[u8],
-    ) -> Result<Replayed> {
-        let journal_path = self.journal_path(project, stack)?;
-        let stack_path = self.stack_path(project, stack)?;
-        let context = || {
-            format!(
-                "cannot recover stack {stack:?} from the journal of its interrupted deployment, {} \
-                 (the checkpoint {} is unchanged); if the journal belongs to another checkpoint, \
-                 move it out of the way",
-                journal_path.display(),
-                stack_path.display()
-            )
-        };
-        let Some(base) = latest else {
-            return Err(anyhow!("the checkpoint records no deployment")).with_context(context);
-        };
-        let mut deployment = match journal::replay(&base, journal) {
-            Ok(deployment) => deployment,
-            Err(JournalError::AlreadyCompacted { .. }) => return Ok(Replayed::Stale(Some(base))),
-            Err(e) => return Err(e).with_context(context),
-        };
-        // Out-of-order states are put in order (nothing is lost by that); any other problem
-        // is reported when the state is used, and `cairn state repair` works on this result,
-        // so no completed operation the journal records is ever dropped.
-        if verify_resources(&deployment.resources).is_err() {
-            sort_dependencies_first(&mut deployment.resources);
-        }
-        Ok(Replayed::Recovered(deployment))
-    }
-
-    fn remove_journal(&self, project: &str, stack: &str) -> Result<()> {
-        let path = self.journal_path(project, stack)?;
-        match fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
-        }
-        if let Some(dir) = path.parent() {
-            sync_dir(dir).with_context(|| format!("syncing {}", dir.display()))?;
-        }
-        Ok(())
-    }
-
-    /// The journal of a deployment of the stack, which the caller holds the lock of (and keeps
-    /// holding while the persister is in use). The stack must have been recovered first.
-    #[allow(
-        dead_code,
-        reason = "used by the deployment commands, wired in separately"
-    )]
-    pub fn persister(
-        &self,
-        lock: &StackLock,
-        project: &str,
-        stack: &str,
-    ) -> Result<Arc<dyn Persister>> {
-        Ok(Arc::new(StackJournal::open(self, lock, project, stack)?))
-    }
-
-    /// Creates a stack with the given initial deployment; fails if it exists.
-    pub fn create(
-        &self,
-        lock: &StackLock,
-        project: &str,
-        stack: &str,
-        deployment: DeploymentV3,
-    ) -> Result<()> {
-        if self.stack_exists(project, stack) {
-            bail!("stack {stack:?} already exists");
-        }
-        self.save(lock, project, stack, deployment)
-    }
-
-    /// Atomically replaces a stack's deployment, keeping the previous version in its history,
-    /// and drops the stack's journal (which described the previous checkpoint).
-    pub fn save(
-        &self,
-        lock: &StackLock,
-        project: &str,
-        stack: &str,
-        deployment: DeploymentV3,
-    ) -> Result<()> {
-        lock.check(project, stack)?;
-        self.write_checkpoint(project, stack, deployment)?;
-        self.remove_journal(project, stack)
-    }
-
-    /// Atomically replaces the checkpoint (the caller holds the lock), keeping the previous one.
-    fn write_checkpoint(&self, project: &str, stack: &str, deployment: DeploymentV3) -> Result<()> {
-        let path = self.stack_path(project, stack)?;
-        let previous = match fs::read(&path) {
-            Ok(bytes) => Some(bytes),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-        };
-        let checkpoint = VersionedCheckpoint {
-            version: DEPLOYMENT_VERSION,
-            checkpoint: CheckpointV3 {
-                stack: qualified_stack_name(project, stack),
-                config: None,
-                latest: Some(deployment),
-                extra: Default::default(),
-            },
-        };
-        let mut bytes = serde_json::to_vec_pretty(&checkpoint)?;
-        bytes.push(b'\n');
-        if previous.as_deref() == Some(bytes.as_slice()) {
-            return Ok(());
-        }
-        if let Some(previous) = previous {
-            self.archive(project, stack, &previous)?;
-        }
-        write_atomically(&path, &bytes)
-    }
-
-    /// Keeps a previous checkpoint under the history folder and trims old versions.
-    fn archive(&self, project: &str, stack: &str, bytes: &[u8]) -> Result<()> {
-        if self.history_limit == 0 {
-            return Ok(());
-        }
-        let dir = self.history_dir(project, stack)?;
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        write_atomically(
-            &dir.join(format!("{stack}-{nanos:020}.checkpoint.json")),
-            bytes,
-        )?;
-        let mut versions: Vec<PathBuf> = fs::read_dir(&dir)
-            .with_context(|| format!("listing {}", dir.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "json"))
-            .collect();
-        versions.sort();
-        let excess = versions.len().saturating_sub(self.history_limit);
-        for old in &versions[..excess] {
-            fs::remove_file(old).with_context(|| format!("removing {}", old.display()))?;
-        }
-        Ok(())
-    }
-
-    /// Deletes a stack's checkpoint and journal (its history stays as a backup).
-    pub fn remove(&self, lock: &StackLock, project: &str, stack: &str) -> Result<()> {
-        lock.check(project, stack)?;
-        let path = self.stack_path(project, stack)?;
-        if let Ok(bytes) = fs::read(&path) {
-            self.archive(project, stack, &bytes)?;
+    fn remove(&self) -> Result<()> {
+        let (project, stack) = (&self.project, &self.stack);
+        let path = self.store.stack_path(project, stack)?;
+        if let Some(bytes) = read_if_exists(&path)? {
+            self.store.archive(project, stack, &bytes)?;
         }
         fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
         if let Some(dir) = path.parent() {
             sync_dir(dir)?;
         }
-        self.remove_journal(project, stack)
+        self.store.remove_journal(project, stack)?;
+        remove_if_exists(&self.store.tags_path(project, stack)?)
     }
 
-    /// Takes the stack's write lock, refusing if another live process holds it.
-    pub fn lock(&self, project: &str, stack: &str, command: &str) -> Result<StackLock> {
-        StackLock::acquire(self.lock_path(project, stack)?, project, stack, command)
+    fn record_update(&self, record: &UpdateRecord) -> Result<()> {
+        let dir = self.store.history_dir(&self.project, &self.stack)?;
+        let mut bytes = serde_json::to_vec_pretty(record)?;
+        bytes.push(b'\n');
+        write_atomically(
+            &dir.join(format!("{}-{:020}.history.json", self.stack, unix_nanos())),
+            &bytes,
+        )
     }
-}
 
-/// What replaying a journal gave.
-enum Replayed {
-    /// The deployment with the journal applied.
-    Recovered(DeploymentV3),
-    /// The journal was already part of the checkpoint (its deployment finished, or it was
-    /// recovered, but the journal was not removed): the stored deployment, unchanged.
-    Stale(Option<DeploymentV3>),
-}
-
-/// The stacks already warned about in this process.
-static WARNED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
-
-/// Tells the user (on stderr, once per stack and process) that a deployment was interrupted.
-/// The deployment, if it passes the integrity check; else an error listing every problem and
-/// how to fix them.
-fn checked(stack: &str, deployment: Option<DeploymentV3>) -> Result<Option<DeploymentV3>> {
-    if let Some(deployment) = &deployment
-        && let Err(e) = verify_resources(&deployment.resources)
-    {
-        bail!(
-            "the state of stack {stack:?} is refused: {e}\n`cairn state repair` fixes what can be fixed safely (it shows the changes first); `cairn stack export` and `cairn stack import` let you edit the rest by hand"
-        );
+    fn rename(&self, new_stack: &str, checkpoint: &[u8]) -> Result<()> {
+        let store = &self.store;
+        let project = &self.project;
+        // The new stack first: a crash part-way leaves both names, never neither.
+        write_atomically(&store.stack_path(project, new_stack)?, checkpoint)?;
+        let old_history = store.history_dir(project, &self.stack)?;
+        if old_history.is_dir() {
+            let new_history = store.history_dir(project, new_stack)?;
+            fs::create_dir_all(&new_history)
+                .with_context(|| format!("creating {}", new_history.display()))?;
+            for entry in fs::read_dir(&old_history)
+                .with_context(|| format!("listing {}", old_history.display()))?
+            {
+                let from = entry?.path();
+                let Some(name) = from.file_name().and_then(|n| n.to_str()) else {
+                    continue;
+                };
+                let Some(rest) = name.strip_prefix(&format!("{}-", self.stack)) else {
+                    continue;
+                };
+                let to = new_history.join(format!("{new_stack}-{rest}"));
+                fs::rename(&from, &to)
+                    .with_context(|| format!("moving {} to {}", from.display(), to.display()))?;
+            }
+            sync_dir(&new_history)?;
+            let _ = fs::remove_dir(&old_history);
+        }
+        let old_tags = store.tags_path(project, &self.stack)?;
+        if old_tags.is_file() {
+            let new_tags = store.tags_path(project, new_stack)?;
+            fs::rename(&old_tags, &new_tags)
+                .with_context(|| format!("moving {}", old_tags.display()))?;
+        }
+        store.remove_journal(project, &self.stack)?;
+        remove_if_exists(&store.stack_path(project, &self.stack)?)
     }
-    Ok(deployment)
-}
-
-fn warn_pending(project: &str, stack: &str, pending: &[Operation<JsonMap>]) {
-    if pending.is_empty() {
-        return;
-    }
-    let mut warned = WARNED.lock().unwrap_or_else(PoisonError::into_inner);
-    if warned
-        .get_or_insert_with(HashSet::new)
-        .insert(format!("{project}/{stack}"))
-    {
-        errln!("{}", pending_warning(stack, pending));
-    }
-}
-
-/// The warning about an interrupted deployment's pending operations.
-pub fn pending_warning(stack: &str, pending: &[Operation<JsonMap>]) -> String {
-    let mut text = format!(
-        "warning: the last deployment of stack {stack:?} was interrupted; {} operation{} pending:",
-        pending.len(),
-        if pending.len() == 1 { " was" } else { "s were" }
-    );
-    for op in pending {
-        text.push_str(&format!("\n    {} {}", operation_verb(op), op.resource.urn));
-    }
-    text.push_str(
-        "\n  The resources may or may not exist. `cairn refresh` reconciles them with their \
-         providers (an interrupted create is imported with `--import-pending-creates <URN> <ID>` \
-         or forgotten with `--clear-pending-creates`); `cairn stack clear-pending` forgets them all.",
-    );
-    text
-}
-
-/// `creating`, `updating`, ...: how the checkpoint format names an operation's kind.
-pub fn operation_verb<P>(op: &Operation<P>) -> String {
-    serde_json::to_value(op.kind)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_else(|| format!("{:?}", op.kind).to_lowercase())
 }
 
 /// The journal of one locked stack: lines are appended to an `O_APPEND` file opened once and
 /// fdatasync'ed; saving writes the checkpoint atomically, then empties the journal.
 struct StackJournal {
-    backend: FileBackend,
+    store: FileStore,
     project: String,
     stack: String,
     path: PathBuf,
@@ -515,19 +395,12 @@ struct StackJournal {
 }
 
 impl StackJournal {
-    fn open(backend: &FileBackend, lock: &StackLock, project: &str, stack: &str) -> Result<Self> {
-        lock.check(project, stack)?;
-        let path = backend.journal_path(project, stack)?;
-        if backend.read_journal(project, stack)?.is_some() {
-            bail!(
-                "internal error: stack {stack:?} still has the journal {} of an earlier deployment; \
-                 it must be recovered first",
-                path.display()
-            );
-        }
+    fn open(store: &FileStore, project: &str, stack: &str) -> Result<Self> {
+        let path = store.journal_path(project, stack)?;
         let dir = path
             .parent()
             .ok_or_else(|| anyhow!("{} has no parent directory", path.display()))?;
+        fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -540,7 +413,7 @@ impl StackJournal {
             })
             .with_context(|| format!("creating the journal {}", path.display()))?;
         Ok(StackJournal {
-            backend: backend.clone(),
+            store: store.clone(),
             project: project.to_owned(),
             stack: stack.to_owned(),
             path,
@@ -562,8 +435,8 @@ impl Persister for StackJournal {
     fn save(&self, deployment: &DeploymentV3) -> Result<(), PersistError> {
         // Held throughout, so no append lands between the checkpoint and the truncation.
         let file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
-        self.backend
-            .write_checkpoint(&self.project, &self.stack, deployment.clone())
+        checkpoint_bytes(&self.project, &self.stack, deployment)
+            .and_then(|bytes| self.store.write_checkpoint(&self.project, &self.stack, &bytes))
             .map_err(|e| PersistError::new(format!("{e:#}")))?;
         // A crash before this leaves a journal the checkpoint already contains; it is
         // recognised by its manifest and dropped.
@@ -571,11 +444,6 @@ impl Persister for StackJournal {
             .and_then(|()| file.sync_all())
             .map_err(|e| PersistError::with_source(format!("emptying {}", self.path.display()), e))
     }
-}
-
-/// The name a file-backend checkpoint records for a stack.
-pub fn qualified_stack_name(project: &str, stack: &str) -> String {
-    format!("{ORGANIZATION}/{project}/{stack}")
 }
 
 /// Writes `bytes` to `path` so that readers see either the old or the new contents.
@@ -612,16 +480,6 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
     }
 }
 
-/// Who holds a stack lock; written into the lock file for the error a second writer sees.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct LockHolder {
-    pid: u32,
-    host: String,
-    user: String,
-    command: String,
-    time: String,
-}
-
 /// The write lock of one stack: an exclusive advisory lock (`flock`) on
 /// `locks/<project>/<stack>.lock`, held through the open file and released when dropped.
 ///
@@ -631,10 +489,8 @@ struct LockHolder {
 /// path still names the file it locked; a process that locked a file which was removed (or
 /// replaced) in the meantime starts again, so two processes never both hold the stack.
 #[derive(Debug)]
-pub struct StackLock {
+pub struct FileLock {
     path: PathBuf,
-    project: String,
-    stack: String,
     /// The locked file: the lock lives as long as this descriptor (opened close-on-exec, so no
     /// child process inherits it).
     _file: File,
@@ -698,18 +554,11 @@ fn remove_if_ours(path: &Path, id: FileIdentity) {
     }
 }
 
-impl StackLock {
-    fn acquire(path: PathBuf, project: &str, stack: &str, command: &str) -> Result<StackLock> {
+impl FileLock {
+    fn acquire(path: PathBuf, stack: &str, me: &LockHolder) -> Result<FileLock> {
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        let me = LockHolder {
-            pid: std::process::id(),
-            host: gethostname::gethostname().to_string_lossy().into_owned(),
-            user: std::env::var("USER").unwrap_or_else(|_| "unknown".into()),
-            command: command.to_owned(),
-            time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        };
         for _ in 0..LOCK_ATTEMPTS {
             let file = OpenOptions::new()
                 .read(true)
@@ -749,13 +598,11 @@ impl StackLock {
                     return Err(e).with_context(|| format!("reading lock {}", path.display()));
                 }
             }
-            write_holder(&file, &me).with_context(|| format!("writing lock {}", path.display()))?;
+            write_holder(&file, me).with_context(|| format!("writing lock {}", path.display()))?;
             held().push((path.clone(), mine));
             test_hook::pause("held", &path);
-            return Ok(StackLock {
+            return Ok(FileLock {
                 path,
-                project: project.to_owned(),
-                stack: stack.to_owned(),
                 _file: file,
                 identity: mine,
             });
@@ -765,21 +612,9 @@ impl StackLock {
             path.display()
         )
     }
-
-    /// Guards against saving one stack while holding another's lock.
-    fn check(&self, project: &str, stack: &str) -> Result<()> {
-        if self.project != project || self.stack != stack {
-            bail!(
-                "internal error: writing stack {project}/{stack} under the lock of {}/{}",
-                self.project,
-                self.stack
-            );
-        }
-        Ok(())
-    }
 }
 
-impl Drop for StackLock {
+impl Drop for FileLock {
     fn drop(&mut self) {
         // Removed while still locked (the file closes after this), and only if it is ours.
         held().retain(|(path, id)| !(path == &self.path && *id == self.identity));
@@ -831,16 +666,7 @@ fn held_by_another(file: &File, stack: &str, path: &Path) -> anyhow::Error {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     match holder {
-        Some(holder) => anyhow!(
-            "stack {stack:?} is locked by `{}` (pid {} on {}, user {}, since {}; lock file {}); \
-             wait for it to finish",
-            holder.command,
-            holder.pid,
-            holder.host,
-            holder.user,
-            holder.time,
-            path.display()
-        ),
+        Some(holder) => holder.refusal(stack, &format!("lock file {}", path.display())),
         None => anyhow!(
             "stack {stack:?} is locked by another process (lock file {}, which does not say \
              which); wait for it to finish",
@@ -883,12 +709,20 @@ mod test_hook {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cairn_engine::state::Manifest;
+    use crate::backend::{Backend, StackLock, pending_warning};
+    use cairn_engine::deploy::journal;
+    use cairn_engine::state::{JsonMap, Manifest, Operation};
 
-    fn backend(dir: &Path, history: usize) -> FileBackend {
-        FileBackend {
+    fn store(dir: &Path, history: usize) -> FileStore {
+        FileStore {
             root: dir.to_path_buf(),
             history_limit: history,
+        }
+    }
+
+    fn backend(dir: &Path, history: usize) -> Backend {
+        Backend {
+            store: Arc::new(store(dir, history)),
         }
     }
 
@@ -957,7 +791,7 @@ mod tests {
     fn a_lock_file_left_by_a_dead_process_is_free() {
         let dir = tempfile::tempdir().unwrap();
         let backend = backend(dir.path(), 1);
-        let path = backend.lock_path("proj", "dev").unwrap();
+        let path = store(dir.path(), 1).lock_path("proj", "dev").unwrap();
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         // What a killed holder leaves: its details, longer than ours, and no lock.
         let dead = LockHolder {
@@ -980,7 +814,7 @@ mod tests {
     fn a_lock_file_replaced_under_its_holder_is_not_removed_by_it() {
         let dir = tempfile::tempdir().unwrap();
         let backend = backend(dir.path(), 1);
-        let path = backend.lock_path("proj", "dev").unwrap();
+        let path = store(dir.path(), 1).lock_path("proj", "dev").unwrap();
         let first = backend.lock("proj", "dev", "cairn up").unwrap();
         // Someone removes the lock file by hand; a second writer then gets a new one.
         fs::remove_file(&path).unwrap();
@@ -1025,9 +859,10 @@ mod tests {
             ("file://./state", Some("/work/x/./state")),
             ("s3://bucket", None),
             ("file://", None),
+            ("postgres://h/db", None),
         ];
         for (url, expected) in cases {
-            match (FileBackend::from_url(url, cwd), expected) {
+            match (FileStore::from_url(url, cwd, 1), expected) {
                 (Ok(b), Some(root)) => assert_eq!(b.root(), Path::new(root), "{url}"),
                 (Err(_), None) => {}
                 (got, _) => panic!("{url}: unexpected {got:?}"),
@@ -1059,7 +894,7 @@ mod tests {
     }
 
     /// A stack whose checkpoint holds resources a and b.
-    fn stack_with_two(backend: &FileBackend, lock: &StackLock) -> cairn_engine::state::Snapshot {
+    fn stack_with_two(backend: &Backend, lock: &StackLock) -> cairn_engine::state::Snapshot {
         let mut snapshot = cairn_engine::state::Snapshot::empty(None);
         snapshot.manifest.time = "2026-01-01T00:00:00Z".into();
         snapshot.resources = vec![resource("a"), resource("b")];
@@ -1093,7 +928,7 @@ mod tests {
         let backend = backend(dir.path(), 5);
         let lock = backend.lock("proj", "dev", "test").unwrap();
         let base = stack_with_two(&backend, &lock);
-        let checkpoint = fs::read(backend.stack_path("proj", "dev").unwrap()).unwrap();
+        let checkpoint = fs::read(store(dir.path(), 1).stack_path("proj", "dev").unwrap()).unwrap();
         let m = manager(base, backend.persister(&lock, "proj", "dev").unwrap());
         let id = m.begin(OperationKind::Creating, &resource("c")).unwrap();
         m.end(id, vec![Mutation::Append(resource("c"))]).unwrap();
@@ -1101,7 +936,7 @@ mod tests {
         m.apply(vec![Mutation::RemoveBase(0)]).unwrap();
         drop(m); // the process dies: no finish
 
-        let journal_path = backend.journal_path("proj", "dev").unwrap();
+        let journal_path = store(dir.path(), 1).journal_path("proj", "dev").unwrap();
         let journal = fs::read_to_string(&journal_path).unwrap();
         assert_eq!(
             journal.lines().count(),
@@ -1117,7 +952,7 @@ mod tests {
         );
         assert_eq!(latest.pending_operations.len(), 1);
         assert_eq!(
-            fs::read(backend.stack_path("proj", "dev").unwrap()).unwrap(),
+            fs::read(store(dir.path(), 1).stack_path("proj", "dev").unwrap()).unwrap(),
             checkpoint
         );
         let listed = backend.list_stacks("proj").unwrap();
@@ -1160,7 +995,7 @@ mod tests {
             .begin(OperationKind::Deleting, &base.resources[1])
             .unwrap();
         m.end(id, vec![Mutation::RemoveBase(1)]).unwrap();
-        let journal_path = backend.journal_path("proj", "dev").unwrap();
+        let journal_path = store(dir.path(), 1).journal_path("proj", "dev").unwrap();
         let journal = fs::read(&journal_path).unwrap();
         m.finish().unwrap();
         assert_eq!(fs::metadata(&journal_path).unwrap().len(), 0, "emptied");
@@ -1236,8 +1071,8 @@ mod tests {
         let header = journal::JournalHeader::new(&other, Manifest::new())
             .to_line()
             .unwrap();
-        fs::write(backend.journal_path("proj", "dev").unwrap(), header).unwrap();
-        let checkpoint = fs::read(backend.stack_path("proj", "dev").unwrap()).unwrap();
+        fs::write(store(dir.path(), 1).journal_path("proj", "dev").unwrap(), header).unwrap();
+        let checkpoint = fs::read(store(dir.path(), 1).stack_path("proj", "dev").unwrap()).unwrap();
         for err in [
             backend.latest("proj", "dev").unwrap_err(),
             backend.recover(&lock, "proj", "dev").unwrap_err(),
@@ -1252,7 +1087,7 @@ mod tests {
             );
         }
         assert_eq!(
-            fs::read(backend.stack_path("proj", "dev").unwrap()).unwrap(),
+            fs::read(store(dir.path(), 1).stack_path("proj", "dev").unwrap()).unwrap(),
             checkpoint
         );
         assert!(
@@ -1261,7 +1096,7 @@ mod tests {
         );
         // Removing the stack removes its journal too.
         backend.remove(&lock, "proj", "dev").unwrap();
-        assert!(!backend.journal_path("proj", "dev").unwrap().exists());
+        assert!(!store(dir.path(), 1).journal_path("proj", "dev").unwrap().exists());
     }
 
     #[test]

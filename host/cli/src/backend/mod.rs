@@ -1,0 +1,598 @@
+//! State backends: where stacks, their checkpoints, journals, history and tags are kept.
+//!
+//! [`Backend`] is what commands use. It owns everything the kinds of storage share: reading a
+//! checkpoint and replaying the journal of an interrupted deployment onto it, the integrity
+//! check, recovery under the stack's lock, the pending-operation warning. A [`Store`] is one
+//! kind of storage: a local directory ([`file`], `file://`) or a PostgreSQL database
+//! ([`postgres`], `postgres://`). Writing needs the stack's lock: [`Store::lock`] hands out a
+//! [`StackWriter`], the only way to write a stack, so nothing can write without holding it.
+
+pub mod file;
+pub mod pgconfig;
+pub mod postgres;
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use anyhow::{Context, Result, anyhow, bail};
+use cairn_engine::deploy::journal::{self, JournalError, Persister};
+use cairn_engine::state::integrity::verify_resources;
+use cairn_engine::state::{
+    CheckpointV3, DEPLOYMENT_VERSION, DeploymentV3, JsonMap, Operation, VersionedCheckpoint,
+    sort_dependencies_first,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::names;
+use crate::terminal::errln;
+
+pub use file::release_held_locks;
+
+/// The organization name stacks are qualified with, as Pulumi's DIY backends do.
+pub const ORGANIZATION: &str = "organization";
+
+/// How many previous checkpoints of a stack are kept, unless `CAIRN_STATE_HISTORY` says otherwise.
+const DEFAULT_HISTORY_LIMIT: usize = 50;
+
+/// One kind of state storage. Reads need no lock; writes go through the [`StackWriter`] that
+/// [`Store::lock`] returns. Stack and project names reach a store already checked.
+pub trait Store: Send + Sync + fmt::Debug {
+    /// The backend's URL as shown to people: never with a password.
+    fn url(&self) -> String;
+    /// Who this backend knows the user as (`cairn whoami`).
+    fn user(&self) -> Result<String>;
+    /// Where a stack's checkpoint lives, for messages.
+    fn checkpoint_location(&self, project: &str, stack: &str) -> String;
+    /// Where a stack's journal lives, for messages.
+    fn journal_location(&self, project: &str, stack: &str) -> String;
+    /// The names of the project's stacks, unsorted; entries that are not stack names are
+    /// skipped with a warning.
+    fn stack_names(&self, project: &str) -> Result<Vec<String>>;
+    /// The stack's stored checkpoint bytes, or `None` if there is no such stack.
+    fn read_checkpoint(&self, project: &str, stack: &str) -> Result<Option<Vec<u8>>>;
+    /// The journal's bytes (lines in order), or `None` if it is absent or empty.
+    fn read_journal(&self, project: &str, stack: &str) -> Result<Option<Vec<u8>>>;
+    /// Takes the stack's write lock for `holder`, refusing (naming the holder) if another
+    /// process holds it.
+    fn lock(&self, project: &str, stack: &str, holder: &LockHolder)
+    -> Result<Box<dyn StackWriter>>;
+    /// The stack's recorded updates, oldest first.
+    fn updates(&self, project: &str, stack: &str) -> Result<Vec<UpdateRecord>>;
+    /// The stack's tags.
+    fn tags(&self, project: &str, stack: &str) -> Result<BTreeMap<String, String>>;
+    /// Sets (`Some`) or removes (`None`) one tag. Tags are not state: this needs no lock, so a
+    /// stack can be tagged while it deploys.
+    fn set_tag(&self, project: &str, stack: &str, name: &str, value: Option<&str>) -> Result<()>;
+}
+
+/// The writes of one locked stack. Dropping it releases the lock.
+pub trait StackWriter: Send + Sync + fmt::Debug {
+    /// Replaces the checkpoint (keeping the previous one in the history) and empties the
+    /// journal, atomically as far as the storage allows.
+    fn write_checkpoint(&self, bytes: &[u8]) -> Result<()>;
+    /// Empties the journal (it was found already contained in the checkpoint).
+    fn drop_journal(&self) -> Result<()>;
+    /// The journal of a deployment; its `save` writes the checkpoint and empties it.
+    fn open_journal(&self) -> Result<Arc<dyn Persister>>;
+    /// Deletes the stack's checkpoint, journal and tags (its history stays, as a backup).
+    fn remove(&self) -> Result<()>;
+    /// Appends one update to the stack's history.
+    fn record_update(&self, record: &UpdateRecord) -> Result<()>;
+    /// Moves the stack to `new_stack` (whose lock the caller also holds) with `checkpoint` as
+    /// its checkpoint, carrying its history and tags.
+    fn rename(&self, new_stack: &str, checkpoint: &[u8]) -> Result<()>;
+}
+
+/// Who holds a stack lock; stored with the lock for the error a second writer sees.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LockHolder {
+    pub pid: u32,
+    pub host: String,
+    pub user: String,
+    pub command: String,
+    pub time: String,
+}
+
+impl LockHolder {
+    /// This process, running `command`.
+    fn me(command: &str) -> LockHolder {
+        LockHolder {
+            pid: std::process::id(),
+            host: gethostname::gethostname().to_string_lossy().into_owned(),
+            user: os_user(),
+            command: command.to_owned(),
+            time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        }
+    }
+
+    /// The refusal a second writer gets.
+    fn refusal(&self, stack: &str, place: &str) -> anyhow::Error {
+        anyhow!(
+            "stack {stack:?} is locked by `{}` (pid {} on {}, user {}, since {}; {place}); \
+             wait for it to finish",
+            crate::terminal::text_of(&self.command),
+            self.pid,
+            crate::terminal::text_of(&self.host),
+            crate::terminal::text_of(&self.user),
+            crate::terminal::text_of(&self.time),
+        )
+    }
+}
+
+/// The operating-system user name (`USER`, else `unknown`).
+pub fn os_user() -> String {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// One update in a stack's history (`cairn stack history`), in the shape of Pulumi's
+/// `UpdateInfo`, so `--json` reads as Pulumi's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateRecord {
+    /// 1 for the stack's first update, then one more each time.
+    pub version: u64,
+    /// `update`, `refresh`, `destroy` or `import`.
+    pub kind: String,
+    /// RFC 3339.
+    pub start_time: String,
+    pub end_time: String,
+    /// `-m/--message`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// `succeeded`, `failed` or `cancelled` (interrupted).
+    pub result: String,
+    /// Changing steps per kind (`create`, `update`, `delete`, `replace`, `same`, …).
+    #[serde(default)]
+    pub resource_changes: BTreeMap<String, u64>,
+    /// Where it ran: `cairn.version`, `exec.kind`, `user`, `host`.
+    #[serde(default)]
+    pub environment: BTreeMap<String, String>,
+}
+
+/// What `stack ls` shows about a stack.
+#[derive(Debug, Clone)]
+pub struct StackSummary {
+    pub name: String,
+    pub last_update: Option<String>,
+    pub resource_count: usize,
+}
+
+/// A stack store chosen by URL, with the logic every store shares.
+#[derive(Debug, Clone)]
+pub struct Backend {
+    store: Arc<dyn Store>,
+}
+
+/// The write lock of one stack, held until dropped. Only its holder can write the stack.
+#[derive(Debug)]
+pub struct StackLock {
+    project: String,
+    stack: String,
+    writer: Box<dyn StackWriter>,
+}
+
+impl StackLock {
+    /// Guards against writing one stack while holding another's lock.
+    fn writer(&self, project: &str, stack: &str) -> Result<&dyn StackWriter> {
+        if self.project != project || self.stack != stack {
+            bail!(
+                "internal error: writing stack {project}/{stack} under the lock of {}/{}",
+                self.project,
+                self.stack
+            );
+        }
+        Ok(self.writer.as_ref())
+    }
+}
+
+impl Backend {
+    /// Opens the backend a URL names: `file://DIR` or `postgres://…` (also `postgresql://`).
+    /// Relative directories are relative to `cwd`.
+    pub fn from_url(url: &str, cwd: &Path) -> Result<Backend> {
+        let history_limit = match std::env::var("CAIRN_STATE_HISTORY") {
+            Ok(value) => value.parse().with_context(|| {
+                format!("CAIRN_STATE_HISTORY must be a number of versions to keep, got {value:?}")
+            })?,
+            Err(_) => DEFAULT_HISTORY_LIMIT,
+        };
+        let store: Arc<dyn Store> = if url.starts_with("file://") {
+            Arc::new(file::FileStore::from_url(url, cwd, history_limit)?)
+        } else if pgconfig::is_postgres_url(url) {
+            Arc::new(postgres::PgStore::open(url, history_limit)?)
+        } else {
+            bail!(
+                "unsupported backend URL {}: Cairn keeps state in a local directory \
+                 (file://<directory>) or a PostgreSQL database (postgres://[user@]host[:port]/database)",
+                crate::terminal::quoted(&pgconfig::redact(url))
+            );
+        };
+        Ok(Backend { store })
+    }
+
+    /// The backend's URL, without any password.
+    pub fn url(&self) -> String {
+        self.store.url()
+    }
+
+    /// Who the backend knows the user as.
+    pub fn user(&self) -> Result<String> {
+        self.store.user()
+    }
+
+    /// Whether the stack exists (an invalid name names no stack).
+    pub fn stack_exists(&self, project: &str, stack: &str) -> Result<bool> {
+        if !names::is_stack_name(stack) || !names::is_project_name(project) {
+            return Ok(false);
+        }
+        Ok(self.store.read_checkpoint(project, stack)?.is_some())
+    }
+
+    /// The project's stacks, sorted by name.
+    pub fn list_stacks(&self, project: &str) -> Result<Vec<StackSummary>> {
+        names::check_project_name(project, "for the backend")?;
+        let mut stacks = Vec::new();
+        for name in self.store.stack_names(project)? {
+            let latest = match self.latest_as_stored(project, &name) {
+                Ok(latest) => latest,
+                // Removed between the listing and the read.
+                Err(_) if !self.stack_exists(project, &name)? => continue,
+                Err(e) => return Err(e),
+            };
+            stacks.push(StackSummary {
+                last_update: latest.as_ref().map(|d| d.manifest.time.clone()),
+                resource_count: latest.as_ref().map_or(0, |d| d.resources.len()),
+                name,
+            });
+        }
+        stacks.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(stacks)
+    }
+
+    /// Reads a stack's checkpoint as stored (without its journal).
+    pub fn load(&self, project: &str, stack: &str) -> Result<VersionedCheckpoint> {
+        check_names(project, stack)?;
+        let location = || self.store.checkpoint_location(project, stack);
+        let bytes = self
+            .store
+            .read_checkpoint(project, stack)?
+            .ok_or_else(|| anyhow!("stack {stack:?} does not exist (no {})", location()))?;
+        let checkpoint: VersionedCheckpoint = serde_json::from_slice(&bytes)
+            .with_context(|| format!("{} is not a valid stack checkpoint", location()))?;
+        if checkpoint.version != DEPLOYMENT_VERSION {
+            bail!(
+                "{}: unsupported checkpoint version {} (this version of Cairn reads version {DEPLOYMENT_VERSION})",
+                location(),
+                checkpoint.version
+            );
+        }
+        Ok(checkpoint)
+    }
+
+    /// The stack's latest deployment, if it has one, including what the journal of an
+    /// interrupted deployment adds (replayed in memory: nothing is written), refused unless it
+    /// passes the integrity check. Warns (once per process) if operations are pending.
+    pub fn latest(&self, project: &str, stack: &str) -> Result<Option<DeploymentV3>> {
+        let latest = self.latest_as_stored(project, stack)?;
+        checked(stack, latest)
+    }
+
+    /// Like [`Backend::latest`], without the integrity check: for commands that show or
+    /// fix a broken state (`stack export`, `state repair`, listings).
+    pub fn latest_as_stored(&self, project: &str, stack: &str) -> Result<Option<DeploymentV3>> {
+        let latest = self.load(project, stack)?.checkpoint.latest;
+        let latest = match self.store.read_journal(project, stack)? {
+            None => latest,
+            Some(journal) => match self.replay_journal(project, stack, latest, &journal)? {
+                Replayed::Recovered(deployment) => Some(deployment),
+                Replayed::Stale(latest) => latest,
+            },
+        };
+        if let Some(deployment) = &latest {
+            warn_pending(project, stack, &deployment.pending_operations);
+        }
+        Ok(latest)
+    }
+
+    /// Makes the stack's checkpoint current: if a deployment was interrupted, replays its
+    /// journal onto the checkpoint and saves the result (emptying the journal). Returns the
+    /// stack's latest deployment, and warns (once per process) if operations are pending.
+    /// Every command that writes a stack calls this first, so none works on a stale checkpoint.
+    pub fn recover(
+        &self,
+        lock: &StackLock,
+        project: &str,
+        stack: &str,
+    ) -> Result<Option<DeploymentV3>> {
+        let latest = self.recover_as_stored(lock, project, stack)?;
+        checked(stack, latest)
+    }
+
+    /// Like [`Backend::recover`], without the integrity check (`state repair`): every
+    /// completed operation the journal records is kept, whatever state it replays to.
+    pub fn recover_as_stored(
+        &self,
+        lock: &StackLock,
+        project: &str,
+        stack: &str,
+    ) -> Result<Option<DeploymentV3>> {
+        let writer = lock.writer(project, stack)?;
+        let Some(journal) = self.store.read_journal(project, stack)? else {
+            return self.latest_as_stored(project, stack);
+        };
+        let latest = self.load(project, stack)?.checkpoint.latest;
+        let latest = match self.replay_journal(project, stack, latest, &journal)? {
+            Replayed::Recovered(deployment) => {
+                tracing::info!(
+                    "recovered stack {stack:?} from the journal of its interrupted deployment"
+                );
+                writer.write_checkpoint(&checkpoint_bytes(project, stack, &deployment)?)?;
+                Some(deployment)
+            }
+            Replayed::Stale(latest) => {
+                writer.drop_journal()?;
+                latest
+            }
+        };
+        if let Some(deployment) = &latest {
+            warn_pending(project, stack, &deployment.pending_operations);
+        }
+        Ok(latest)
+    }
+
+    /// Replays a journal onto the stored deployment, refusing (with the places named) a
+    /// journal that does not belong to it or whose result is inconsistent.
+    fn replay_journal(
+        &self,
+        project: &str,
+        stack: &str,
+        latest: Option<DeploymentV3>,
+        journal: &[u8],
+    ) -> Result<Replayed> {
+        let context = || {
+            format!(
+                "cannot recover stack {stack:?} from the journal of its interrupted deployment, {} \
+                 (the checkpoint {} is unchanged); if the journal belongs to another checkpoint, \
+                 move it out of the way",
+                self.store.journal_location(project, stack),
+                self.store.checkpoint_location(project, stack)
+            )
+        };
+        let Some(base) = latest else {
+            return Err(anyhow!("the checkpoint records no deployment")).with_context(context);
+        };
+        let mut deployment = match journal::replay(&base, journal) {
+            Ok(deployment) => deployment,
+            Err(JournalError::AlreadyCompacted { .. }) => return Ok(Replayed::Stale(Some(base))),
+            Err(e) => return Err(e).with_context(context),
+        };
+        // Out-of-order states are put in order (nothing is lost by that); any other problem
+        // is reported when the state is used, and `cairn state repair` works on this result,
+        // so no completed operation the journal records is ever dropped.
+        if verify_resources(&deployment.resources).is_err() {
+            sort_dependencies_first(&mut deployment.resources);
+        }
+        Ok(Replayed::Recovered(deployment))
+    }
+
+    /// The journal of a deployment of the stack, which the caller holds the lock of (and keeps
+    /// holding while the persister is in use). The stack must have been recovered first.
+    pub fn persister(
+        &self,
+        lock: &StackLock,
+        project: &str,
+        stack: &str,
+    ) -> Result<Arc<dyn Persister>> {
+        let writer = lock.writer(project, stack)?;
+        if self.store.read_journal(project, stack)?.is_some() {
+            bail!(
+                "internal error: stack {stack:?} still has the journal {} of an earlier deployment; \
+                 it must be recovered first",
+                self.store.journal_location(project, stack)
+            );
+        }
+        writer.open_journal()
+    }
+
+    /// Creates a stack with the given initial deployment; fails if it exists.
+    pub fn create(
+        &self,
+        lock: &StackLock,
+        project: &str,
+        stack: &str,
+        deployment: DeploymentV3,
+    ) -> Result<()> {
+        if self.stack_exists(project, stack)? {
+            bail!("stack {stack:?} already exists");
+        }
+        self.save(lock, project, stack, deployment)
+    }
+
+    /// Replaces a stack's deployment, keeping the previous version in its history, and drops
+    /// the stack's journal (which described the previous checkpoint).
+    pub fn save(
+        &self,
+        lock: &StackLock,
+        project: &str,
+        stack: &str,
+        deployment: DeploymentV3,
+    ) -> Result<()> {
+        let writer = lock.writer(project, stack)?;
+        writer.write_checkpoint(&checkpoint_bytes(project, stack, &deployment)?)
+    }
+
+    /// Deletes a stack's checkpoint, journal and tags (its history stays as a backup).
+    pub fn remove(&self, lock: &StackLock, project: &str, stack: &str) -> Result<()> {
+        lock.writer(project, stack)?.remove()
+    }
+
+    /// Takes the stack's write lock, refusing if another live process holds it.
+    pub fn lock(&self, project: &str, stack: &str, command: &str) -> Result<StackLock> {
+        check_names(project, stack)?;
+        let writer = self
+            .store
+            .lock(project, stack, &LockHolder::me(command))?;
+        Ok(StackLock {
+            project: project.to_owned(),
+            stack: stack.to_owned(),
+            writer,
+        })
+    }
+
+    /// The stack's updates, oldest first.
+    pub fn history(&self, project: &str, stack: &str) -> Result<Vec<UpdateRecord>> {
+        check_names(project, stack)?;
+        let mut updates = self.store.updates(project, stack)?;
+        updates.sort_by_key(|u| u.version);
+        Ok(updates)
+    }
+
+    /// Appends an update to the stack's history; its version is the next one.
+    pub fn record_update(
+        &self,
+        lock: &StackLock,
+        project: &str,
+        stack: &str,
+        mut record: UpdateRecord,
+    ) -> Result<u64> {
+        let writer = lock.writer(project, stack)?;
+        record.version = self
+            .store
+            .updates(project, stack)?
+            .iter()
+            .map(|u| u.version)
+            .max()
+            .unwrap_or(0)
+            + 1;
+        writer.record_update(&record)?;
+        Ok(record.version)
+    }
+
+    /// The stack's tags.
+    pub fn tags(&self, project: &str, stack: &str) -> Result<BTreeMap<String, String>> {
+        check_names(project, stack)?;
+        self.store.tags(project, stack)
+    }
+
+    /// Sets or (with `None`) removes a tag of an existing stack.
+    pub fn set_tag(&self, project: &str, stack: &str, name: &str, value: Option<&str>) -> Result<()> {
+        if !self.stack_exists(project, stack)? {
+            bail!("stack {stack:?} does not exist");
+        }
+        self.store.set_tag(project, stack, name, value)
+    }
+
+    /// Renames a stack, with `deployment` (its state with URNs rewritten) as its checkpoint.
+    /// The caller holds both stacks' locks and recovered the old one.
+    pub fn rename(
+        &self,
+        old_lock: &StackLock,
+        new_lock: &StackLock,
+        project: &str,
+        old: &str,
+        new: &str,
+        deployment: &DeploymentV3,
+    ) -> Result<()> {
+        let writer = old_lock.writer(project, old)?;
+        new_lock.writer(project, new)?;
+        if self.stack_exists(project, new)? {
+            bail!("stack {new:?} already exists");
+        }
+        writer.rename(new, &checkpoint_bytes(project, new, deployment)?)
+    }
+}
+
+fn check_names(project: &str, stack: &str) -> Result<()> {
+    names::check_project_name(project, "for the backend")?;
+    names::check_stack_name(stack, "for the backend")
+}
+
+/// A stack's checkpoint as stored: `{"version": 3, "checkpoint": …}`, pretty-printed JSON
+/// (the file backend's format, which Pulumi's file backend reads too).
+pub fn checkpoint_bytes(project: &str, stack: &str, deployment: &DeploymentV3) -> Result<Vec<u8>> {
+    let checkpoint = VersionedCheckpoint {
+        version: DEPLOYMENT_VERSION,
+        checkpoint: CheckpointV3 {
+            stack: qualified_stack_name(project, stack),
+            config: None,
+            latest: Some(deployment.clone()),
+            extra: Default::default(),
+        },
+    };
+    let mut bytes = serde_json::to_vec_pretty(&checkpoint)?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// The name a checkpoint records for a stack.
+pub fn qualified_stack_name(project: &str, stack: &str) -> String {
+    format!("{ORGANIZATION}/{project}/{stack}")
+}
+
+/// What replaying a journal gave.
+enum Replayed {
+    /// The deployment with the journal applied.
+    Recovered(DeploymentV3),
+    /// The journal was already part of the checkpoint (its deployment finished, or it was
+    /// recovered, but the journal was not removed): the stored deployment, unchanged.
+    Stale(Option<DeploymentV3>),
+}
+
+/// The deployment, if it passes the integrity check; else an error listing every problem and
+/// how to fix them.
+fn checked(stack: &str, deployment: Option<DeploymentV3>) -> Result<Option<DeploymentV3>> {
+    if let Some(deployment) = &deployment
+        && let Err(e) = verify_resources(&deployment.resources)
+    {
+        bail!(
+            "the state of stack {stack:?} is refused: {e}\n`cairn state repair` fixes what can be fixed safely (it shows the changes first); `cairn stack export` and `cairn stack import` let you edit the rest by hand"
+        );
+    }
+    Ok(deployment)
+}
+
+/// The stacks already warned about in this process.
+static WARNED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+
+/// Tells the user (on stderr, once per stack and process) that a deployment was interrupted.
+fn warn_pending(project: &str, stack: &str, pending: &[Operation<JsonMap>]) {
+    if pending.is_empty() {
+        return;
+    }
+    let mut warned = WARNED.lock().unwrap_or_else(PoisonError::into_inner);
+    if warned
+        .get_or_insert_with(HashSet::new)
+        .insert(format!("{project}/{stack}"))
+    {
+        errln!("{}", pending_warning(stack, pending));
+    }
+}
+
+/// The warning about an interrupted deployment's pending operations.
+pub fn pending_warning(stack: &str, pending: &[Operation<JsonMap>]) -> String {
+    let mut text = format!(
+        "warning: the last deployment of stack {stack:?} was interrupted; {} operation{} pending:",
+        pending.len(),
+        if pending.len() == 1 { " was" } else { "s were" }
+    );
+    for op in pending {
+        text.push_str(&format!("\n    {} {}", operation_verb(op), op.resource.urn));
+    }
+    text.push_str(
+        "\n  The resources may or may not exist. `cairn refresh` reconciles them with their \
+         providers (an interrupted create is imported with `--import-pending-creates <URN> <ID>` \
+         or forgotten with `--clear-pending-creates`); `cairn stack clear-pending` forgets them all.",
+    );
+    text
+}
+
+/// `creating`, `updating`, ...: how the checkpoint format names an operation's kind.
+pub fn operation_verb<P>(op: &Operation<P>) -> String {
+    serde_json::to_value(op.kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{:?}", op.kind).to_lowercase())
+}
