@@ -8,6 +8,7 @@
 pub mod codec;
 pub mod edit;
 pub mod integrity;
+pub mod moves;
 pub mod repair;
 #[cfg(test)]
 mod tests;
