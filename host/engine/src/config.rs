@@ -206,6 +206,16 @@ impl ConfigValue {
         matches!(self, ConfigValue::Object(_))
     }
 
+    /// The same value with every ciphertext decrypted by `from` and encrypted again by `to`
+    /// (`config cp` between stacks, which have their own secrets providers).
+    pub fn reencrypt(&self, from: &dyn Crypter, to: &dyn Crypter) -> Result<ConfigValue, SecretsError> {
+        Ok(match self {
+            ConfigValue::Plain(text) => ConfigValue::Plain(text.clone()),
+            ConfigValue::Secure(ct) => ConfigValue::Secure(to.encrypt(&from.decrypt(ct)?)?),
+            ConfigValue::Object(v) => ConfigValue::Object(reencrypt_json(v, from, to)?),
+        })
+    }
+
     /// The value for display: decrypted with `crypter`, or with secrets shown as `[secret]` when
     /// there is none.
     pub fn view(&self, crypter: Option<&dyn Crypter>) -> Result<ConfigView, SecretsError> {
@@ -284,6 +294,28 @@ fn has_secure_leaf(v: &Json) -> bool {
         Json::Array(items) => items.iter().any(has_secure_leaf),
         _ => false,
     }
+}
+
+fn reencrypt_json(v: &Json, from: &dyn Crypter, to: &dyn Crypter) -> Result<Json, SecretsError> {
+    if let Some(ct) = secure_leaf(v) {
+        let mut leaf = serde_json::Map::new();
+        leaf.insert("secure".into(), Json::String(to.encrypt(&from.decrypt(ct)?)?));
+        return Ok(Json::Object(leaf));
+    }
+    Ok(match v {
+        Json::Object(m) => Json::Object(
+            m.iter()
+                .map(|(k, v)| Ok((k.clone(), reencrypt_json(v, from, to)?)))
+                .collect::<Result<_, SecretsError>>()?,
+        ),
+        Json::Array(items) => Json::Array(
+            items
+                .iter()
+                .map(|v| reencrypt_json(v, from, to))
+                .collect::<Result<_, _>>()?,
+        ),
+        other => other.clone(),
+    })
 }
 
 fn reveal_json(v: &Json, mode: Reveal<'_>) -> Result<Json, SecretsError> {
@@ -1337,6 +1369,44 @@ mod tests {
         fn decrypt(&self, _: &str) -> Result<String, SecretsError> {
             Err(SecretsError::Decrypt)
         }
+    }
+
+    /// Another stack's secrets provider: `other:` plus the text.
+    struct OtherCrypter;
+
+    impl Crypter for OtherCrypter {
+        fn encrypt(&self, plaintext: &str) -> Result<String, SecretsError> {
+            Ok(format!("other:{plaintext}"))
+        }
+        fn decrypt(&self, ciphertext: &str) -> Result<String, SecretsError> {
+            ciphertext
+                .strip_prefix("other:")
+                .map(str::to_owned)
+                .ok_or(SecretsError::Decrypt)
+        }
+    }
+
+    #[test]
+    fn reencrypting_moves_every_secret_to_the_other_provider() {
+        let cases = [
+            (ConfigValue::Plain("x".into()), ConfigValue::Plain("x".into())),
+            (
+                ConfigValue::Secure("test:terces".into()),
+                ConfigValue::Secure("other:secret".into()),
+            ),
+            (
+                ConfigValue::Object(json!({"a": [1, {"secure": "test:ti"}], "b": {"secure": "test:x"}})),
+                ConfigValue::Object(json!({"a": [1, {"secure": "other:it"}], "b": {"secure": "other:x"}})),
+            ),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(value.reencrypt(&TestCrypter, &OtherCrypter).unwrap(), expected);
+        }
+        assert!(
+            ConfigValue::Secure("test:x".into())
+                .reencrypt(&WrongCrypter, &OtherCrypter)
+                .is_err()
+        );
     }
 
     fn key(s: &str) -> ConfigKey {

@@ -7,7 +7,7 @@
 //! * `history/<project>/<stack>/<stack>-<unix nanos>.checkpoint.json` — previous checkpoints;
 //! * `history/<project>/<stack>/<stack>-<unix nanos>.history.json` — one per update
 //!   (`cairn stack history`);
-//! * `tags/<project>/<stack>.json` — the stack's tags;
+//! * `stacks/<project>/<stack>.pulumi-tags` — the stack's tags (`{"version": 1, "tags": …}`);
 //! * `locks/<project>/<stack>.lock` — locked (`flock`) by the one process allowed to write the
 //!   stack, and naming it (see [`FileLock`]).
 //!
@@ -88,7 +88,7 @@ impl FileStore {
     }
 
     fn tags_path(&self, project: &str, stack: &str) -> Result<PathBuf> {
-        self.path("tags", project, stack, ".json")
+        self.path("stacks", project, stack, ".pulumi-tags")
     }
 
     fn lock_path(&self, project: &str, stack: &str) -> Result<PathBuf> {
@@ -275,8 +275,9 @@ impl Store for FileStore {
         let path = self.tags_path(project, stack)?;
         match read_if_exists(&path)? {
             None => Ok(BTreeMap::new()),
-            Some(bytes) => serde_json::from_slice(&bytes)
-                .with_context(|| format!("{} is not a map of stack tags", path.display())),
+            Some(bytes) => serde_json::from_slice::<TagsFile>(&bytes)
+                .map(|file| file.tags)
+                .with_context(|| format!("{} is not a stack tags file", path.display())),
         }
     }
 
@@ -290,8 +291,17 @@ impl Store for FileStore {
         if tags.is_empty() {
             return remove_if_exists(&path);
         }
-        write_atomically(&path, &serde_json::to_vec_pretty(&tags)?)
+        let file = TagsFile { version: 1, tags };
+        write_atomically(&path, &serde_json::to_vec_pretty(&file)?)
     }
+}
+
+/// A stack's tags file, as Pulumi's DIY backends write it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct TagsFile {
+    version: u32,
+    #[serde(default)]
+    tags: BTreeMap<String, String>,
 }
 
 /// The writes of one stack whose lock this process holds.

@@ -128,29 +128,35 @@ pub fn os_user() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-/// One update in a stack's history (`cairn stack history`), in the shape of Pulumi's
-/// `UpdateInfo`, so `--json` reads as Pulumi's.
+/// One update in a stack's history (`cairn stack history`): Pulumi's `UpdateInfo`, as its DIY
+/// backends store it (`<stack>-<nanos>.history.json`), so either reads the other's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateRecord {
-    /// 1 for the stack's first update, then one more each time.
-    pub version: u64,
     /// `update`, `refresh`, `destroy` or `import`.
     pub kind: String,
-    /// RFC 3339.
-    pub start_time: String,
-    pub end_time: String,
+    /// Unix seconds.
+    pub start_time: i64,
     /// `-m/--message`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub message: String,
-    /// `succeeded`, `failed` or `cancelled` (interrupted).
-    pub result: String,
-    /// Changing steps per kind (`create`, `update`, `delete`, `replace`, `same`, …).
     #[serde(default)]
-    pub resource_changes: BTreeMap<String, u64>,
-    /// Where it ran: `cairn.version`, `exec.kind`, `user`, `host`.
+    pub message: String,
+    /// Where it ran: `exec.kind`, `cairn.version`, `user`, `host`.
     #[serde(default)]
     pub environment: BTreeMap<String, String>,
+    /// The stack's configuration (Pulumi's DIY backends record it; Cairn leaves it empty).
+    #[serde(default)]
+    pub config: JsonMap,
+    /// `succeeded` or `failed`.
+    pub result: String,
+    /// Unix seconds.
+    pub end_time: i64,
+    /// 1 for the stack's first update, then one more each time (0 in Pulumi's records, which
+    /// are numbered by their order when read).
+    #[serde(default)]
+    pub version: u64,
+    /// Changing steps per kind (`create`, `update`, `delete`, `replace`, `same`, …).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub resource_changes: BTreeMap<String, u64>,
 }
 
 /// What `stack ls` shows about a stack.
@@ -446,7 +452,13 @@ impl Backend {
     pub fn history(&self, project: &str, stack: &str) -> Result<Vec<UpdateRecord>> {
         check_names(project, stack)?;
         let mut updates = self.store.updates(project, stack)?;
-        updates.sort_by_key(|u| u.version);
+        // Pulumi's records carry no version: they are numbered in the order they were made.
+        updates.sort_by_key(|u| (u.version, u.start_time));
+        if updates.iter().any(|u| u.version == 0) {
+            for (n, update) in updates.iter_mut().enumerate() {
+                update.version = n as u64 + 1;
+            }
+        }
         Ok(updates)
     }
 
@@ -460,12 +472,9 @@ impl Backend {
     ) -> Result<u64> {
         let writer = lock.writer(project, stack)?;
         record.version = self
-            .store
-            .updates(project, stack)?
-            .iter()
-            .map(|u| u.version)
-            .max()
-            .unwrap_or(0)
+            .history(project, stack)?
+            .last()
+            .map_or(0, |u| u.version)
             + 1;
         writer.record_update(&record)?;
         Ok(record.version)

@@ -75,6 +75,18 @@ enum ConfigCommand {
         #[arg(long)]
         path: bool,
     },
+    /// Copy the configuration (all of it, or one key) to another stack of the project,
+    /// secrets encrypted again with that stack's secrets provider.
+    Cp {
+        /// The key to copy (default: every key).
+        key: Option<String>,
+        /// The stack to copy to.
+        #[arg(short, long, value_name = "STACK")]
+        dest: String,
+        /// KEY is a property path into a structured value.
+        #[arg(long, requires = "key")]
+        path: bool,
+    },
     /// Remove several values at once.
     RmAll {
         #[arg(required = true)]
@@ -104,6 +116,7 @@ pub fn run(context: &Context, args: ConfigArgs) -> Result<()> {
         }) => set_all(&stack, &plaintexts, &secrets, path),
         Some(ConfigCommand::Rm { key, path }) => rm(&stack, std::slice::from_ref(&key), path),
         Some(ConfigCommand::RmAll { keys, path }) => rm(&stack, &keys, path),
+        Some(ConfigCommand::Cp { key, dest, path }) => cp(&stack, key.as_deref(), &dest, path),
     }
 }
 
@@ -283,4 +296,73 @@ fn rm(stack: &Stack<'_>, keys: &[String], path: bool) -> Result<()> {
         }
     }
     stack.save_config(&config)
+}
+
+/// `cairn config cp`: values are copied as stored, except secrets, which are decrypted with
+/// this stack's provider and encrypted with the destination's (created if it has none).
+fn cp(stack: &Stack<'_>, key: Option<&str>, dest: &str, path: bool) -> Result<()> {
+    let workspace = stack.workspace;
+    let dest = workspace.parse_stack_name(dest, "given to `cairn config cp --dest`")?;
+    if dest == stack.name {
+        bail!("--dest names the stack being copied from ({dest:?})");
+    }
+    if !workspace.backend.stack_exists(stack.project(), &dest)? {
+        bail!("stack {dest:?} does not exist; create it with `cairn stack init {dest}`");
+    }
+    let dest = Stack {
+        workspace,
+        name: dest,
+    };
+    let source = stack.load_config()?;
+    let source_crypter = stack.secrets(&source)?;
+    let mut target = dest.load_config()?;
+    if path {
+        let key = key.unwrap_or_default();
+        let Some(view) = source.get_path(key, stack.project(), Some(&source_crypter))? else {
+            bail!("configuration key {} is not set for stack {:?}", quoted(key), stack.name);
+        };
+        let crypter = if view.secret {
+            dest.secrets_or_create(&mut target)?
+        } else {
+            dest.secrets(&target)?
+        };
+        if view.object.is_some() {
+            bail!(
+                "{} holds a structured value: copy a leaf with --path, or the whole key without it",
+                quoted(key)
+            );
+        }
+        target.set_path(key, &view.value, view.secret, Some(&crypter), stack.project())?;
+        return dest.save_config(&target);
+    }
+    let entries: Vec<_> = match key {
+        Some(key) => {
+            let key = parse_key(stack, key)?;
+            match source.config.get(&key) {
+                Some(value) => vec![(key, value.clone())],
+                None => bail!(
+                    "configuration key {} is not set for stack {:?}",
+                    quoted(&key.pretty(stack.project())),
+                    stack.name
+                ),
+            }
+        }
+        None => source
+            .config
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    };
+    let dest_crypter = if entries.iter().any(|(_, v)| v.is_secret()) {
+        dest.secrets_or_create(&mut target)?
+    } else {
+        dest.secrets(&target)?
+    };
+    for (key, value) in entries {
+        let copied = value
+            .reencrypt(&source_crypter, &dest_crypter)
+            .map_err(|e| anyhow::anyhow!("copying {}: {e}", quoted(&key.pretty(stack.project()))))?;
+        target.config.insert(key, copied);
+    }
+    dest.save_config(&target)
 }

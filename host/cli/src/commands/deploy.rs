@@ -752,7 +752,7 @@ pub fn engine_config(
 struct UpdateHistory {
     kind: &'static str,
     message: String,
-    start: String,
+    start: i64,
 }
 
 impl UpdateHistory {
@@ -760,7 +760,7 @@ impl UpdateHistory {
         UpdateHistory {
             kind: kind.verb(),
             message: message.unwrap_or_default().to_owned(),
-            start: now_rfc3339(),
+            start: chrono::Utc::now().timestamp(),
         }
     }
 
@@ -791,7 +791,8 @@ impl UpdateHistory {
             version: 0,
             kind: self.kind.to_owned(),
             start_time: self.start,
-            end_time: now_rfc3339(),
+            end_time: chrono::Utc::now().timestamp(),
+            config: Default::default(),
             message: self.message,
             result: result.to_owned(),
             resource_changes,
@@ -818,10 +819,6 @@ impl UpdateHistory {
             Err(e) => Err(e.context("the update finished, but recording it in the stack's history failed")),
         }
     }
-}
-
-fn now_rfc3339() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 #[cfg(test)]

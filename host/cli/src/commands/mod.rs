@@ -11,3 +11,4 @@ pub mod provider;
 pub mod stack;
 pub mod stack_info;
 pub mod state;
+pub mod state_move;

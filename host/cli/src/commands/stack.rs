@@ -84,6 +84,11 @@ enum StackCommand {
         #[arg(long, value_name = "FILE")]
         file: Option<PathBuf>,
     },
+    /// Rename the stack: its state (every URN), history, tags and settings file.
+    Rename {
+        /// The new name.
+        new_name: String,
+    },
     /// Show the stack's updates, newest first.
     History(crate::commands::stack_info::HistoryArgs),
     /// Set, get, list and remove the stack's tags.
@@ -116,6 +121,7 @@ pub fn run(context: &Context, args: StackArgs) -> Result<()> {
             show_secrets,
         }) => output(&workspace, name.as_deref(), json, show_secrets),
         Some(StackCommand::Import { file }) => import(&workspace, file),
+        Some(StackCommand::Rename { new_name }) => rename(&workspace, &new_name),
         Some(StackCommand::History(args)) => {
             let stack = Stack::current(&workspace)?;
             crate::commands::stack_info::history(&workspace, &stack.name, args)
@@ -283,6 +289,66 @@ fn rm(
         workspace.select_stack(None)?;
     }
     outln!("Removed stack {name:?}.");
+    Ok(())
+}
+
+/// `cairn stack rename`: the state with its URNs rewritten moves to the new name with its
+/// history and tags (one transaction on PostgreSQL), then the settings file follows.
+fn rename(workspace: &Workspace, new_name: &str) -> Result<()> {
+    use cairn_engine::state::moves::{StackId, rename_stack};
+
+    let stack = Stack::current(workspace)?;
+    let new = workspace.parse_stack_name(new_name, "given to `cairn stack rename`")?;
+    let project = stack.project();
+    if new == stack.name {
+        bail!("stack {new:?} already has that name");
+    }
+    let backend = &workspace.backend;
+    if backend.stack_exists(project, &new)? {
+        bail!("stack {new:?} already exists");
+    }
+    let old_settings = stack.config_path()?;
+    let new_settings = workspace.stack_config_path(&new)?;
+    if new_settings.exists() {
+        bail!(
+            "{} already exists: move it away first (it would become the renamed stack's settings)",
+            workspace.display_path(&new_settings)
+        );
+    }
+    let old_lock = backend.lock(project, &stack.name, "cairn stack rename")?;
+    let new_lock = backend.lock(project, &new, "cairn stack rename")?;
+    let deployment = backend
+        .recover(&old_lock, project, &stack.name)?
+        .ok_or_else(|| anyhow!("stack {:?} has no state", stack.name))?;
+    let config = stack.load_config()?;
+    let crypter = stack.secrets(&config)?;
+    let mut snapshot = decode_deployment(&deployment, Some(&crypter))
+        .with_context(|| format!("reading the state of stack {:?}", stack.name))?;
+    rename_stack(
+        &mut snapshot,
+        StackId {
+            project,
+            stack: &stack.name,
+        },
+        &new,
+        None,
+    )?;
+    verify_integrity(&snapshot).context("the renamed state is inconsistent; nothing was changed")?;
+    let stored = encode_deployment(&snapshot, SecretsMode::Encrypt(&crypter))?;
+    backend.rename(&old_lock, &new_lock, project, &stack.name, &new, &stored)?;
+    if old_settings.exists() {
+        std::fs::rename(&old_settings, &new_settings).with_context(|| {
+            format!(
+                "the stack was renamed, but moving {} to {} failed: move it by hand",
+                old_settings.display(),
+                new_settings.display()
+            )
+        })?;
+    }
+    if workspace.selected_stack().ok().flatten().is_none() {
+        workspace.select_stack(Some(&new))?;
+    }
+    outln!("Renamed stack {:?} to {new:?}.", stack.name);
     Ok(())
 }
 

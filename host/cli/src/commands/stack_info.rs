@@ -58,7 +58,8 @@ pub fn history(workspace: &Workspace, stack: &str, args: HistoryArgs) -> Result<
         updates = updates.into_iter().skip(skip).take(args.page_size).collect();
     }
     if args.json {
-        outln!("{}", json_pretty(&updates)?);
+        let json: Vec<serde_json::Value> = updates.iter().map(update_json).collect();
+        outln!("{}", json_pretty(&json)?);
         return Ok(());
     }
     if updates.is_empty() {
@@ -72,6 +73,27 @@ pub fn history(workspace: &Workspace, stack: &str, args: HistoryArgs) -> Result<
     Ok(())
 }
 
+/// One update as `stack history --json` prints it: Pulumi's shape, times in RFC 3339.
+fn update_json(update: &UpdateRecord) -> serde_json::Value {
+    serde_json::json!({
+        "version": update.version,
+        "kind": update.kind,
+        "startTime": rfc3339(update.start_time),
+        "message": update.message,
+        "environment": update.environment,
+        "config": update.config,
+        "result": update.result,
+        "endTime": rfc3339(update.end_time),
+        "resourceChanges": update.resource_changes,
+    })
+}
+
+fn rfc3339(unix_seconds: i64) -> String {
+    chrono::DateTime::from_timestamp(unix_seconds, 0)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_else(|| unix_seconds.to_string())
+}
+
 fn print_update(update: &UpdateRecord) {
     outln!("Version: {}", update.version);
     outln!("UpdateKind: {}", field(&update.kind));
@@ -80,8 +102,8 @@ fn print_update(update: &UpdateRecord) {
         outln!("Message: {}", field(&update.message));
     }
     outln!("{}", change_summary(&update.resource_changes));
-    outln!("Start Timestamp: {}", field(&update.start_time));
-    outln!("End Timestamp: {}", field(&update.end_time));
+    outln!("Start Timestamp: {}", rfc3339(update.start_time));
+    outln!("End Timestamp: {}", rfc3339(update.end_time));
     for (key, value) in &update.environment {
         outln!("    {}: {}", field(key), field(value));
     }
@@ -173,29 +195,8 @@ fn project_tags(workspace: &Workspace) -> Vec<(String, String)> {
     tags
 }
 
-/// Pulumi's rules for tag names and values.
+/// Pulumi's rules for tag names and values (a value is checked when one is given).
 fn check_tag(name: &str, value: Option<&str>) -> Result<()> {
-    const MAX_NAME: usize = 40;
-    const MAX_VALUE: usize = 256;
-    if name.is_empty() || name.chars().count() > MAX_NAME {
-        bail!(
-            "tag name {} must be 1 to {MAX_NAME} characters long",
-            crate::terminal::quoted(name)
-        );
-    }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
-    {
-        bail!(
-            "tag name {} may contain only letters, digits, '-', '_', '.' and ':'",
-            crate::terminal::quoted(name)
-        );
-    }
-    if let Some(value) = value
-        && value.chars().count() > MAX_VALUE
-    {
-        bail!("the value of tag {name:?} is longer than {MAX_VALUE} characters");
-    }
+    cairn_engine::state::moves::check_stack_tag(name, value.unwrap_or_default())?;
     Ok(())
 }

@@ -63,6 +63,8 @@ enum StateCommand {
         #[arg(short, long)]
         yes: bool,
     },
+    /// Move resources (and their children) to another stack of the project.
+    Move(crate::commands::state_move::MoveArgs),
     /// Fix the integrity problems of the stack's state that can be fixed safely (order,
     /// references to resources that are not in the state, identical duplicate entries),
     /// showing the changes first.
@@ -99,6 +101,7 @@ pub fn run(context: &Context, args: StateArgs) -> Result<()> {
             taint(&workspace, (!all).then_some(&urns[..]), false)
         }
         StateCommand::Repair { yes } => repair(&workspace, yes),
+        StateCommand::Move(args) => crate::commands::state_move::run(&workspace, args),
     }
 }
 
