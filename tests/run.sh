@@ -12,6 +12,45 @@ if ! rustup target list --installed | grep -qx wasm32-wasip2; then
     rustup target add wasm32-wasip2
 fi
 
+# PostgreSQL for the state-backend end-to-end tests, which start private servers of their own
+# (tests/e2e/postgres.rs): only the server programs are needed here, no running cluster. If the
+# package starts its default cluster on install, that is left alone; the tests do not use it.
+pg_installed() {
+    compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null ||
+        { command -v pg_ctl >/dev/null && command -v postgres >/dev/null; }
+}
+if ! pg_installed; then
+    echo "== installing PostgreSQL (Debian package postgresql)"
+    if [ "$(id -u)" -eq 0 ]; then
+        as_root=""
+    elif command -v sudo >/dev/null; then
+        as_root=sudo
+    else
+        echo "error: PostgreSQL is not installed and this is not root and has no sudo;" \
+            "install Debian's postgresql package (or put pg_ctl and postgres on PATH)" >&2
+        exit 1
+    fi
+    if ! command -v apt-get >/dev/null; then
+        echo "error: PostgreSQL is not installed and there is no apt-get to install it with;" \
+            "install PostgreSQL so that pg_ctl and postgres are on PATH" >&2
+        exit 1
+    fi
+    pg_apt_install() {
+        $as_root env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y --no-install-recommends postgresql
+    }
+    if ! pg_apt_install; then
+        # Stale or missing package lists: refresh them and try once more.
+        $as_root env DEBIAN_FRONTEND=noninteractive apt-get update &&
+            pg_apt_install ||
+            { echo "error: could not install Debian's postgresql package (see above)" >&2; exit 1; }
+    fi
+    if ! pg_installed; then
+        echo "error: the postgresql package installed, but no /usr/lib/postgresql/*/bin/postgres" >&2
+        exit 1
+    fi
+fi
+
 # Guest crates build for wasm32-wasip2 into one shared target directory (the tests build the
 # same components there, so this work is shared).
 guests=(guest-sdk/Cargo.toml examples/Cargo.toml tests/guests/Cargo.toml host/wasm/tests/guest/Cargo.toml)

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::pgserver::{PgDatabase, PgServer};
 use crate::support::{Sandbox, assert_contains, example_wasm, python, repo, test_wasm};
 
 /// How long a run may take to reach its kill point, or to finish after its program or
@@ -247,7 +248,17 @@ impl Harness {
     /// The wasm program `crash-files` declaring `count` files of the example `file` provider,
     /// which the stack grants the project's `out` directory.
     fn wasm(count: usize) -> Harness {
+        Harness::wasm_on(count, None)
+    }
+
+    /// [`Harness::wasm`] with the state in the backend at `backend` (its password, if any,
+    /// is a secret the scan looks for).
+    fn wasm_on(count: usize, backend: Option<&PgDatabase>) -> Harness {
         let sandbox = Sandbox::new("crash");
+        if let Some(db) = backend {
+            sandbox.use_backend(&db.url);
+            sandbox.secret(&db.password);
+        }
         sandbox.write(
             "Pulumi.yaml",
             &format!(
@@ -862,4 +873,97 @@ fn crash_python_kill_cairn_program_and_provider_during_create_update_and_destroy
             h.resolved
         );
     }
+}
+
+/// The kill -9 harness with the state in PostgreSQL: killed during create, update and destroy,
+/// the journal rows of every completed operation are there for the next command to recover.
+#[test]
+fn crash_wasm_kill_cairn_on_postgres() {
+    let db = crate::pgserver::shared().fresh_database();
+    let mut h = Harness::wasm_on(120, Some(&db));
+    let n = h.count;
+    for k in [n / 4, 3 * n / 4] {
+        h.stop_and_resolve(
+            "up",
+            Stop::KillCairn,
+            &format!("kill -9 of cairn during create, at {k} files (PostgreSQL)"),
+            |dir| file_count(dir) >= k,
+        );
+    }
+    h.converge(1);
+    h.sandbox.ok(&["config", "set", "generation", "2"]);
+    h.stop_and_resolve(
+        "up",
+        Stop::KillCairn,
+        &format!(
+            "kill -9 of cairn during update, at {} files updated (PostgreSQL)",
+            n / 2
+        ),
+        |dir| at_generation(dir, 2) >= n / 2,
+    );
+    h.converge(2);
+    h.stop_and_resolve(
+        "destroy",
+        Stop::KillCairn,
+        &format!(
+            "kill -9 of cairn during destroy, at {} files deleted (PostgreSQL)",
+            n / 2
+        ),
+        |dir| file_count(dir) <= n / 2,
+    );
+    h.destroyed();
+    h.assert_no_findings();
+    assert!(
+        h.resolved.values().sum::<usize>() > 0,
+        "no kill left an operation pending: the test tested nothing"
+    );
+}
+
+/// The PostgreSQL server stops in the middle of an update: cairn fails with a clear error
+/// naming the backend, commands say the server is unreachable while it is down, and once it is
+/// back the next command recovers every operation that completed before the stop.
+#[test]
+fn postgres_stopped_mid_deployment_loses_nothing() {
+    let server = PgServer::start();
+    let db = server.fresh_database();
+    let mut h = Harness::wasm_on(120, Some(&db));
+    let n = h.count;
+    let args = h.deploy("up");
+    let (mut child, log) = h.spawn(&args);
+    let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        poll(RUN_DEADLINE, || file_count(&h.dir) >= n / 3),
+        "the update did not reach a third of the files:\n{}",
+        read_log()
+    );
+    server.stop();
+    let status = h.wait_exit(&mut child, "up with the server stopped", &read_log);
+    let output = read_log();
+    assert!(
+        !status.success(),
+        "up succeeded without its server:\n{output}"
+    );
+    assert_contains(
+        &output,
+        &["lost the connection to the PostgreSQL backend", "127.0.0.1"],
+    );
+    assert!(
+        !output.contains(&db.password),
+        "the password is printed:\n{output}"
+    );
+    h.reap_survivors("up with the server stopped");
+
+    let down = h.sandbox.fails(&["stack"]);
+    assert_contains(
+        &down,
+        &["cannot connect to the PostgreSQL backend", &db.user],
+    );
+    assert!(!down.contains(&db.password), "{down}");
+
+    server.start_again();
+    let state = h.check("after the server came back");
+    h.resolve("after the server came back", &state);
+    h.converge(1);
+    h.destroyed();
+    h.assert_no_findings();
 }

@@ -39,6 +39,8 @@ pub struct Sandbox {
     secrets: Mutex<BTreeSet<String>>,
     /// `file://` backends commands were pointed at (scanned like the home).
     backends: Mutex<BTreeSet<PathBuf>>,
+    /// The backend every command uses (`CAIRN_BACKEND_URL`), when not the home's directory.
+    backend_url: Mutex<Option<String>>,
 }
 
 impl Sandbox {
@@ -60,7 +62,16 @@ impl Sandbox {
             passphrase: Some(PASSPHRASE.to_owned()),
             secrets: Mutex::new(BTreeSet::new()),
             backends: Mutex::new(BTreeSet::new()),
+            backend_url: Mutex::new(None),
         }
+    }
+
+    /// Makes every later command use the backend at `url` (through `CAIRN_BACKEND_URL`).
+    pub fn use_backend(&self, url: &str) {
+        if let Some(dir) = url.strip_prefix("file://") {
+            lock(&self.backends).insert(self.project.join(dir));
+        }
+        *lock(&self.backend_url) = Some(url.to_owned());
     }
 
     /// Names a secret plaintext the scan must never find where it does not belong (a value a
@@ -101,9 +112,19 @@ impl Sandbox {
             .args(args)
             .env("CAIRN_HOME", &self.home)
             .env_remove("CAIRN_BACKEND_URL")
+            .env_remove("PULUMI_BACKEND_URL")
             .env_remove("CAIRN_CONFIG_PASSPHRASE_FILE")
             .env_remove("PULUMI_CONFIG_PASSPHRASE")
             .env_remove("PULUMI_CONFIG_PASSPHRASE_FILE");
+        // The libpq variables would change which server a postgres:// backend reaches.
+        for (key, _) in std::env::vars_os() {
+            if key.to_str().is_some_and(|k| k.starts_with("PG")) {
+                command.env_remove(key);
+            }
+        }
+        if let Some(url) = lock(&self.backend_url).as_ref() {
+            command.env("CAIRN_BACKEND_URL", url);
+        }
         match &self.passphrase {
             Some(p) => command.env("CAIRN_CONFIG_PASSPHRASE", p),
             None => command.env_remove("CAIRN_CONFIG_PASSPHRASE"),
@@ -248,6 +269,10 @@ impl Sandbox {
                             stack.push(path);
                         }
                     } else if meta.is_file()
+                        // The login file holds the backend URL as given, password included,
+                        // as ~/.pgpass does: it is the one place a credential belongs.
+                        && !(dir == self.home
+                            && path.file_name().is_some_and(|n| n == "credentials.json"))
                         && let Ok(bytes) = std::fs::read(&path)
                     {
                         leaks.extend(find_secrets(

@@ -60,11 +60,7 @@ fn parse_reference<'a>(name: &'a str, current: &'a str) -> Result<(&'a str, &'a 
 }
 
 /// The outputs of `stack` in `project`, read from `backend`.
-fn read_stack(
-    backend: &Backend,
-    current_project: &str,
-    name: &str,
-) -> Result<PropertyMap, String> {
+fn read_stack(backend: &Backend, current_project: &str, name: &str) -> Result<PropertyMap, String> {
     let (project, stack) = parse_reference(name, current_project)?;
     let missing = || {
         format!(

@@ -208,7 +208,11 @@ impl ConfigValue {
 
     /// The same value with every ciphertext decrypted by `from` and encrypted again by `to`
     /// (`config cp` between stacks, which have their own secrets providers).
-    pub fn reencrypt(&self, from: &dyn Crypter, to: &dyn Crypter) -> Result<ConfigValue, SecretsError> {
+    pub fn reencrypt(
+        &self,
+        from: &dyn Crypter,
+        to: &dyn Crypter,
+    ) -> Result<ConfigValue, SecretsError> {
         Ok(match self {
             ConfigValue::Plain(text) => ConfigValue::Plain(text.clone()),
             ConfigValue::Secure(ct) => ConfigValue::Secure(to.encrypt(&from.decrypt(ct)?)?),
@@ -299,7 +303,10 @@ fn has_secure_leaf(v: &Json) -> bool {
 fn reencrypt_json(v: &Json, from: &dyn Crypter, to: &dyn Crypter) -> Result<Json, SecretsError> {
     if let Some(ct) = secure_leaf(v) {
         let mut leaf = serde_json::Map::new();
-        leaf.insert("secure".into(), Json::String(to.encrypt(&from.decrypt(ct)?)?));
+        leaf.insert(
+            "secure".into(),
+            Json::String(to.encrypt(&from.decrypt(ct)?)?),
+        );
         return Ok(Json::Object(leaf));
     }
     Ok(match v {
@@ -1389,18 +1396,28 @@ mod tests {
     #[test]
     fn reencrypting_moves_every_secret_to_the_other_provider() {
         let cases = [
-            (ConfigValue::Plain("x".into()), ConfigValue::Plain("x".into())),
+            (
+                ConfigValue::Plain("x".into()),
+                ConfigValue::Plain("x".into()),
+            ),
             (
                 ConfigValue::Secure("test:terces".into()),
                 ConfigValue::Secure("other:secret".into()),
             ),
             (
-                ConfigValue::Object(json!({"a": [1, {"secure": "test:ti"}], "b": {"secure": "test:x"}})),
-                ConfigValue::Object(json!({"a": [1, {"secure": "other:it"}], "b": {"secure": "other:x"}})),
+                ConfigValue::Object(
+                    json!({"a": [1, {"secure": "test:ti"}], "b": {"secure": "test:x"}}),
+                ),
+                ConfigValue::Object(
+                    json!({"a": [1, {"secure": "other:it"}], "b": {"secure": "other:x"}}),
+                ),
             ),
         ];
         for (value, expected) in cases {
-            assert_eq!(value.reencrypt(&TestCrypter, &OtherCrypter).unwrap(), expected);
+            assert_eq!(
+                value.reencrypt(&TestCrypter, &OtherCrypter).unwrap(),
+                expected
+            );
         }
         assert!(
             ConfigValue::Secure("test:x".into())

@@ -254,7 +254,9 @@ impl Store for FileStore {
         };
         let mut updates = Vec::new();
         for entry in entries {
-            let path = entry.with_context(|| format!("listing {}", dir.display()))?.path();
+            let path = entry
+                .with_context(|| format!("listing {}", dir.display()))?
+                .path();
             if !path
                 .file_name()
                 .and_then(|n| n.to_str())
@@ -446,7 +448,10 @@ impl Persister for StackJournal {
         // Held throughout, so no append lands between the checkpoint and the truncation.
         let file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
         checkpoint_bytes(&self.project, &self.stack, deployment)
-            .and_then(|bytes| self.store.write_checkpoint(&self.project, &self.stack, &bytes))
+            .and_then(|bytes| {
+                self.store
+                    .write_checkpoint(&self.project, &self.stack, &bytes)
+            })
             .map_err(|e| PersistError::new(format!("{e:#}")))?;
         // A crash before this leaves a journal the checkpoint already contains; it is
         // recognised by its manifest and dropped.
@@ -577,7 +582,7 @@ impl FileLock {
                 .truncate(false)
                 .open(&path)
                 .with_context(|| format!("opening lock {}", path.display()))?;
-            test_hook::pause("opened", &path);
+            super::test_hook::pause("opened", &path);
             match file.try_lock() {
                 Ok(()) => {}
                 Err(std::fs::TryLockError::WouldBlock) => {
@@ -610,7 +615,7 @@ impl FileLock {
             }
             write_holder(&file, me).with_context(|| format!("writing lock {}", path.display()))?;
             held().push((path.clone(), mine));
-            test_hook::pause("held", &path);
+            super::test_hook::pause("held", &path);
             return Ok(FileLock {
                 path,
                 _file: file,
@@ -682,37 +687,6 @@ fn held_by_another(file: &File, stack: &str, path: &Path) -> anyhow::Error {
              which); wait for it to finish",
             path.display()
         ),
-    }
-}
-
-/// A test-only hook: `CAIRN_TEST_LOCK_PAUSE=<point>:<file>` makes a process that reaches
-/// `<point>` of taking a stack lock (`opened`: the lock file is open, not yet locked; `held`:
-/// the lock is taken) write `<file>.reached` and wait until `<file>` exists (at most a minute),
-/// so tests can stop a process exactly where races happen. Unset, it costs one variable lookup.
-mod test_hook {
-    use std::path::{Path, PathBuf};
-    use std::time::{Duration, Instant};
-
-    pub fn pause(point: &str, lock: &Path) {
-        let Ok(setting) = std::env::var("CAIRN_TEST_LOCK_PAUSE") else {
-            return;
-        };
-        let Some((at, file)) = setting.split_once(':') else {
-            return;
-        };
-        if at != point {
-            return;
-        }
-        let release = PathBuf::from(file);
-        let reached = PathBuf::from(format!("{file}.reached"));
-        let _ = std::fs::write(
-            &reached,
-            format!("{} {}", std::process::id(), lock.display()),
-        );
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !release.exists() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
     }
 }
 
@@ -1081,7 +1055,11 @@ mod tests {
         let header = journal::JournalHeader::new(&other, Manifest::new())
             .to_line()
             .unwrap();
-        fs::write(store(dir.path(), 1).journal_path("proj", "dev").unwrap(), header).unwrap();
+        fs::write(
+            store(dir.path(), 1).journal_path("proj", "dev").unwrap(),
+            header,
+        )
+        .unwrap();
         let checkpoint = fs::read(store(dir.path(), 1).stack_path("proj", "dev").unwrap()).unwrap();
         for err in [
             backend.latest("proj", "dev").unwrap_err(),
@@ -1106,7 +1084,12 @@ mod tests {
         );
         // Removing the stack removes its journal too.
         backend.remove(&lock, "proj", "dev").unwrap();
-        assert!(!store(dir.path(), 1).journal_path("proj", "dev").unwrap().exists());
+        assert!(
+            !store(dir.path(), 1)
+                .journal_path("proj", "dev")
+                .unwrap()
+                .exists()
+        );
     }
 
     #[test]

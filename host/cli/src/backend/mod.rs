@@ -85,6 +85,37 @@ pub trait StackWriter: Send + Sync + fmt::Debug {
     fn rename(&self, new_stack: &str, checkpoint: &[u8]) -> Result<()>;
 }
 
+/// A test-only hook: `CAIRN_TEST_LOCK_PAUSE=<point>:<file>` makes a process that reaches
+/// `<point>` of taking a stack lock (`opened`: the lock file is open or the database session
+/// connected, not yet locked; `held`: the lock is taken) write `<file>.reached` and wait until `<file>` exists (at most a minute),
+/// so tests can stop a process exactly where races happen. Unset, it costs one variable lookup.
+pub(crate) mod test_hook {
+    use std::path::{Path, PathBuf};
+    use std::time::{Duration, Instant};
+
+    pub fn pause(point: &str, lock: &Path) {
+        let Ok(setting) = std::env::var("CAIRN_TEST_LOCK_PAUSE") else {
+            return;
+        };
+        let Some((at, file)) = setting.split_once(':') else {
+            return;
+        };
+        if at != point {
+            return;
+        }
+        let release = PathBuf::from(file);
+        let reached = PathBuf::from(format!("{file}.reached"));
+        let _ = std::fs::write(
+            &reached,
+            format!("{} {}", std::process::id(), lock.display()),
+        );
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !release.exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
 /// Who holds a stack lock; stored with the lock for the error a second writer sees.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LockHolder {
@@ -438,9 +469,7 @@ impl Backend {
     /// Takes the stack's write lock, refusing if another live process holds it.
     pub fn lock(&self, project: &str, stack: &str, command: &str) -> Result<StackLock> {
         check_names(project, stack)?;
-        let writer = self
-            .store
-            .lock(project, stack, &LockHolder::me(command))?;
+        let writer = self.store.lock(project, stack, &LockHolder::me(command))?;
         Ok(StackLock {
             project: project.to_owned(),
             stack: stack.to_owned(),
@@ -487,7 +516,13 @@ impl Backend {
     }
 
     /// Sets or (with `None`) removes a tag of an existing stack.
-    pub fn set_tag(&self, project: &str, stack: &str, name: &str, value: Option<&str>) -> Result<()> {
+    pub fn set_tag(
+        &self,
+        project: &str,
+        stack: &str,
+        name: &str,
+        value: Option<&str>,
+    ) -> Result<()> {
         if !self.stack_exists(project, stack)? {
             bail!("stack {stack:?} does not exist");
         }

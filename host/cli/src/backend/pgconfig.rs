@@ -253,7 +253,11 @@ fn pgpass_password(
         return None;
     }
     // libpq matches `localhost` for connections through the default socket too.
-    let host = if host.starts_with('/') { "localhost" } else { host };
+    let host = if host.starts_with('/') {
+        "localhost"
+    } else {
+        host
+    };
     let port = port.to_string();
     text.lines()
         .filter(|line| !line.trim_start().starts_with('#'))
@@ -324,7 +328,10 @@ mod tests {
     #[test]
     fn passwords_are_redacted_wherever_they_are() {
         let cases = [
-            ("postgres://u:s3cret@h:5432/db", "postgres://u:****@h:5432/db"),
+            (
+                "postgres://u:s3cret@h:5432/db",
+                "postgres://u:****@h:5432/db",
+            ),
             ("postgres://u@h/db", "postgres://u@h/db"),
             (
                 "postgresql://h/db?user=u&password=s3cret&sslmode=disable",
@@ -342,11 +349,7 @@ mod tests {
     fn the_url_wins_then_the_libpq_variables_then_defaults() {
         let target = resolve(
             "postgres://alice:pw@db.example:6543/state",
-            &env(&[
-                ("PGHOST", "other"),
-                ("PGUSER", "bob"),
-                ("PGPASSWORD", "x"),
-            ]),
+            &env(&[("PGHOST", "other"), ("PGUSER", "bob"), ("PGPASSWORD", "x")]),
         )
         .unwrap();
         assert_eq!(target.display, "postgres://alice@db.example:6543/state");
@@ -404,24 +407,46 @@ mod tests {
                 .map(|p| String::from_utf8(p.to_vec()).unwrap())
         };
         assert_eq!(password("postgres://u@h/db").as_deref(), Some("right"));
-        assert_eq!(password("postgres://u%3Ax@h/db").as_deref(), Some("escaped"));
+        assert_eq!(
+            password("postgres://u%3Ax@h/db").as_deref(),
+            Some("escaped")
+        );
         assert_eq!(password("postgres://v@z/db").as_deref(), Some("fallback"));
-        assert_eq!(password("postgres://u:given@h/db").as_deref(), Some("given"));
+        assert_eq!(
+            password("postgres://u:given@h/db").as_deref(),
+            Some("given")
+        );
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
-            assert_eq!(password("postgres://u@h/db"), None, "a readable file is ignored");
+            assert_eq!(
+                password("postgres://u@h/db"),
+                None,
+                "a readable file is ignored"
+            );
         }
     }
 
     #[test]
     fn bad_settings_are_named() {
         for (url, vars, expected) in [
-            ("postgres://h:notaport/db", vec![], "not a valid PostgreSQL connection URL"),
-            ("postgres://h/db", vec![("PGPORT", "x")], "PGPORT must be a port number"),
+            (
+                "postgres://h:notaport/db",
+                vec![],
+                "not a valid PostgreSQL connection URL",
+            ),
+            (
+                "postgres://h/db",
+                vec![("PGPORT", "x")],
+                "PGPORT must be a port number",
+            ),
             ("postgres://h/db?sslmode=require", vec![], "sslmode=require"),
-            ("postgres://h/db", vec![("PGSSLMODE", "bogus")], "PGSSLMODE \"bogus\""),
+            (
+                "postgres://h/db",
+                vec![("PGSSLMODE", "bogus")],
+                "PGSSLMODE \"bogus\"",
+            ),
         ] {
             let err = match resolve(url, &env(&vars)) {
                 Ok(t) => panic!("{url} {vars:?}: accepted as {t:?}"),

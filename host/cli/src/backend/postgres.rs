@@ -188,7 +188,10 @@ fn connect_error(target: &PgTarget, e: &postgres::Error) -> anyhow::Error {
 
 /// A failed query: lost connections are said as such.
 fn query_error(target: &PgTarget, what: &str, e: &postgres::Error) -> anyhow::Error {
-    if e.is_closed() || e.as_db_error().is_some_and(|d| d.code().code().starts_with("57P")) {
+    if e.is_closed()
+        || e.as_db_error()
+            .is_some_and(|d| d.code().code().starts_with("57P"))
+    {
         anyhow!(
             "{what}: lost the connection to the PostgreSQL backend {} ({}); nothing after this \
              point was recorded, and what was recorded before it is kept: run the command again \
@@ -356,7 +359,8 @@ fn lock_key(project: &str, stack: &str) -> i64 {
     i64::from_be_bytes(bytes)
 }
 
-const LIVE_STACK: &str = "SELECT id FROM cairn_stacks WHERE project = $1 AND name = $2 AND removed_at IS NULL";
+const LIVE_STACK: &str =
+    "SELECT id FROM cairn_stacks WHERE project = $1 AND name = $2 AND removed_at IS NULL";
 
 impl Store for PgStore {
     fn url(&self) -> String {
@@ -381,29 +385,30 @@ impl Store for PgStore {
 
     fn stack_names(&self, project: &str) -> Result<Vec<String>> {
         let project = project.to_owned();
-        self.reader()?.run("listing stacks", move |client| {
-            let rows = client.query(
-                "SELECT name FROM cairn_stacks WHERE project = $1 AND removed_at IS NULL",
-                &[&project],
-            )?;
-            Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
-        })
-        .map(|names: Vec<String>| {
-            names
-                .into_iter()
-                .filter(|name| {
-                    let ok = crate::names::is_stack_name(name);
-                    if !ok {
-                        tracing::warn!(
-                            "ignoring the row of stack {}: not a stack name ({})",
-                            crate::terminal::quoted(name),
-                            crate::names::STACK_NAME_RULE
-                        );
-                    }
-                    ok
-                })
-                .collect()
-        })
+        self.reader()?
+            .run("listing stacks", move |client| {
+                let rows = client.query(
+                    "SELECT name FROM cairn_stacks WHERE project = $1 AND removed_at IS NULL",
+                    &[&project],
+                )?;
+                Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
+            })
+            .map(|names: Vec<String>| {
+                names
+                    .into_iter()
+                    .filter(|name| {
+                        let ok = crate::names::is_stack_name(name);
+                        if !ok {
+                            tracing::warn!(
+                                "ignoring the row of stack {}: not a stack name ({})",
+                                crate::terminal::quoted(name),
+                                crate::names::STACK_NAME_RULE
+                            );
+                        }
+                        ok
+                    })
+                    .collect()
+            })
     }
 
     fn read_checkpoint(&self, project: &str, stack: &str) -> Result<Option<Vec<u8>>> {
@@ -446,30 +451,36 @@ impl Store for PgStore {
         let key = lock_key(project, stack);
         let holder_json = serde_json::to_string(holder)?;
         let (p, s) = (project.to_owned(), stack.to_owned());
-        let taken = session.run(&format!("locking {}", self.place(project, stack)), move |c| {
-            // The server drops this session (and so the lock) within about half a minute
-            // of its client vanishing without closing the connection.
-            c.batch_execute(
-                "SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; \
+        let hook_path = std::path::PathBuf::from(self.place(project, stack));
+        super::test_hook::pause("opened", &hook_path);
+        let taken = session.run(
+            &format!("locking {}", self.place(project, stack)),
+            move |c| {
+                // The server drops this session (and so the lock) within about half a minute
+                // of its client vanishing without closing the connection.
+                c.batch_execute(
+                    "SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; \
                  SET tcp_keepalives_count = 3",
-            )?;
-            let taken: bool = c
-                .query_one("SELECT pg_try_advisory_lock($1)", &[&key])?
-                .get(0);
-            if taken {
-                c.execute(
-                    "INSERT INTO cairn_locks (lock_key, project, stack, holder, backend_pid)
+                )?;
+                let taken: bool = c
+                    .query_one("SELECT pg_try_advisory_lock($1)", &[&key])?
+                    .get(0);
+                if taken {
+                    c.execute(
+                        "INSERT INTO cairn_locks (lock_key, project, stack, holder, backend_pid)
                      VALUES ($1, $2, $3, $4, pg_backend_pid())
                      ON CONFLICT (lock_key) DO UPDATE SET project = $2, stack = $3,
                          holder = $4, backend_pid = pg_backend_pid(), acquired_at = now()",
-                    &[&key, &p, &s, &holder_json],
-                )?;
-            }
-            Ok(taken)
-        })?;
+                        &[&key, &p, &s, &holder_json],
+                    )?;
+                }
+                Ok(taken)
+            },
+        )?;
         if !taken {
             return Err(self.held_by_another(project, stack, key));
         }
+        super::test_hook::pause("held", &hook_path);
         Ok(Box::new(PgWriter {
             session,
             project: project.to_owned(),
@@ -503,7 +514,9 @@ impl Store for PgStore {
         let what = format!("reading the tags of {}", self.place(project, stack));
         self.reader()?.run(&what, move |c| {
             let rows = c.query(
-                &format!("SELECT name, value FROM cairn_stack_tags WHERE stack_id = ({LIVE_STACK})"),
+                &format!(
+                    "SELECT name, value FROM cairn_stack_tags WHERE stack_id = ({LIVE_STACK})"
+                ),
                 &[&p, &s],
             )?;
             Ok(rows
@@ -576,7 +589,9 @@ struct PgWriter {
 
 impl std::fmt::Debug for PgWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PgWriter").field("place", &self.place).finish()
+        f.debug_struct("PgWriter")
+            .field("place", &self.place)
+            .finish()
     }
 }
 
@@ -685,8 +700,7 @@ impl StackWriter for PgWriter {
             &format!("opening the journal of {}", self.place),
             move |c| Ok(c.query_opt(LIVE_STACK, &[&p, &s])?.map(|r| r.get(0))),
         )?;
-        let stack_id =
-            stack_id.ok_or_else(|| anyhow!("{} does not exist", self.place))?;
+        let stack_id = stack_id.ok_or_else(|| anyhow!("{} does not exist", self.place))?;
         Ok(Arc::new(PgJournal {
             session: self.session.clone(),
             project: self.project.clone(),
@@ -699,24 +713,25 @@ impl StackWriter for PgWriter {
 
     fn remove(&self) -> Result<()> {
         let (p, s) = self.names();
-        self.session.run(&format!("removing {}", self.place), move |c| {
-            let mut tx = c.transaction()?;
-            if let Some(row) = tx.query_opt(&format!("{LIVE_STACK} FOR UPDATE"), &[&p, &s])? {
-                let id: i64 = row.get(0);
-                tx.execute(
-                    "INSERT INTO cairn_checkpoint_history (stack_id, checkpoint)
+        self.session
+            .run(&format!("removing {}", self.place), move |c| {
+                let mut tx = c.transaction()?;
+                if let Some(row) = tx.query_opt(&format!("{LIVE_STACK} FOR UPDATE"), &[&p, &s])? {
+                    let id: i64 = row.get(0);
+                    tx.execute(
+                        "INSERT INTO cairn_checkpoint_history (stack_id, checkpoint)
                      SELECT id, checkpoint FROM cairn_stacks WHERE id = $1",
-                    &[&id],
-                )?;
-                tx.execute("DELETE FROM cairn_journal WHERE stack_id = $1", &[&id])?;
-                tx.execute("DELETE FROM cairn_stack_tags WHERE stack_id = $1", &[&id])?;
-                tx.execute(
-                    "UPDATE cairn_stacks SET removed_at = now() WHERE id = $1",
-                    &[&id],
-                )?;
-            }
-            tx.commit()
-        })
+                        &[&id],
+                    )?;
+                    tx.execute("DELETE FROM cairn_journal WHERE stack_id = $1", &[&id])?;
+                    tx.execute("DELETE FROM cairn_stack_tags WHERE stack_id = $1", &[&id])?;
+                    tx.execute(
+                        "UPDATE cairn_stacks SET removed_at = now() WHERE id = $1",
+                        &[&id],
+                    )?;
+                }
+                tx.commit()
+            })
     }
 
     fn record_update(&self, record: &UpdateRecord) -> Result<()> {

@@ -319,7 +319,11 @@ fn cp(stack: &Stack<'_>, key: Option<&str>, dest: &str, path: bool) -> Result<()
     if path {
         let key = key.unwrap_or_default();
         let Some(view) = source.get_path(key, stack.project(), Some(&source_crypter))? else {
-            bail!("configuration key {} is not set for stack {:?}", quoted(key), stack.name);
+            bail!(
+                "configuration key {} is not set for stack {:?}",
+                quoted(key),
+                stack.name
+            );
         };
         let crypter = if view.secret {
             dest.secrets_or_create(&mut target)?
@@ -332,7 +336,13 @@ fn cp(stack: &Stack<'_>, key: Option<&str>, dest: &str, path: bool) -> Result<()
                 quoted(key)
             );
         }
-        target.set_path(key, &view.value, view.secret, Some(&crypter), stack.project())?;
+        target.set_path(
+            key,
+            &view.value,
+            view.secret,
+            Some(&crypter),
+            stack.project(),
+        )?;
         return dest.save_config(&target);
     }
     let entries: Vec<_> = match key {
@@ -361,7 +371,9 @@ fn cp(stack: &Stack<'_>, key: Option<&str>, dest: &str, path: bool) -> Result<()
     for (key, value) in entries {
         let copied = value
             .reencrypt(&source_crypter, &dest_crypter)
-            .map_err(|e| anyhow::anyhow!("copying {}: {e}", quoted(&key.pretty(stack.project()))))?;
+            .map_err(|e| {
+                anyhow::anyhow!("copying {}: {e}", quoted(&key.pretty(stack.project())))
+            })?;
         target.config.insert(key, copied);
     }
     dest.save_config(&target)

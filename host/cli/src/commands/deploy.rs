@@ -816,7 +816,10 @@ impl UpdateHistory {
                 tracing::warn!("could not record the update in the stack's history: {e:#}");
                 Ok(())
             }
-            Err(e) => Err(e.context("the update finished, but recording it in the stack's history failed")),
+            Err(e) => {
+                Err(e
+                    .context("the update finished, but recording it in the stack's history failed"))
+            }
         }
     }
 }

@@ -333,7 +333,8 @@ fn rename(workspace: &Workspace, new_name: &str) -> Result<()> {
         &new,
         None,
     )?;
-    verify_integrity(&snapshot).context("the renamed state is inconsistent; nothing was changed")?;
+    verify_integrity(&snapshot)
+        .context("the renamed state is inconsistent; nothing was changed")?;
     let stored = encode_deployment(&snapshot, SecretsMode::Encrypt(&crypter))?;
     backend.rename(&old_lock, &new_lock, project, &stack.name, &new, &stored)?;
     if old_settings.exists() {

@@ -55,7 +55,11 @@ pub fn history(workspace: &Workspace, stack: &str, args: HistoryArgs) -> Result<
             bail!("--page counts from 1");
         }
         let skip = (args.page - 1).saturating_mul(args.page_size);
-        updates = updates.into_iter().skip(skip).take(args.page_size).collect();
+        updates = updates
+            .into_iter()
+            .skip(skip)
+            .take(args.page_size)
+            .collect();
     }
     if args.json {
         let json: Vec<serde_json::Value> = updates.iter().map(update_json).collect();
@@ -144,7 +148,10 @@ pub fn tag(workspace: &Workspace, stack: &str, args: TagArgs) -> Result<()> {
                     outln!("{}", field(value));
                     Ok(())
                 }
-                None => bail!("stack {stack:?} has no tag {}", crate::terminal::quoted(&name)),
+                None => bail!(
+                    "stack {stack:?} has no tag {}",
+                    crate::terminal::quoted(&name)
+                ),
             }
         }
         TagCommand::Ls { json } => {
@@ -154,7 +161,12 @@ pub fn tag(workspace: &Workspace, stack: &str, args: TagArgs) -> Result<()> {
             } else if tags.is_empty() {
                 outln!("This stack has no tags.");
             } else {
-                let width = tags.keys().map(|k| k.chars().count()).max().unwrap_or(4).max(4);
+                let width = tags
+                    .keys()
+                    .map(|k| k.chars().count())
+                    .max()
+                    .unwrap_or(4)
+                    .max(4);
                 outln!("{:<width$}  VALUE", "NAME");
                 for (name, value) in &tags {
                     outln!("{:<width$}  {}", field(name), field(value));
@@ -165,7 +177,10 @@ pub fn tag(workspace: &Workspace, stack: &str, args: TagArgs) -> Result<()> {
         TagCommand::Rm { name } => {
             check_tag(&name, None)?;
             if !tags(workspace, stack)?.contains_key(&name) {
-                bail!("stack {stack:?} has no tag {}", crate::terminal::quoted(&name));
+                bail!(
+                    "stack {stack:?} has no tag {}",
+                    crate::terminal::quoted(&name)
+                );
             }
             backend.set_tag(project, stack, &name, None)
         }

@@ -1,10 +1,14 @@
-//! Deployment benchmark: N independent resources with an instant in-process provider.
+//! Deployment benchmark: N independent resources with an instant in-process provider, the state
+//! kept in memory (the engine alone), a directory or a PostgreSQL database (Cairn's backends).
 //!
-//! `cargo bench -p cairn-engine --bench deploy [-- N...]` (default N = 1000 10000 100000). Each N
-//! phase runs in a child process (with its starting state built directly) so its peak RSS is its
-//! own. Phases: `preview` with no changes, `up` creating all, `up` with all same, `destroy`.
-//! Reported: wall time, peak RSS, bytes written to state (journal + checkpoint), and the size of
-//! the checkpoint written at the end.
+//! `cargo bench -p cairn-cli --bench deploy [-- [--backend URL]... N...]` (default N = 1000
+//! 10000 100000, backend `memory`; `--backend file:///tmp/x --backend postgres://u@h/db` compares
+//! both, phase by phase). Each phase runs in a child process (with its starting state built
+//! directly and, for a backend, stored first, outside the timing) so its peak RSS is its own.
+//! Phases: `preview` with no changes, `up` creating all, `up` with all same, `destroy`.
+//! Reported: wall time, peak RSS, the bytes handed to the backend (journal lines + checkpoint),
+//! the bytes the backend wrote for them (a directory: bytes passed to `write`, history copy
+//! included; PostgreSQL: the WAL the server generated), and the size of the checkpoint.
 
 use std::process::Command;
 use std::sync::Arc;
@@ -12,6 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use async_trait::async_trait;
+use cairn_cli::backend::{Backend, pgconfig};
 use cairn_engine::deploy::events::NullSink;
 use cairn_engine::deploy::journal::{PersistError, Persister, SnapshotManager};
 use cairn_engine::deploy::monitor::Monitor;
@@ -23,7 +28,10 @@ use cairn_engine::deploy::provider::{
 };
 use cairn_engine::deploy::{Deployment, DeploymentOptions, Outcome};
 use cairn_engine::secrets::{Crypter, SecretsError};
-use cairn_engine::state::{DeploymentV3, Manifest, ProviderReference, ResourceState, Snapshot};
+use cairn_engine::state::{
+    DeploymentV3, Manifest, ProviderReference, ResourceState, SecretsMode, Snapshot,
+    encode_deployment,
+};
 use cairn_engine::value::{PropertyMap, PropertyValue};
 use cairn_engine::{TypeToken, Urn, props};
 use futures::StreamExt;
@@ -132,9 +140,10 @@ impl Program for Fleet {
     }
 }
 
-/// Counts the bytes a file backend would write.
+/// Counts the bytes handed to the backend (`inner`; none: the engine alone).
 #[derive(Default)]
 struct Counter {
+    inner: Option<Arc<dyn Persister>>,
     bytes: AtomicU64,
     last_checkpoint: AtomicU64,
 }
@@ -142,14 +151,82 @@ struct Counter {
 impl Persister for Counter {
     fn append(&self, line: &[u8]) -> Result<(), PersistError> {
         self.bytes.fetch_add(line.len() as u64, Ordering::Relaxed);
-        Ok(())
+        match &self.inner {
+            Some(inner) => inner.append(line),
+            None => Ok(()),
+        }
     }
     fn save(&self, deployment: &DeploymentV3) -> Result<(), PersistError> {
         let bytes = serde_json::to_vec(deployment).map_err(|e| PersistError::new(e.to_string()))?;
         self.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         self.last_checkpoint
             .store(bytes.len() as u64, Ordering::Relaxed);
-        Ok(())
+        match &self.inner {
+            Some(inner) => inner.save(deployment),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Where the state goes: `memory` (counted, not kept) or a backend URL.
+struct Store {
+    url: String,
+    backend: Option<Backend>,
+}
+
+impl Store {
+    fn open(url: &str) -> Store {
+        let backend = (url != "memory").then(|| {
+            Backend::from_url(url, &std::env::current_dir().expect("cwd")).expect("backend")
+        });
+        Store {
+            url: url.to_owned(),
+            backend,
+        }
+    }
+
+    /// Stores `base` as stack bench/dev and returns its journal, under its lock (kept by the
+    /// caller for the phase).
+    fn seed(&self, base: &Snapshot) -> Option<(cairn_cli::backend::StackLock, Arc<dyn Persister>)> {
+        let backend = self.backend.as_ref()?;
+        let lock = backend.lock("bench", "dev", "cairn bench").expect("lock");
+        if backend.stack_exists("bench", "dev").expect("read") {
+            backend.recover(&lock, "bench", "dev").expect("recover");
+            backend.remove(&lock, "bench", "dev").expect("remove");
+        }
+        let stored = encode_deployment(base, SecretsMode::Plaintext).expect("encode");
+        backend.create(&lock, "bench", "dev", stored).expect("seed");
+        let journal = backend.persister(&lock, "bench", "dev").expect("journal");
+        Some((lock, journal))
+    }
+
+    /// What the backend has written so far: this process's `write` bytes for a directory,
+    /// the server's WAL position for PostgreSQL.
+    fn written(&self) -> u64 {
+        if pgconfig::is_postgres_url(&self.url) {
+            let target = pgconfig::resolve(&self.url, &pgconfig::ProcessEnv).expect("url");
+            // The driver runs its own runtime: not from inside the benchmark's.
+            std::thread::spawn(move || {
+                let mut client = target.config.connect(postgres::NoTls).expect("connect");
+                let row = client
+                    .query_one(
+                        "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint",
+                        &[],
+                    )
+                    .expect("wal position");
+                row.get::<_, i64>(0) as u64
+            })
+            .join()
+            .expect("wal thread")
+        } else {
+            std::fs::read_to_string("/proc/self/io")
+                .ok()
+                .and_then(|s| {
+                    s.lines()
+                        .find_map(|l| l.strip_prefix("wchar: ")?.trim().parse().ok())
+                })
+                .unwrap_or(0)
+        }
     }
 }
 
@@ -170,10 +247,23 @@ enum Phase {
     Destroy,
 }
 
-async fn phase(n: usize, base: Snapshot, phase: Phase) -> (Outcome, f64, u64, u64) {
-    let counter = Arc::new(Counter::default());
+struct Measured {
+    outcome: Outcome,
+    seconds: f64,
+    handed: u64,
+    written: u64,
+    checkpoint: u64,
+}
+
+async fn phase(n: usize, base: Snapshot, phase: Phase, store: &Store) -> Measured {
     let preview = matches!(phase, Phase::Preview);
+    let seeded = if preview { None } else { store.seed(&base) };
+    let counter = Arc::new(Counter {
+        inner: seeded.as_ref().map(|(_, journal)| journal.clone()),
+        ..Counter::default()
+    });
     let persister: Option<Arc<dyn Persister>> = if preview { None } else { Some(counter.clone()) };
+    let written_before = store.written();
     let journal = Arc::new(
         SnapshotManager::new(base, Manifest::new(), persister, Arc::new(Plain)).expect("journal"),
     );
@@ -188,12 +278,20 @@ async fn phase(n: usize, base: Snapshot, phase: Phase) -> (Outcome, f64, u64, u6
     }
     .expect("deployment succeeds");
     let seconds = started.elapsed().as_secs_f64();
-    (
+    let handed = counter.bytes.load(Ordering::Relaxed);
+    let written = if store.backend.is_some() {
+        store.written().saturating_sub(written_before)
+    } else {
+        handed
+    };
+    drop(seeded);
+    Measured {
         outcome,
         seconds,
-        counter.bytes.load(Ordering::Relaxed),
-        counter.last_checkpoint.load(Ordering::Relaxed),
-    )
+        handed,
+        written,
+        checkpoint: counter.last_checkpoint.load(Ordering::Relaxed),
+    }
 }
 
 fn peak_rss_mb() -> f64 {
@@ -246,7 +344,8 @@ fn created_state(n: usize) -> Snapshot {
     }
 }
 
-fn child(n: usize, which: &str) {
+fn child(n: usize, which: &str, url: &str) {
+    let store = Store::open(url);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -259,15 +358,20 @@ fn child(n: usize, which: &str) {
             "destroy" => (created_state(n), Phase::Destroy, n + 2),
             other => panic!("unknown phase {other}"),
         };
-        let (outcome, seconds, written, checkpoint) = phase(n, base, kind).await;
+        let m = phase(n, base, kind, &store).await;
         assert_eq!(
-            outcome.changes.values().sum::<usize>(),
+            m.outcome.changes.values().sum::<usize>(),
             expected_changes,
             "{which}"
         );
+        let backend = url.split("://").next().unwrap_or(url);
         println!(
-            "{n:>7} | {which:<8} | {seconds:>8.3} | {:>8.1} | {written:>11} | {checkpoint:>11}",
-            peak_rss_mb()
+            "{n:>7} | {which:<8} | {backend:<8} | {:>8.3} | {:>8.1} | {:>11} | {:>11} | {:>11}",
+            m.seconds,
+            peak_rss_mb(),
+            m.handed,
+            m.written,
+            m.checkpoint
         );
     });
 }
@@ -279,23 +383,41 @@ fn main() {
         .collect();
     if args.first().map(String::as_str) == Some("--child") {
         let n = args.get(1).and_then(|s| s.parse().ok()).expect("N");
-        child(n, args.get(2).map_or("create", String::as_str));
+        let which = args.get(2).map_or("create", String::as_str);
+        child(n, which, args.get(3).map_or("memory", String::as_str));
         return;
     }
-    let sizes: Vec<usize> = if args.is_empty() {
-        vec![1_000, 10_000, 100_000]
-    } else {
-        args.iter().filter_map(|a| a.parse().ok()).collect()
-    };
-    println!("      N | phase    |   wall s |  peak MB | written B   | state B");
+    let mut backends = Vec::new();
+    let mut sizes = Vec::new();
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--backend" => backends.push(rest.next().expect("--backend URL").clone()),
+            other => sizes.push(other.parse::<usize>().expect("N")),
+        }
+    }
+    if sizes.is_empty() {
+        sizes = vec![1_000, 10_000, 100_000];
+    }
+    if backends.is_empty() {
+        backends.push("memory".to_owned());
+    }
+    println!(
+        "      N | phase    | backend  |   wall s |  peak MB | handed B    | written B   | state B"
+    );
     let exe = std::env::current_exe().expect("current exe");
     for n in sizes {
         for which in ["preview", "create", "same", "destroy"] {
-            let status = Command::new(&exe)
-                .args(["--child", &n.to_string(), which])
-                .status()
-                .expect("run child");
-            assert!(status.success(), "benchmark {which} for N={n} failed");
+            for url in &backends {
+                let status = Command::new(&exe)
+                    .args(["--child", &n.to_string(), which, url])
+                    .status()
+                    .expect("run child");
+                assert!(
+                    status.success(),
+                    "benchmark {which} for N={n} on {url} failed"
+                );
+            }
         }
     }
 }
