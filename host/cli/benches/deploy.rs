@@ -352,10 +352,10 @@ fn child(n: usize, which: &str, url: &str) {
         .expect("runtime");
     runtime.block_on(async {
         let (base, kind, expected_changes) = match which {
-            "create" => (Snapshot::empty(None), Phase::Up, n + 2),
+            "create" => (Snapshot::empty(None), Phase::Up, n + 1),
             "preview" => (created_state(n), Phase::Preview, 0),
             "same" => (created_state(n), Phase::Up, 0),
-            "destroy" => (created_state(n), Phase::Destroy, n + 2),
+            "destroy" => (created_state(n), Phase::Destroy, n + 1),
             other => panic!("unknown phase {other}"),
         };
         let m = phase(n, base, kind, &store).await;

@@ -702,6 +702,7 @@ impl StackWriter for PgWriter {
         )?;
         let stack_id = stack_id.ok_or_else(|| anyhow!("{} does not exist", self.place))?;
         Ok(Arc::new(PgJournal {
+            insert: Arc::new(Mutex::new(None)),
             session: self.session.clone(),
             project: self.project.clone(),
             stack: self.stack.clone(),
@@ -777,6 +778,8 @@ impl StackWriter for PgWriter {
 
 /// The journal of a deployment: one row per append, committed before `append` returns.
 struct PgJournal {
+    /// The INSERT, prepared on the first append: each later one is a single round trip.
+    insert: Arc<Mutex<Option<postgres::Statement>>>,
     session: Arc<Session>,
     project: String,
     stack: String,
@@ -787,15 +790,21 @@ struct PgJournal {
 
 impl Persister for PgJournal {
     fn append(&self, lines: &[u8]) -> Result<(), PersistError> {
-        let (id, data) = (self.stack_id, lines.to_vec());
+        let (id, data, insert) = (self.stack_id, lines.to_vec(), self.insert.clone());
         self.session
             .run(
                 &format!("appending to the journal of {}", self.place),
                 move |c| {
-                    c.execute(
-                        "INSERT INTO cairn_journal (stack_id, data) VALUES ($1, $2)",
-                        &[&id, &data],
-                    )?;
+                    let mut prepared = insert.lock().unwrap_or_else(PoisonError::into_inner);
+                    let statement = match prepared.as_ref() {
+                        Some(statement) => statement.clone(),
+                        None => prepared
+                            .insert(c.prepare(
+                                "INSERT INTO cairn_journal (stack_id, data) VALUES ($1, $2)",
+                            )?)
+                            .clone(),
+                    };
+                    c.execute(&statement, &[&id, &data])?;
                     Ok(())
                 },
             )
