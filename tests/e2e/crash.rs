@@ -882,6 +882,41 @@ fn crash_wasm_kill_cairn_on_postgres() {
     let db = crate::pgserver::shared().fresh_database();
     let mut h = Harness::wasm_on(120, Some(&db));
     let n = h.count;
+    // The journal an interrupted update leaves is one row per step record, each the size of
+    // its step, whatever the size of the state.
+    h.finish("up");
+    h.sandbox.ok(&["config", "set", "generation", "3"]);
+    let args = h.deploy("up");
+    h.stop_during(
+        &args,
+        Stop::KillCairn,
+        "kill -9 during an update, for the journal",
+        |dir| at_generation(dir, 3) >= n / 4,
+    );
+    let rows = crate::pgserver::shared()
+        .psql(
+            &db.url,
+            "SELECT count(*), max(length(data)), \
+             (SELECT max(length(checkpoint)) FROM cairn_stacks) FROM cairn_journal",
+        )
+        .unwrap();
+    let numbers: Vec<usize> = rows.trim().split('|').map(|v| v.parse().unwrap()).collect();
+    let [count, largest, checkpoint] = numbers[..] else {
+        panic!("{rows}");
+    };
+    assert!(
+        count >= n / 4,
+        "{count} journal rows for {} updated files",
+        n / 4
+    );
+    assert!(
+        largest * 20 < checkpoint,
+        "a journal row of {largest} bytes, for a checkpoint of {checkpoint}"
+    );
+    let state = h.check("after the kill during the update");
+    h.resolve("after the kill during the update", &state);
+    h.finish("destroy");
+    h.sandbox.ok(&["config", "set", "generation", "1"]);
     for k in [n / 4, 3 * n / 4] {
         h.stop_and_resolve(
             "up",

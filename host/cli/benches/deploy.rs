@@ -294,6 +294,12 @@ async fn phase(n: usize, base: Snapshot, phase: Phase, store: &Store) -> Measure
     }
 }
 
+/// One line of the report (only figures and the backend's scheme: nothing to escape).
+fn print_row(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout(), "{line}");
+}
+
 fn peak_rss_mb() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -365,14 +371,14 @@ fn child(n: usize, which: &str, url: &str) {
             "{which}"
         );
         let backend = url.split("://").next().unwrap_or(url);
-        println!(
+        print_row(&format!(
             "{n:>7} | {which:<8} | {backend:<8} | {:>8.3} | {:>8.1} | {:>11} | {:>11} | {:>11}",
             m.seconds,
             peak_rss_mb(),
             m.handed,
             m.written,
             m.checkpoint
-        );
+        ));
     });
 }
 
@@ -402,8 +408,8 @@ fn main() {
     if backends.is_empty() {
         backends.push("memory".to_owned());
     }
-    println!(
-        "      N | phase    | backend  |   wall s |  peak MB | handed B    | written B   | state B"
+    print_row(
+        "      N | phase    | backend  |   wall s |  peak MB | handed B    | written B   | state B",
     );
     let exe = std::env::current_exe().expect("current exe");
     for n in sizes {
