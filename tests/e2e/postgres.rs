@@ -613,3 +613,80 @@ fn postgres_connection_failures_are_clear() {
         "a failed login saves nothing"
     );
 }
+
+/// First use by several processes at once migrates the schema exactly once; a database whose
+/// schema is newer than this Cairn knows is refused, naming both versions, and left alone.
+#[test]
+fn postgres_schema_migrates_once_and_refuses_a_newer_one() {
+    let db = shared().fresh_database();
+    let sandbox = Sandbox::new("team");
+    sandbox.use_backend(&db.url);
+    sandbox.secret(&db.password);
+    let mut runs: Vec<Background> = (0..6)
+        .map(|i| {
+            Background::spawn(
+                sandbox.command(&["whoami"]),
+                sandbox.root(),
+                &format!("w{i}"),
+            )
+        })
+        .collect();
+    for run in &mut runs {
+        let status = run.wait(LIMIT);
+        assert!(status.success(), "{}", run.stderr());
+        assert_eq!(run.stdout().trim(), db.user);
+    }
+    let applied = shared()
+        .psql(
+            &db.url,
+            "SELECT count(*), max(version) FROM cairn_schema_migrations",
+        )
+        .unwrap();
+    assert_eq!(applied.trim(), "1|1");
+
+    shared()
+        .psql(
+            &db.url,
+            "INSERT INTO cairn_schema_migrations (version, description) VALUES (99, 'future')",
+        )
+        .unwrap();
+    let refused = sandbox.fails(&["stack", "ls"]);
+    assert_contains(
+        &refused,
+        &[
+            "schema version 99",
+            "newer than this Cairn knows (1)",
+            "upgrade Cairn",
+        ],
+    );
+    let tables = shared()
+        .psql(&db.url, "SELECT count(*) FROM cairn_schema_migrations")
+        .unwrap();
+    assert_eq!(tables.trim(), "2", "nothing was changed");
+}
+
+/// A removed stack's name can be used again; the old stack's history stays with its row.
+#[test]
+fn postgres_a_removed_stack_name_is_free_again() {
+    let db = shared().fresh_database();
+    let sandbox = team_project(Some(&db), 2);
+    sandbox.ok(&["up", "--yes", "-m", "before"]);
+    sandbox.ok(&["destroy", "--yes"]);
+    sandbox.ok(&["stack", "rm", "dev", "--yes"]);
+    init_stack(&sandbox, "dev", 2);
+    let history: Value =
+        serde_json::from_str(&sandbox.ok(&["stack", "history", "--json"])).unwrap();
+    assert_eq!(
+        history,
+        serde_json::json!([]),
+        "a new stack starts a new history"
+    );
+    sandbox.ok(&["up", "--yes"]);
+    let rows = shared()
+        .psql(
+            &db.url,
+            "SELECT count(*) FILTER (WHERE removed_at IS NULL), count(*) FROM cairn_stacks",
+        )
+        .unwrap();
+    assert_eq!(rows.trim(), "1|2");
+}
