@@ -98,6 +98,8 @@ pub struct PgServer {
     bin: PathBuf,
     port: u16,
     owner: Option<SystemUser>,
+    /// Settings beyond [`SETTINGS`] (TLS).
+    extra_settings: Vec<String>,
     running: Mutex<Option<Running>>,
 }
 
@@ -139,15 +141,36 @@ impl PgServer {
     /// Creates a cluster in a new temporary directory and starts a server for it on a free
     /// port, returning once it accepts connections. Panics, with the server log, if it cannot.
     pub fn start() -> PgServer {
+        PgServer::start_with(false)
+    }
+
+    /// A server that accepts TCP connections only over TLS (`hostssl` alone in pg_hba.conf),
+    /// with a self-signed certificate for `127.0.0.1` and `localhost`: [`PgServer::tls_cert`].
+    pub fn start_tls() -> PgServer {
+        PgServer::start_with(true)
+    }
+
+    /// The TLS server's certificate (its own CA), PEM.
+    pub fn tls_cert(&self) -> PathBuf {
+        self.dir.path().join("ca.crt")
+    }
+
+    fn start_with(tls: bool) -> PgServer {
         let bin = bin_dir();
         let owner = server_user();
         let dir = temp_dir(owner);
         init_cluster(&bin, dir.path(), owner);
+        let extra_settings = if tls {
+            enable_tls(dir.path(), owner)
+        } else {
+            Vec::new()
+        };
         let mut server = PgServer {
             dir,
             bin,
             port: free_port(),
             owner,
+            extra_settings,
             running: Mutex::new(None),
         };
         let mut last = String::new();
@@ -333,6 +356,9 @@ impl PgServer {
             ));
         for (name, value) in SETTINGS {
             command.arg("-c").arg(format!("{name}={value}"));
+        }
+        for setting in &self.extra_settings {
+            command.arg("-c").arg(setting);
         }
         as_server_user(&mut command, self.owner, self.dir.path());
         let mut watchdog = command
@@ -553,6 +579,91 @@ fn temp_dir(owner: Option<SystemUser>) -> TempDir {
 }
 
 /// Gives `path` to the server user (when running as root), readable only by it.
+/// Makes a CA and a server certificate it signs for 127.0.0.1 and localhost (with `openssl`),
+/// gives the server its key, allows TCP logins only over TLS, and returns the settings that
+/// turn TLS on.
+fn enable_tls(dir: &Path, owner: Option<SystemUser>) -> Vec<String> {
+    let data = dir.join("data");
+    let (ca_key, ca) = (dir.join("ca.key"), dir.join("ca.crt"));
+    let (cert, key) = (data.join("server.crt"), data.join("server.key"));
+    let (csr, ext) = (dir.join("server.csr"), dir.join("server.ext"));
+    fs::write(
+        &ext,
+        "basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n",
+    )
+    .unwrap();
+    let openssl = |args: &[&dyn AsRef<std::ffi::OsStr>]| {
+        let out = Command::new("openssl")
+            .args(args.iter().map(|a| a.as_ref()))
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run openssl: {e}"));
+        assert!(
+            out.status.success(),
+            "openssl failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    openssl(&[
+        &"req",
+        &"-x509",
+        &"-newkey",
+        &"rsa:2048",
+        &"-nodes",
+        &"-days",
+        &"30",
+        &"-subj",
+        &"/CN=cairn-test-ca",
+        &"-keyout",
+        &ca_key,
+        &"-out",
+        &ca,
+    ]);
+    openssl(&[
+        &"req",
+        &"-newkey",
+        &"rsa:2048",
+        &"-nodes",
+        &"-subj",
+        &"/CN=localhost",
+        &"-keyout",
+        &key,
+        &"-out",
+        &csr,
+    ]);
+    openssl(&[
+        &"x509",
+        &"-req",
+        &"-in",
+        &csr,
+        &"-CA",
+        &ca,
+        &"-CAkey",
+        &ca_key,
+        &"-CAcreateserial",
+        &"-days",
+        &"30",
+        &"-extfile",
+        &ext,
+        &"-out",
+        &cert,
+    ]);
+    fs::set_permissions(&ca, fs::Permissions::from_mode(0o644)).unwrap();
+    hand_over(&cert, owner);
+    hand_over(&key, owner);
+    let hba = data.join("pg_hba.conf");
+    fs::write(
+        &hba,
+        "local all all scram-sha-256\nhostssl all all 127.0.0.1/32 scram-sha-256\n",
+    )
+    .unwrap();
+    hand_over(&hba, owner);
+    vec![
+        "ssl=on".to_owned(),
+        "ssl_cert_file=server.crt".to_owned(),
+        "ssl_key_file=server.key".to_owned(),
+    ]
+}
+
 fn hand_over(path: &Path, owner: Option<SystemUser>) {
     if let Some(user) = owner {
         std::os::unix::fs::chown(path, Some(user.uid), Some(user.gid))

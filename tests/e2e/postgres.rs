@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::background::{Background, touch};
-use crate::pgserver::{PgDatabase, shared};
+use crate::pgserver::{PgDatabase, PgServer, shared};
 use crate::support::{Sandbox, assert_contains, example_wasm, find_secrets, test_wasm};
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -587,8 +587,8 @@ fn postgres_connection_failures_are_clear() {
             ],
         ),
         (
-            "postgres://u@h/db?sslmode=require",
-            vec!["sslmode=require", "not supported"],
+            "postgres://u@h/db?sslmode=on",
+            vec!["sslmode \"on\" is not an SSL mode"],
         ),
         (
             "mysql://u@h/db",
@@ -689,4 +689,86 @@ fn postgres_a_removed_stack_name_is_free_again() {
         )
         .unwrap();
     assert_eq!(rows.trim(), "1|2");
+}
+
+/// A server that takes TCP logins only over TLS, reached with each `sslmode`: the modes that
+/// check the certificate accept it only when `sslrootcert` names its CA (and, for verify-full,
+/// the name matches); plain text is refused by the server.
+#[test]
+fn postgres_over_tls_with_each_sslmode() {
+    let server = PgServer::start_tls();
+    let db = server.fresh_database();
+    let sandbox = Sandbox::new("team");
+    sandbox.secret(&db.password);
+    let ca = server.tls_cert();
+    let other = sandbox.root().join("other.crt");
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args(["-subj", "/CN=another-ca", "-keyout"])
+        .arg(sandbox.root().join("other.key"))
+        .arg("-out")
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let url = |query: &str| format!("{}?{query}", db.url);
+    let (ca, other) = (ca.display(), other.display());
+    let accepted = [
+        url("sslmode=prefer"),
+        url("sslmode=require"),
+        url(&format!("sslmode=verify-ca&sslrootcert={ca}")),
+        url(&format!("sslmode=verify-full&sslrootcert={ca}")),
+        db.url.replace("127.0.0.1", "localhost")
+            + &format!("?sslmode=verify-full&sslrootcert={ca}"),
+    ];
+    for url in &accepted {
+        sandbox.use_backend(url);
+        assert_eq!(sandbox.ok(&["whoami"]).trim(), db.user, "{url}");
+    }
+    let refused = [
+        (url("sslmode=disable"), "pg_hba.conf"),
+        (url("sslmode=verify-full"), "certificate"),
+        (
+            url(&format!("sslmode=verify-full&sslrootcert={other}")),
+            "certificate",
+        ),
+        (
+            url(&format!("sslmode=require&sslrootcert={other}")),
+            "certificate",
+        ),
+    ];
+    for (url, expected) in &refused {
+        sandbox.use_backend(url);
+        let err = sandbox.fails(&["whoami"]);
+        assert_contains(
+            &err,
+            &["cannot connect to the PostgreSQL backend", expected],
+        );
+    }
+    // The libpq variables do the same, and a whole deployment runs over TLS.
+    let project = team_project(None, 2);
+    project.use_backend(&db.url);
+    project.secret(&db.password);
+    let out = project
+        .command(&["stack", "ls"])
+        .env("PGSSLMODE", "verify-full")
+        .env("PGSSLROOTCERT", server.tls_cert())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    project.use_backend(&url(&format!("sslmode=verify-full&sslrootcert={ca}")));
+    init_stack(&project, "tls", 2);
+    project.ok(&["up", "--yes", "-s", "tls"]);
+    assert_eq!(files_of(&project, "tls"), 2);
+    project.ok(&["destroy", "--yes", "-s", "tls"]);
 }

@@ -9,6 +9,7 @@
 
 pub mod file;
 pub mod pgconfig;
+pub mod pgtls;
 pub mod postgres;
 
 use std::collections::{BTreeMap, HashSet};

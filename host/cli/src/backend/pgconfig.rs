@@ -1,6 +1,7 @@
 //! How a `postgres://` backend URL becomes a connection: the URL, then the libpq environment
 //! variables for what it leaves out (`PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`, `PGPASSWORD`,
-//! `PGPASSFILE` / `~/.pgpass`, `PGCONNECT_TIMEOUT`, `PGSSLMODE`, `PGAPPNAME`), as libpq reads
+//! `PGPASSFILE` / `~/.pgpass`, `PGCONNECT_TIMEOUT`, `PGSSLMODE`, `PGSSLROOTCERT`, `PGAPPNAME`),
+//! as libpq reads
 //! them. The password is never shown: every URL printed goes through [`redact`] or is rebuilt
 //! without it ([`PgTarget::display`]).
 
@@ -8,8 +9,10 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
-use anyhow::{Result, anyhow, bail};
-use postgres::config::{Host, SslMode};
+use anyhow::{Result, anyhow};
+use postgres::config::Host;
+
+use super::pgtls::{SslMode, TlsSettings};
 
 /// How long connecting may take unless `connect_timeout` or `PGCONNECT_TIMEOUT` says otherwise.
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -59,6 +62,8 @@ pub fn redact(url: &str) -> String {
 #[derive(Clone)]
 pub struct PgTarget {
     pub config: postgres::Config,
+    /// `sslmode` and `sslrootcert`, which Cairn handles itself (the driver knows fewer modes).
+    pub tls: TlsSettings,
     /// `postgres://user@host:port/database`: no password, whatever the URL held.
     pub display: String,
     pub user: String,
@@ -90,6 +95,7 @@ impl Env for ProcessEnv {
 /// Resolves a backend URL against the libpq environment.
 pub fn resolve(url: &str, env: &dyn Env) -> Result<PgTarget> {
     let shown = redact(url);
+    let (url, tls) = &take_tls_parameters(url, env)?;
     // The driver's parser gives hosts without a port 5432; libpq gives them PGPORT.
     let url = &match env.var("PGPORT") {
         Some(port) => {
@@ -153,23 +159,7 @@ pub fn resolve(url: &str, env: &dyn Env) -> Result<PgTarget> {
         };
         config.connect_timeout(timeout);
     }
-    if let Some(mode) = env.var("PGSSLMODE")
-        && !url.contains("sslmode=")
-    {
-        config.ssl_mode(match mode.as_str() {
-            "disable" => SslMode::Disable,
-            "allow" | "prefer" => SslMode::Prefer,
-            "require" | "verify-ca" | "verify-full" => SslMode::Require,
-            other => bail!("PGSSLMODE {other:?} is not an SSL mode (disable, prefer, require, …)"),
-        });
-    }
-    if matches!(config.get_ssl_mode(), SslMode::Require) {
-        bail!(
-            "backend {shown}: TLS connections (sslmode=require) are not supported by Cairn's \
-             PostgreSQL backend yet; connect through a local socket, a private network or a \
-             TLS-terminating proxy, with sslmode=disable or prefer"
-        );
-    }
+    config.ssl_mode(tls.mode.driver());
     if config.get_application_name().is_none() {
         config.application_name(&env.var("PGAPPNAME").unwrap_or_else(|| "cairn".to_owned()));
     }
@@ -189,9 +179,43 @@ pub fn resolve(url: &str, env: &dyn Env) -> Result<PgTarget> {
     };
     Ok(PgTarget {
         config,
+        tls: tls.clone(),
         display,
         user,
     })
+}
+
+/// Takes `sslmode` and `sslrootcert` out of the URL's parameters (else `PGSSLMODE` and
+/// `PGSSLROOTCERT`; the mode defaults to `prefer`), returning the URL without them.
+fn take_tls_parameters(url: &str, env: &dyn Env) -> Result<(String, TlsSettings)> {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, query),
+        None => (url, ""),
+    };
+    let mut mode = None;
+    let mut root_cert = None;
+    let mut kept = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("sslmode", value)) => mode = Some(SslMode::parse(value)?),
+            Some(("sslrootcert", value)) => root_cert = Some(PathBuf::from(value)),
+            _ => kept.push(pair),
+        }
+    }
+    let mode = match mode {
+        Some(mode) => mode,
+        None => match env.var("PGSSLMODE") {
+            Some(value) => SslMode::parse(&value).map_err(|e| anyhow!("PGSSLMODE: {e}"))?,
+            None => SslMode::Prefer,
+        },
+    };
+    let root_cert = root_cert.or_else(|| env.var("PGSSLROOTCERT").map(PathBuf::from));
+    let url = if kept.is_empty() {
+        base.to_owned()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    };
+    Ok((url, TlsSettings { mode, root_cert }))
 }
 
 /// The URL with `port` given to each host that names none (and, if it names no host, as a
@@ -441,11 +465,15 @@ mod tests {
                 vec![("PGPORT", "x")],
                 "PGPORT must be a port number",
             ),
-            ("postgres://h/db?sslmode=require", vec![], "sslmode=require"),
+            (
+                "postgres://h/db?sslmode=on",
+                vec![],
+                "sslmode \"on\" is not an SSL mode",
+            ),
             (
                 "postgres://h/db",
                 vec![("PGSSLMODE", "bogus")],
-                "PGSSLMODE \"bogus\"",
+                "PGSSLMODE: sslmode \"bogus\"",
             ),
         ] {
             let err = match resolve(url, &env(&vars)) {

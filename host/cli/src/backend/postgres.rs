@@ -35,6 +35,7 @@ use cairn_engine::deploy::journal::{PersistError, Persister};
 use cairn_engine::state::DeploymentV3;
 use postgres::{Client, NoTls};
 use sha2::{Digest, Sha256};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::pgconfig::{self, PgTarget};
 use super::{LockHolder, StackWriter, Store, UpdateRecord, checkpoint_bytes};
@@ -106,10 +107,15 @@ impl Session {
         let (jobs, queue) = mpsc::channel::<Job>();
         let (ready, connected) = mpsc::channel();
         let config = target.config.clone();
+        let tls = target.tls.client_config()?;
         std::thread::Builder::new()
             .name("cairn-postgres".into())
             .spawn(move || {
-                let mut client = match config.connect(NoTls) {
+                let connected = match tls {
+                    Some(tls) => config.connect(MakeRustlsConnect::new(tls)),
+                    None => config.connect(NoTls),
+                };
+                let mut client = match connected {
                     Ok(client) => {
                         let _ = ready.send(Ok(()));
                         client
@@ -168,11 +174,21 @@ impl Session {
 
 /// A connection failure, said plainly: which server, and what to check.
 fn connect_error(target: &PgTarget, e: &postgres::Error) -> anyhow::Error {
+    let text = describe(e);
     let hint = match e.as_db_error().map(|d| d.code().code()) {
-        Some("28P01") | Some("28000") => {
+        Some("28P01") => {
             " (check the password: the URL's, PGPASSWORD, or the password file ~/.pgpass)"
         }
+        Some("28000") => {
+            " (the server's pg_hba.conf refuses this connection: check the user, the database, \
+             and whether the server requires TLS, sslmode=require)"
+        }
         Some("3D000") => " (create the database first, or name another in the URL)",
+        _ if text.contains("certificate") || text.contains("TLS") || text.contains("SSL") => {
+            " (the TLS connection failed: with sslmode=verify-ca or verify-full, sslrootcert \
+             must name the CA that signed the server's certificate, and verify-full also \
+             checks that it names the host)"
+        }
         _ if e.to_string().contains("timeout") || e.to_string().contains("timed out") => {
             " (the server did not answer in time: check the host and port, and that it is \
              reachable; PGCONNECT_TIMEOUT sets how long to wait)"
@@ -180,9 +196,8 @@ fn connect_error(target: &PgTarget, e: &postgres::Error) -> anyhow::Error {
         _ => " (check that the server runs and that the host and port are right)",
     };
     anyhow!(
-        "cannot connect to the PostgreSQL backend {}: {}{hint}",
-        target.display,
-        describe(e)
+        "cannot connect to the PostgreSQL backend {}: {text}{hint}",
+        target.display
     )
 }
 
