@@ -322,6 +322,18 @@ impl StackWriter for FileWriter {
         self.store.remove_journal(&self.project, &self.stack)
     }
 
+    fn write_checkpoint_with(
+        &self,
+        bytes: &[u8],
+        other_stack: &str,
+        other_bytes: &[u8],
+    ) -> Result<()> {
+        self.store
+            .write_checkpoint(&self.project, other_stack, other_bytes)?;
+        self.store.remove_journal(&self.project, other_stack)?;
+        self.write_checkpoint(bytes)
+    }
+
     fn drop_journal(&self) -> Result<()> {
         self.store.remove_journal(&self.project, &self.stack)
     }

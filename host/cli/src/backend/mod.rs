@@ -73,6 +73,15 @@ pub trait StackWriter: Send + Sync + fmt::Debug {
     /// Replaces the checkpoint (keeping the previous one in the history) and empties the
     /// journal, atomically as far as the storage allows.
     fn write_checkpoint(&self, bytes: &[u8]) -> Result<()>;
+    /// Writes this stack's checkpoint and another stack's of the same project (whose lock the
+    /// caller also holds) as one change where the storage allows it (PostgreSQL: one
+    /// transaction); else the other's first.
+    fn write_checkpoint_with(
+        &self,
+        bytes: &[u8],
+        other_stack: &str,
+        other_bytes: &[u8],
+    ) -> Result<()>;
     /// Empties the journal (it was found already contained in the checkpoint).
     fn drop_journal(&self) -> Result<()>;
     /// The journal of a deployment; its `save` writes the checkpoint and empties it.
@@ -460,6 +469,24 @@ impl Backend {
     ) -> Result<()> {
         let writer = lock.writer(project, stack)?;
         writer.write_checkpoint(&checkpoint_bytes(project, stack, &deployment)?)
+    }
+
+    /// Saves two stacks of a project together (`state move`): one transaction on PostgreSQL;
+    /// in a directory, `second` first, so an interruption leaves resources in both stacks,
+    /// never in neither.
+    pub fn save_both(
+        &self,
+        project: &str,
+        first: (&StackLock, &str, &DeploymentV3),
+        second: (&StackLock, &str, &DeploymentV3),
+    ) -> Result<()> {
+        let writer = first.0.writer(project, first.1)?;
+        second.0.writer(project, second.1)?;
+        writer.write_checkpoint_with(
+            &checkpoint_bytes(project, first.1, first.2)?,
+            second.1,
+            &checkpoint_bytes(project, second.1, second.2)?,
+        )
     }
 
     /// Deletes a stack's checkpoint, journal and tags (its history stays as a backup).

@@ -635,6 +635,18 @@ fn write_checkpoint(
     limit: i64,
 ) -> Result<(), postgres::Error> {
     let mut tx = client.transaction()?;
+    write_checkpoint_in(&mut tx, project, stack, bytes, limit)?;
+    tx.commit()
+}
+
+/// [`write_checkpoint`]'s work, inside a transaction of the caller's.
+fn write_checkpoint_in(
+    tx: &mut postgres::Transaction<'_>,
+    project: &str,
+    stack: &str,
+    bytes: &[u8],
+    limit: i64,
+) -> Result<(), postgres::Error> {
     let row = tx.query_opt(
         "SELECT id, checkpoint FROM cairn_stacks
          WHERE project = $1 AND name = $2 AND removed_at IS NULL FOR UPDATE",
@@ -672,7 +684,7 @@ fn write_checkpoint(
             tx.execute("DELETE FROM cairn_journal WHERE stack_id = $1", &[&id])?;
         }
     }
-    tx.commit()
+    Ok(())
 }
 
 impl PgWriter {
@@ -693,6 +705,29 @@ impl StackWriter for PgWriter {
             .run(&format!("saving {}", self.place), move |c| {
                 write_checkpoint(c, &p, &s, &bytes, limit)
             })
+    }
+
+    fn write_checkpoint_with(
+        &self,
+        bytes: &[u8],
+        other_stack: &str,
+        other_bytes: &[u8],
+    ) -> Result<()> {
+        let (p, s) = self.names();
+        let (bytes, other, other_bytes) =
+            (bytes.to_vec(), other_stack.to_owned(), other_bytes.to_vec());
+        let limit = self.limit();
+        // The other stack's lock is held (by this process) on another session; writing its row
+        // from this one makes the two saves one transaction.
+        self.session.run(
+            &format!("saving {} with stack {p}/{other_stack}", self.place),
+            move |c| {
+                let mut tx = c.transaction()?;
+                write_checkpoint_in(&mut tx, &p, &other, &other_bytes, limit)?;
+                write_checkpoint_in(&mut tx, &p, &s, &bytes, limit)?;
+                tx.commit()
+            },
+        )
     }
 
     fn drop_journal(&self) -> Result<()> {

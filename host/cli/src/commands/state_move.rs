@@ -1,7 +1,8 @@
 //! `cairn state move`: moves resources (with their children) from one stack of the project to
 //! another, as Pulumi's `state move` does. Secrets are decrypted with the source's provider
-//! and encrypted with the destination's. The destination is saved first: an interruption
-//! between the two saves leaves the resources in both stacks, never in neither.
+//! and encrypted with the destination's. Both stacks are saved together: one transaction on
+//! PostgreSQL; in a directory, the destination first, so an interruption between the two
+//! saves leaves the resources in both stacks, never in neither.
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use cairn_engine::state::moves::{MoveReport, ProviderOutcome, StackId, move_resources};
@@ -98,13 +99,16 @@ pub fn run(workspace: &Workspace, args: MoveArgs) -> Result<()> {
     dest.save_config(&dest_config)?;
     let stored_dest = encode_deployment(&moved_dest, SecretsMode::Encrypt(&dest_crypter))?;
     let stored_source = encode_deployment(&moved_source, SecretsMode::Encrypt(&source_crypter))?;
-    backend.save(&dest_lock, project, &dest.name, stored_dest)?;
     backend
-        .save(&source_lock, project, &source.name, stored_source)
+        .save_both(
+            project,
+            (&source_lock, &source.name, &stored_source),
+            (&dest_lock, &dest.name, &stored_dest),
+        )
         .context(
-            "the resources were added to the destination, but removing them from the source \
-             failed: they are now in both stacks; remove them from the source with \
-             `cairn state delete`",
+            "the move was not completed; in a directory backend the resources may now be in \
+             both stacks (never in neither): check with `cairn stack export` and remove them \
+             from one with `cairn state delete`",
         )?;
     outln!(
         "Moved {} resource{} from {:?} to {:?}.",
