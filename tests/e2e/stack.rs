@@ -149,3 +149,126 @@ fn version_is_printed() {
         &["cairn ", env!("CARGO_PKG_VERSION")],
     );
 }
+
+/// `stack output --shell`, after pulumi/pulumi pkg/cmd/pulumi/stack/stack_output_test.go
+/// (TestStackOutputCmd_shell, TestStackOutputCmd_jsonAndShellConflict): `NAME=VALUE` lines
+/// sorted by name, values quoted for a POSIX shell, secrets masked unless shown; control
+/// characters in ANSI-C quoting. The script, run by bash, sets exactly the values.
+#[test]
+fn stack_output_shell_prints_lines_a_shell_can_eval() {
+    let sandbox = Sandbox::new("web");
+    sandbox.ok(&["stack", "init", "dev"]);
+    let secret = serde_json::json!({
+        "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
+        "plaintext": "\"hunter2-secret\""
+    });
+    sandbox.secret("hunter2-secret");
+    let state = serde_json::json!({"version": 3, "deployment": {
+        "manifest": {"time": "2026-01-01T00:00:00Z", "magic": "", "version": ""},
+        "resources": [{
+            "urn": "urn:pulumi:dev::web::pulumi:pulumi:Stack::web-dev",
+            "custom": false,
+            "type": "pulumi:pulumi:Stack",
+            "outputs": {
+                "bucketName": "mybucket-1234",
+                "password": secret,
+                "quoted": "foo 'bar' baz",
+                "count": 42,
+                "lines": "a\nb\u{1b}[2J",
+                "list": [1, "x"]
+            }
+        }]
+    }});
+    let file = sandbox.write("state.json", &state.to_string());
+    sandbox.ok(&["stack", "import", "--file", file.to_str().unwrap()]);
+
+    let shell = sandbox.ok(&["stack", "output", "--shell"]);
+    let expected = [
+        "bucketName=mybucket-1234",
+        "count=42",
+        "lines=$'a\\nb\\x1b[2J'",
+        "list=\\[1,\\\"x\\\"]",
+        "password=\\[secret]",
+        "quoted='foo '\\''bar'\\'' baz'",
+    ];
+    assert_eq!(shell.lines().collect::<Vec<_>>(), expected, "{shell}");
+    assert_eq!(
+        sandbox
+            .ok(&["stack", "output", "--shell", "bucketName"])
+            .trim(),
+        "bucketName=mybucket-1234"
+    );
+    assert_eq!(
+        sandbox
+            .ok(&["stack", "output", "--shell", "password", "--show-secrets"])
+            .trim(),
+        "password=hunter2-secret"
+    );
+    assert_contains(
+        &sandbox.fails(&["stack", "output", "--shell", "--json"]),
+        &["--json", "--shell"],
+    );
+    // What bash makes of it.
+    let script = format!(
+        "{shell}\nprintf '%s|' \"$bucketName\" \"$count\" \"$lines\" \"$list\" \"$password\" \"$quoted\""
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "mybucket-1234|42|a\nb\u{1b}[2J|[1,\"x\"]|[secret]|foo 'bar' baz|"
+    );
+}
+
+/// Pulumi's variables where Cairn has the same idea: PULUMI_STACK (and CAIRN_STACK) pick the
+/// stack when no --stack is given; PULUMI_HOME is the home when CAIRN_HOME is not set.
+#[test]
+fn pulumi_stack_and_home_variables_are_honoured() {
+    let sandbox = Sandbox::new("web");
+    sandbox.ok(&["stack", "init", "dev"]);
+    sandbox.ok(&["stack", "init", "prod"]);
+    for variable in ["PULUMI_STACK", "CAIRN_STACK"] {
+        let out = sandbox
+            .command(&["stack"])
+            .env(variable, "dev")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_contains(&stdout, &["Current stack is dev"]);
+    }
+    let flag_wins = sandbox
+        .command(&["stack", "-s", "prod"])
+        .env("PULUMI_STACK", "dev")
+        .output()
+        .unwrap();
+    assert_contains(
+        &String::from_utf8_lossy(&flag_wins.stdout),
+        &["Current stack is prod"],
+    );
+
+    let pulumi_home = sandbox.root().join("pulumi-home");
+    let out = sandbox
+        .command(&["stack", "init", "elsewhere"])
+        .env_remove("CAIRN_HOME")
+        .env("PULUMI_HOME", &pulumi_home)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(exists(&pulumi_home.join("stacks/web/elsewhere.json")));
+    let empty = sandbox
+        .command(&["stack", "ls"])
+        .env_remove("CAIRN_HOME")
+        .env("PULUMI_HOME", "")
+        .output()
+        .unwrap();
+    assert_contains(
+        &String::from_utf8_lossy(&empty.stderr),
+        &["PULUMI_HOME is set but empty"],
+    );
+}

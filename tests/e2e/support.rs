@@ -113,6 +113,9 @@ impl Sandbox {
             .env("CAIRN_HOME", &self.home)
             .env_remove("CAIRN_BACKEND_URL")
             .env_remove("PULUMI_BACKEND_URL")
+            .env_remove("CAIRN_STACK")
+            .env_remove("PULUMI_STACK")
+            .env_remove("PULUMI_HOME")
             .env_remove("CAIRN_CONFIG_PASSPHRASE_FILE")
             .env_remove("PULUMI_CONFIG_PASSPHRASE")
             .env_remove("PULUMI_CONFIG_PASSPHRASE_FILE");

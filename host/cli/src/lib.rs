@@ -13,6 +13,7 @@ mod passphrase;
 mod policy;
 mod program;
 mod providers;
+mod shell;
 mod stack;
 mod terminal;
 mod workspace;

@@ -44,19 +44,31 @@ impl Context {
             }
             None => process_cwd,
         };
-        let (home, from_env) = match std::env::var_os("CAIRN_HOME") {
-            Some(home) if !home.is_empty() => (cwd.join(home), true),
-            Some(_) => bail!("CAIRN_HOME is set but empty: set it to a directory, or unset it"),
+        // CAIRN_HOME, else Pulumi's PULUMI_HOME, else ~/.cairn.
+        let home_variable = ["CAIRN_HOME", "PULUMI_HOME"]
+            .into_iter()
+            .find_map(|name| std::env::var_os(name).map(|value| (name, value)));
+        let (home, from_env) = match home_variable {
+            Some((name, home)) if !home.is_empty() => (cwd.join(home), Some(name)),
+            Some((name, _)) => {
+                bail!("{name} is set but empty: set it to a directory, or unset it")
+            }
             None => (
                 PathBuf::from(
                     std::env::var_os("HOME")
                         .ok_or_else(|| anyhow!("neither CAIRN_HOME nor HOME is set"))?,
                 )
                 .join(".cairn"),
-                false,
+                None,
             ),
         };
         check_home(&home, from_env)?;
+        // --stack, else CAIRN_STACK, else Pulumi's PULUMI_STACK.
+        let stack = stack.or_else(|| {
+            ["CAIRN_STACK", "PULUMI_STACK"]
+                .iter()
+                .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+        });
         let interactive = !non_interactive
             && std::env::var_os("CI").is_none()
             && std::io::stdin().is_terminal()
@@ -140,10 +152,10 @@ impl Context {
     }
 }
 
-fn check_home(home: &Path, from_env: bool) -> Result<()> {
+fn check_home(home: &Path, from_env: Option<&str>) -> Result<()> {
     let problem = |what: &str| {
-        if from_env {
-            format!("CAIRN_HOME names {}, which {what}", home.display())
+        if let Some(variable) = from_env {
+            format!("{variable} names {}, which {what}", home.display())
         } else {
             format!(
                 "the Cairn home {} {what} (set CAIRN_HOME to use another directory)",

@@ -63,8 +63,11 @@ enum StackCommand {
         /// Print only this output's value.
         name: Option<String>,
         /// Print JSON.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "shell")]
         json: bool,
+        /// Print `NAME=VALUE` lines a POSIX shell can `eval` (values quoted).
+        #[arg(long)]
+        shell: bool,
         /// Show secret values (asks for the passphrase).
         #[arg(long)]
         show_secrets: bool,
@@ -118,8 +121,16 @@ pub fn run(context: &Context, args: StackArgs) -> Result<()> {
         Some(StackCommand::Output {
             name,
             json,
+            shell,
             show_secrets,
-        }) => output(&workspace, name.as_deref(), json, show_secrets),
+        }) => {
+            let format = match (json, shell) {
+                (true, _) => OutputFormat::Json,
+                (_, true) => OutputFormat::Shell,
+                _ => OutputFormat::Text,
+            };
+            output(&workspace, name.as_deref(), format, show_secrets)
+        }
         Some(StackCommand::Import { file }) => import(&workspace, file),
         Some(StackCommand::Rename { new_name }) => rename(&workspace, &new_name),
         Some(StackCommand::History(args)) => {
@@ -382,7 +393,40 @@ impl cairn_engine::secrets::Crypter for Masked {
 }
 
 /// `cairn stack output`: the root stack resource's outputs.
-fn output(workspace: &Workspace, name: Option<&str>, json: bool, show_secrets: bool) -> Result<()> {
+/// How `stack output` prints.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OutputFormat {
+    Text,
+    Json,
+    Shell,
+}
+
+/// One output as a `NAME=VALUE` shell line, as Pulumi's `--shell` writes it: strings as they
+/// are, other values as JSON, secrets masked unless shown, the value quoted.
+fn shell_line(
+    name: &str,
+    value: &cairn_engine::value::PropertyValue,
+    show_secrets: bool,
+) -> String {
+    let json = crate::display::json::value_to_json(value, show_secrets);
+    let text = match json {
+        serde_json::Value::String(s) => s,
+        other => other.to_string(),
+    };
+    format!(
+        "{}={}",
+        crate::terminal::field(name),
+        crate::shell::quote(&text)
+    )
+}
+
+fn output(
+    workspace: &Workspace,
+    name: Option<&str>,
+    format: OutputFormat,
+    show_secrets: bool,
+) -> Result<()> {
+    let json = format == OutputFormat::Json;
     use crate::display::format::format_value;
     use crate::display::json::value_to_json;
     let stack = Stack::current(workspace)?;
@@ -418,7 +462,9 @@ fn output(workspace: &Workspace, name: Option<&str>, json: bool, show_secrets: b
                     .join(", ")
             )
         })?;
-        if json {
+        if format == OutputFormat::Shell {
+            outln!("{}", shell_line(name, value, show_secrets));
+        } else if json {
             outln!("{}", json_pretty(&value_to_json(value, show_secrets))?);
         } else {
             // One value alone: a multi-line string keeps its lines.
@@ -426,6 +472,17 @@ fn output(workspace: &Workspace, name: Option<&str>, json: bool, show_secrets: b
                 cairn_engine::value::PropertyValue::String(s) => outln!("{s}"),
                 other => outln!("{}", format_value(other, show_secrets)),
             }
+        }
+        return Ok(());
+    }
+    if format == OutputFormat::Shell {
+        let mut names: Vec<&String> = outputs.keys().collect();
+        names.sort();
+        for name in names {
+            outln!(
+                "{}",
+                shell_line(name, &outputs[name.as_str()], show_secrets)
+            );
         }
         return Ok(());
     }
