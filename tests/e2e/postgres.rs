@@ -772,3 +772,62 @@ fn postgres_over_tls_with_each_sslmode() {
     assert_eq!(files_of(&project, "tls"), 2);
     project.ok(&["destroy", "--yes", "-s", "tls"]);
 }
+
+/// What the database holds is untrusted: a row whose name is not a stack name is skipped with
+/// a warning, and control characters in tags and update messages reach the terminal made
+/// visible.
+#[test]
+fn postgres_rows_written_by_someone_else_are_checked() {
+    let db = shared().fresh_database();
+    let sandbox = team_project(Some(&db), 1);
+    shared()
+        .psql(
+            &db.url,
+            "INSERT INTO cairn_stacks (project, name, checkpoint) \
+             VALUES ('team', E'../evil\\x1b[2J', '\\x7b7d'::bytea)",
+        )
+        .unwrap();
+    let listed = sandbox.run(&["stack", "ls"]);
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    crate::support::assert_no_raw_controls("stack ls", &listed.stdout);
+    crate::support::assert_no_raw_controls("stack ls", &listed.stderr);
+    let stdout = String::from_utf8_lossy(&listed.stdout);
+    assert!(!stdout.contains("evil"), "{stdout}");
+    assert_contains(
+        &String::from_utf8_lossy(&listed.stderr),
+        &["not a stack name"],
+    );
+
+    sandbox.ok(&["up", "--yes", "-m", "ok"]);
+    shared()
+        .psql(
+            &db.url,
+            "INSERT INTO cairn_stack_tags (stack_id, name, value) \
+             SELECT id, 'owner', E'evil\\x1b]0;title\\x07' FROM cairn_stacks WHERE name = 'dev'; \
+             UPDATE cairn_updates SET record = replace(record, '\"message\":\"ok\"', \
+             '\"message\":\"a\\u001b[31mred\"');",
+        )
+        .unwrap();
+    for args in [
+        &["stack", "tag", "ls"][..],
+        &["stack", "tag", "get", "owner"],
+        &["stack", "history"],
+        &["stack", "history", "--json"],
+    ] {
+        let out = sandbox.run(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        crate::support::assert_no_raw_controls(&format!("{args:?}"), &out.stdout);
+    }
+    assert_contains(
+        &sandbox.ok(&["stack", "history"]),
+        &["Message: a\\x1b[31mred"],
+    );
+}

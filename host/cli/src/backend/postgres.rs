@@ -224,30 +224,22 @@ fn query_error(target: &PgTarget, what: &str, e: &postgres::Error) -> anyhow::Er
 }
 
 /// The driver's error with the server's message, if it sent one (the top-level text is often
-/// just "db error").
+/// just "db error"), else with its causes.
 fn describe(e: &postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => {
-            let mut text = e.to_string();
-            let mut source = std::error::Error::source(e);
-            while let Some(cause) = source {
-                let cause = cause.to_string();
-                if !text.contains(&cause) {
-                    text.push_str(": ");
-                    text.push_str(&cause);
-                }
-                source = cause_of(source);
-            }
-            text
-        }
+    if let Some(db) = e.as_db_error() {
+        return format!("{}: {}", db.severity(), db.message());
     }
-}
-
-fn cause_of<'a>(
-    e: Option<&'a (dyn std::error::Error + 'static)>,
-) -> Option<&'a (dyn std::error::Error + 'static)> {
-    e.and_then(std::error::Error::source)
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 /// A stack store in a PostgreSQL database.
@@ -753,6 +745,7 @@ impl StackWriter for PgWriter {
         let stack_id = stack_id.ok_or_else(|| anyhow!("{} does not exist", self.place))?;
         Ok(Arc::new(PgJournal {
             insert: Arc::new(Mutex::new(None)),
+            appending: format!("appending to the journal of {}", self.place),
             session: self.session.clone(),
             project: self.project.clone(),
             stack: self.stack.clone(),
@@ -830,6 +823,8 @@ impl StackWriter for PgWriter {
 struct PgJournal {
     /// The INSERT, prepared on the first append: each later one is a single round trip.
     insert: Arc<Mutex<Option<postgres::Statement>>>,
+    /// What an append is, for its error (made once: appends are the hot path).
+    appending: String,
     session: Arc<Session>,
     project: String,
     stack: String,
@@ -842,22 +837,19 @@ impl Persister for PgJournal {
     fn append(&self, lines: &[u8]) -> Result<(), PersistError> {
         let (id, data, insert) = (self.stack_id, lines.to_vec(), self.insert.clone());
         self.session
-            .run(
-                &format!("appending to the journal of {}", self.place),
-                move |c| {
-                    let mut prepared = insert.lock().unwrap_or_else(PoisonError::into_inner);
-                    let statement = match prepared.as_ref() {
-                        Some(statement) => statement.clone(),
-                        None => prepared
-                            .insert(c.prepare(
-                                "INSERT INTO cairn_journal (stack_id, data) VALUES ($1, $2)",
-                            )?)
-                            .clone(),
-                    };
-                    c.execute(&statement, &[&id, &data])?;
-                    Ok(())
-                },
-            )
+            .run(&self.appending, move |c| {
+                let mut prepared = insert.lock().unwrap_or_else(PoisonError::into_inner);
+                let statement = match prepared.as_ref() {
+                    Some(statement) => statement.clone(),
+                    None => prepared
+                        .insert(c.prepare(
+                            "INSERT INTO cairn_journal (stack_id, data) VALUES ($1, $2)",
+                        )?)
+                        .clone(),
+                };
+                c.execute(&statement, &[&id, &data])?;
+                Ok(())
+            })
             .map_err(|e| PersistError::new(format!("{e:#}")))
     }
 

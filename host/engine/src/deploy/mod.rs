@@ -291,19 +291,7 @@ impl Deployment {
             ));
         }
         let result = async {
-            self.engine
-                .check_pending_creates("`cairn up`")
-                .map_err(|e| DeployError::Engine(e.message))?;
-            self.engine
-                .register_root()
-                .await
-                .map_err(|e| DeployError::Engine(e.message))?;
-            let monitor = Monitor::new(self.engine.clone());
-            let program_result = program.run(monitor).await;
-            self.settle().await;
-            self.check_interrupted()?;
-            self.check_failures()?;
-            program_result.map_err(|e| DeployError::Program(e.message))?;
+            self.run_program(program, "`cairn up`").await?;
             let deletions = self.engine.update_deletions();
             self.engine
                 .check_deletable(&deletions)
@@ -324,27 +312,36 @@ impl Deployment {
         self.finish(Operation::Update, started, result)
     }
 
+    /// What an update and an import share: refuse over interrupted creates (`command` names
+    /// the command in the refusal), register the root stack resource, run `program` through a
+    /// monitor, and let every step it started finish; then report an interruption, a failed
+    /// step, or the program's own error, in that order.
+    async fn run_program(
+        &self,
+        program: Arc<dyn Program>,
+        command: &str,
+    ) -> Result<(), DeployError> {
+        self.engine
+            .check_pending_creates(command)
+            .map_err(|e| DeployError::Engine(e.message))?;
+        self.engine
+            .register_root()
+            .await
+            .map_err(|e| DeployError::Engine(e.message))?;
+        let monitor = Monitor::new(self.engine.clone());
+        let program_result = program.run(monitor).await;
+        self.settle().await;
+        self.check_interrupted()?;
+        self.check_failures()?;
+        program_result.map_err(|e| DeployError::Program(e.message))
+    }
+
     /// `cairn import`: runs `program` (which registers the resources to import, and what they
     /// refer to) and records what it registers; unlike an update it deletes nothing, so every
     /// resource of the stack the program does not register stays as it is.
     pub async fn import(&self, program: Arc<dyn Program>) -> Result<Outcome, DeployError> {
         let started = self.start(Operation::Import);
-        let result = async {
-            self.engine
-                .check_pending_creates("`cairn import`")
-                .map_err(|e| DeployError::Engine(e.message))?;
-            self.engine
-                .register_root()
-                .await
-                .map_err(|e| DeployError::Engine(e.message))?;
-            let monitor = Monitor::new(self.engine.clone());
-            let program_result = program.run(monitor).await;
-            self.settle().await;
-            self.check_interrupted()?;
-            self.check_failures()?;
-            program_result.map_err(|e| DeployError::Program(e.message))
-        }
-        .await;
+        let result = self.run_program(program, "`cairn import`").await;
         // The stack's outputs are the program's, which an import does not run.
         self.engine.keep_previous_stack_outputs();
         self.finish(Operation::Import, started, result)
