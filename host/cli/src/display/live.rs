@@ -174,6 +174,7 @@ fn line_only(step: &StepInfo) -> StepInfo {
         urn: step.urn.clone(),
         resource_type: step.resource_type.clone(),
         custom: step.custom,
+        parent: step.parent.clone(),
         old: None,
         new: None,
         changes: Vec::new(),

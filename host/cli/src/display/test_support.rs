@@ -95,6 +95,7 @@ pub(super) fn step(op: StepOp, ty: &str, name: &str) -> StepInfo {
         urn: urn(ty, name),
         resource_type: ty.to_owned(),
         custom: true,
+        parent: None,
         old: None,
         new: None,
         changes: vec![],

@@ -204,12 +204,13 @@ impl Engine {
     }
 
     /// The event description of a step, without states or changes.
-    pub fn step_info(&self, op: StepOp, urn: &Urn, resource_type: &str, custom: bool) -> StepInfo {
+    pub fn step_info(&self, op: StepOp, resource: &ResourceState) -> StepInfo {
         StepInfo {
             op,
-            urn: urn.clone(),
-            resource_type: resource_type.to_owned(),
-            custom,
+            urn: resource.urn.clone(),
+            resource_type: resource.resource_type.as_str().to_owned(),
+            custom: resource.custom,
+            parent: resource.parent.clone(),
             old: None,
             new: None,
             changes: vec![],

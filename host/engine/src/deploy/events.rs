@@ -113,6 +113,8 @@ pub struct StepInfo {
     /// The resource's type token.
     pub resource_type: String,
     pub custom: bool,
+    /// The resource's parent (the display's tree follows it).
+    pub parent: Option<Urn>,
     pub old: Option<StepState>,
     pub new: Option<StepState>,
     /// Property-level changes (inputs for updates and replacements, outputs for refreshes).

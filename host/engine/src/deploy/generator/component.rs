@@ -56,7 +56,7 @@ impl Engine {
             Some(o) if o.inputs == state.inputs => StepOp::Same,
             Some(_) => StepOp::Update,
         };
-        let mut info = self.step_info(op, &urn, state.resource_type.as_str(), false);
+        let mut info = self.step_info(op, &state);
         info.old = old_state.map(step_state);
         info.new = Some(step_state(&state));
         if let Some(old) = old_state {

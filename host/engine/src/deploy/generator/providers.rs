@@ -378,7 +378,7 @@ impl Engine {
         } else {
             op
         };
-        let mut info = self.step_info(configure_op, &state.urn, state.resource_type.as_str(), true);
+        let mut info = self.step_info(configure_op, state);
         info.old = old.map(step_state);
         info.new = Some(step_state(state));
         if let Some(old) = old {

@@ -42,7 +42,7 @@ impl CreateStep {
         let preview = engine.preview();
         let timeout = timeout_of(state.custom_timeouts.as_ref(), |t| t.create);
         let now = now();
-        let mut info = engine.step_info(op, &urn, state.resource_type.as_str(), true);
+        let mut info = engine.step_info(op, &state);
         info.old = replaces.as_ref().map(|(_, o)| step_state(o));
         info.new = Some(step_state(&state));
         if replaces.is_none() && supersedes.is_none() {

@@ -43,12 +43,7 @@ impl DeleteStep {
         } else {
             StepOp::Delete
         };
-        let mut info = engine.step_info(
-            op,
-            &resource.urn,
-            resource.resource_type.as_str(),
-            resource.custom,
-        );
+        let mut info = engine.step_info(op, &resource);
         info.old = Some(step_state(&resource));
         let preview = engine.preview();
         let provider = if discard {
@@ -130,12 +125,7 @@ impl DeleteBeforeReplaceStep<'_> {
             deleted_with,
         } = self;
         let provider = engine.provider_for_old(old).await.map_err(err)?;
-        let mut info = engine.step_info(
-            StepOp::DeleteReplaced,
-            &old.urn,
-            old.resource_type.as_str(),
-            old.custom,
-        );
+        let mut info = engine.step_info(StepOp::DeleteReplaced, old);
         info.old = Some(step_state(old));
         let preview = engine.preview();
         let mut marked = old.clone();

@@ -42,7 +42,7 @@ impl ImportStep {
         let replacing = self.old.is_some();
         let op = replacement_op(replacing, StepOp::Import, StepOp::ImportReplacement);
         let urn = self.state.urn.clone();
-        let mut info = engine.step_info(op, &urn, self.state.resource_type.as_str(), true);
+        let mut info = engine.step_info(op, &self.state);
         info.old = self.old.as_ref().map(|(_, o)| step_state(o));
         let preview = engine.preview();
         let done = engine
@@ -300,7 +300,7 @@ impl PendingCreateImport<'_> {
             .await
             .map_err(fail)?
             .ok_or_else(|| fail("it is not a custom resource".to_owned()))?;
-        let mut info = engine.step_info(StepOp::Import, urn, pending.resource_type.as_str(), true);
+        let mut info = engine.step_info(StepOp::Import, pending);
         // Read as a refresh reads (as Pulumi does once it has set the ID): with what the create
         // was given, which some providers need to read at all (a dynamic provider finds its
         // code there).

@@ -38,7 +38,7 @@ impl ReadStep {
             Some((_, o)) if !o.external => StepOp::ReadReplacement,
             _ => StepOp::Read,
         };
-        let mut info = engine.step_info(op, &urn, pending.resource_type.as_str(), true);
+        let mut info = engine.step_info(op, &pending);
         info.old = old.as_ref().map(|(_, o)| step_state(o));
         let done = engine
             .run_step(info, true, async {

@@ -45,12 +45,7 @@ impl RefreshStep {
                 },
             )
             .await?;
-        let mut info = engine.step_info(
-            StepOp::Refresh,
-            &resource.urn,
-            resource.resource_type.as_str(),
-            true,
-        );
+        let mut info = engine.step_info(StepOp::Refresh, &resource);
         info.old = Some(step_state(&resource));
         let read = match read {
             Ok(read) => read,

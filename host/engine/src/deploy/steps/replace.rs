@@ -21,7 +21,7 @@ impl ReplaceStep<'_> {
     pub async fn apply(self, engine: &Engine) -> Result<(), MonitorError> {
         let new = self.new;
         let mut info =
-            engine.step_info(StepOp::Replace, &new.urn, new.resource_type.as_str(), true);
+            engine.step_info(StepOp::Replace, &new);
         info.old = Some(step_state(self.old));
         info.new = Some(step_state(new));
         info.changes = self.changes;

@@ -32,7 +32,7 @@ impl SameStep<'_> {
         state.source_position = old.source_position.clone();
         state.extra = old.extra.clone();
         // No states in the event: nothing changed, and copying them costs at scale.
-        let info = engine.step_info(StepOp::Same, &state.urn, state.resource_type.as_str(), true);
+        let info = engine.step_info(StepOp::Same, &state);
         engine.finish_instantly(info);
         // An identical state stays where it is in the base: nothing to record or copy. (Moved
         // states are re-ordered dependencies-first when the snapshot is assembled.)

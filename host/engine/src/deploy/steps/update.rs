@@ -39,7 +39,7 @@ impl UpdateStep {
         let urn = state.urn.clone();
         let preview = engine.preview();
         let timeout = timeout_of(state.custom_timeouts.as_ref(), |t| t.update);
-        let mut info = engine.step_info(StepOp::Update, &urn, state.resource_type.as_str(), true);
+        let mut info = engine.step_info(StepOp::Update, &state);
         info.old = Some(step_state(&old));
         info.new = Some(step_state(&state));
         info.changes = changes;
