@@ -225,16 +225,9 @@ impl Engine {
             Some(_) => StepOp::CreateReplacement,
             None => StepOp::Create,
         };
-        if let Some((_, old)) = &old {
-            ReplaceStep {
-                old,
-                new: &registration.state,
-                changes: vec![],
-                keys: vec![],
-            }
-            .apply(self)
-            .await?;
-        }
+        let replace_step = old
+            .as_ref()
+            .map(|(_, old)| ReplaceStep::new(self, old, &registration.state, vec![], vec![]));
         let step = CreateStep {
             op,
             state: registration.state,
@@ -242,7 +235,11 @@ impl Engine {
             supersedes: old.map(|(i, _)| i),
             replaces: None,
         };
-        step.apply(self).await.map(created)
+        let response = step.apply(self).await.map(created)?;
+        if let Some(replace_step) = replace_step {
+            replace_step.apply(self).await?;
+        }
+        Ok(response)
     }
 
     /// Step 7: diffs the checked state against the old one and decides. A resource whose
@@ -348,12 +345,13 @@ impl Engine {
         }
         // Re-check without old inputs so generated defaults are not reused.
         registration.state.inputs = self.check_custom(&registration, PropertyMap::new()).await?;
-        let replace_step = ReplaceStep {
-            old: &old,
-            new: &registration.state,
-            changes: mark_replace(changes, &keys),
+        let replace_step = ReplaceStep::new(
+            self,
+            &old,
+            &registration.state,
+            mark_replace(changes, &keys),
             keys,
-        };
+        );
         if delete_before_replace {
             self.delete_dependents_of(index).await?;
             DeleteBeforeReplaceStep {
@@ -363,9 +361,6 @@ impl Engine {
             }
             .apply(self)
             .await?;
-            replace_step.apply(self).await?;
-        } else {
-            replace_step.apply(self).await?;
         }
         let (supersedes, replaces) = if delete_before_replace {
             (Some(index), None)
@@ -379,7 +374,9 @@ impl Engine {
             supersedes,
             replaces,
         };
-        step.apply(self).await.map(created)
+        let response = step.apply(self).await.map(created)?;
+        replace_step.apply(self).await?;
+        Ok(response)
     }
 
     /// Step 3: a resource left out by `--target` / `--exclude` keeps its old state untouched;

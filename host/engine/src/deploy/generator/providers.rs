@@ -395,14 +395,9 @@ impl Engine {
         })
         .await?;
         if let (true, Some(old)) = (replaced, old) {
-            ReplaceStep {
-                old,
-                new: state,
-                changes,
-                keys: vec![],
-            }
-            .apply(self)
-            .await?;
+            ReplaceStep::new(self, old, state, changes, vec![])
+                .apply(self)
+                .await?;
         }
         Ok(())
     }

@@ -74,14 +74,9 @@ impl ImportStep {
             .await?;
         if let Some((i, old)) = &self.old {
             engine.plan().pending_deletes.push(*i);
-            ReplaceStep {
-                old,
-                new: &done,
-                changes: vec![],
-                keys: vec![],
-            }
-            .apply(engine)
-            .await?;
+            ReplaceStep::new(engine, old, &done, vec![], vec![])
+                .apply(engine)
+                .await?;
         }
         engine.record(&done);
         Ok(done)
