@@ -48,6 +48,11 @@ struct Cli {
     #[arg(long, global = true)]
     non_interactive: bool,
 
+    /// Colour the output: always, never, or auto (when writing to a terminal, unless
+    /// NO_COLOR is set).
+    #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
+    color: terminal::ColorChoice,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -67,13 +72,13 @@ enum Command {
     /// Serve a wasm provider over the gRPC plugin protocol.
     Provider(commands::provider::ProviderArgs),
     /// Run the program and deploy what it declares (after a preview and a confirmation).
-    Up(commands::deploy::DeployArgs),
+    Up(commands::deploy::UpArgs),
     /// Show what `up` would change, without changing anything.
-    Preview(commands::deploy::DeployArgs),
+    Preview(commands::deploy::PreviewArgs),
     /// Read every resource from its provider and record what changed out of band.
-    Refresh(commands::deploy::DeployArgs),
+    Refresh(commands::deploy::RefreshArgs),
     /// Delete every resource of the stack (or the targets), dependents first.
-    Destroy(commands::deploy::DeployArgs),
+    Destroy(commands::deploy::DestroyArgs),
     /// Import existing resources into the stack by ID (one, or a file of them) and print
     /// the code that declares them.
     Import(commands::import::ImportArgs),
@@ -91,6 +96,7 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return usage_error(err),
     };
+    terminal::set_colors(cli.color.enabled());
     init_tracing();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -114,15 +120,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Plugin(args) => commands::plugin::run(&context, args),
         Command::Package(args) => commands::package::run(&context, args),
         Command::Provider(args) => commands::provider::run(&context, args),
-        Command::Up(args) => commands::deploy::run(&context, commands::deploy::Kind::Up, args),
+        Command::Up(args) => {
+            commands::deploy::run(&context, commands::deploy::Kind::Up, args.into())
+        }
         Command::Preview(args) => {
-            commands::deploy::run(&context, commands::deploy::Kind::Preview, args)
+            commands::deploy::run(&context, commands::deploy::Kind::Preview, args.into())
         }
         Command::Refresh(args) => {
-            commands::deploy::run(&context, commands::deploy::Kind::Refresh, args)
+            commands::deploy::run(&context, commands::deploy::Kind::Refresh, args.into())
         }
         Command::Destroy(args) => {
-            commands::deploy::run(&context, commands::deploy::Kind::Destroy, args)
+            commands::deploy::run(&context, commands::deploy::Kind::Destroy, args.into())
         }
         Command::Import(args) => commands::import::run(&context, args),
         Command::Login(args) => commands::login::login(&context, args),

@@ -21,14 +21,15 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cairn_engine::text::{is_unsafe, visible_line, visible_text};
 
 /// Writes `text` and a newline to stdout with control characters made visible. Errors (a
 /// closed pipe) are ignored, as a broken pipe must not turn into a panic.
 pub fn out(text: &str) {
-    let mut line = text_of(text).into_owned();
+    let mut line = styled_text_of(text, colors()).into_owned();
     line.push('\n');
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(line.as_bytes());
@@ -37,7 +38,7 @@ pub fn out(text: &str) {
 
 /// Like [`out`], to stderr.
 pub fn err(text: &str) {
-    let mut line = text_of(text).into_owned();
+    let mut line = styled_text_of(&severity_colored(text), colors()).into_owned();
     line.push('\n');
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
@@ -45,7 +46,7 @@ pub fn err(text: &str) {
 /// A question without a newline (the answer is typed after it), flushed.
 pub fn prompt(text: &str) {
     let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text_of(text).as_bytes());
+    let _ = stdout.write_all(styled_text_of(text, colors()).as_bytes());
     let _ = stdout.flush();
 }
 
@@ -64,6 +65,176 @@ macro_rules! errln {
 }
 
 pub(crate) use {errln, outln};
+/// Whether colour is on, decided once by [`set_colors`] (off until then).
+static COLORS: AtomicBool = AtomicBool::new(false);
+
+/// `--color`: always, never, or auto (a terminal, unless `NO_COLOR` or `TERM=dumb`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether this choice colours output: `auto` colours a terminal stdout unless
+    /// `NO_COLOR` is set (to anything non-empty, as no-color.org says) or `TERM` is `dumb`.
+    pub fn enabled(self) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+                    && std::io::stdout().is_terminal()
+            }
+        }
+    }
+}
+
+/// Turns colour on or off for everything the CLI writes from now on.
+pub fn set_colors(on: bool) {
+    COLORS.store(on, Ordering::Relaxed);
+}
+
+/// Whether the CLI colours what it writes.
+pub fn colors() -> bool {
+    COLORS.load(Ordering::Relaxed)
+}
+
+/// A text style: Pulumi's colour for each kind of change and message (its `colors.Spec*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Style {
+    /// An ANSI colour number (0–15), if any.
+    fg: Option<u8>,
+    bold: bool,
+    underline: bool,
+}
+
+impl Style {
+    const fn fg(n: u8) -> Style {
+        Style {
+            fg: Some(n),
+            bold: false,
+            underline: false,
+        }
+    }
+    pub const PLAIN: Style = Style {
+        fg: None,
+        bold: false,
+        underline: false,
+    };
+    pub const CREATE: Style = Style::fg(2);
+    pub const UPDATE: Style = Style::fg(3);
+    pub const DELETE: Style = Style::fg(1);
+    pub const REPLACE: Style = Style::fg(13);
+    pub const CREATE_REPLACEMENT: Style = Style::fg(10);
+    pub const DELETE_REPLACED: Style = Style::fg(9);
+    pub const READ: Style = Style::fg(14);
+    pub const IMPORT: Style = Style::fg(12);
+    pub const ERROR: Style = Style::fg(1);
+    pub const WARNING: Style = Style::fg(3);
+    pub const INFO: Style = Style::fg(5);
+    pub const UNIMPORTANT: Style = Style::fg(8);
+    pub const HEADLINE: Style = Style {
+        fg: Some(13),
+        bold: true,
+        underline: false,
+    };
+    pub const COLUMN: Style = Style {
+        fg: Some(12),
+        bold: false,
+        underline: true,
+    };
+    pub const PROMPT: Style = Style {
+        fg: Some(6),
+        bold: true,
+        underline: false,
+    };
+    pub const BOLD: Style = Style {
+        fg: None,
+        bold: true,
+        underline: false,
+    };
+
+    /// This style, bold too (a step in progress).
+    pub const fn bold(self) -> Style {
+        Style { bold: true, ..self }
+    }
+
+    /// `text` in this style when `on`, else as it is. `text` must already be safe to print:
+    /// only the style's own escape sequences are added.
+    pub fn paint(self, on: bool, text: &str) -> String {
+        if !on || self == Style::PLAIN || text.is_empty() {
+            return text.to_owned();
+        }
+        let mut codes: Vec<String> = Vec::new();
+        if self.bold {
+            codes.push("1".into());
+        }
+        if self.underline {
+            codes.push("4".into());
+        }
+        match self.fg {
+            Some(n @ 0..=7) => codes.push(format!("3{n}")),
+            Some(n) => codes.push(format!("9{}", n.saturating_sub(8).min(7))),
+            None => {}
+        }
+        format!("\x1b[{}m{text}{RESET}", codes.join(";"))
+    }
+
+    /// [`Style::paint`] with the CLI's colour setting.
+    pub fn apply(self, text: &str) -> String {
+        self.paint(colors(), text)
+    }
+}
+
+/// Ends a style.
+const RESET: &str = "\x1b[0m";
+
+/// Whether `rest` (after an ESC) is one of the SGR sequences [`Style::paint`] writes (reset,
+/// bold, underline, a foreground colour; no conceal, no background) and its length after the
+/// ESC.
+fn style_sequence_len(rest: &str) -> Option<usize> {
+    let body = rest.strip_prefix('[')?;
+    let end = body.find('m')?;
+    let known = |code: &str| {
+        matches!(code, "0" | "1" | "4")
+            || (code.len() == 2
+                && (code.starts_with('3') || code.starts_with('9'))
+                && matches!(code.as_bytes()[1], b'0'..=b'7'))
+    };
+    (end <= 12 && body[..end].split(';').all(known)).then_some(end + 2)
+}
+
+/// Like [`text_of`], but keeps the colour sequences [`Style::paint`] adds when `colors` is on
+/// (and only those: any other escape is made visible). Fields inside were made visible where
+/// they were formatted, so a sequence left here is one of Cairn's own.
+pub fn styled_text_of(text: &str, colors: bool) -> Cow<'_, str> {
+    if !colors || !text.contains('\x1b') {
+        return text_of(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('\x1b') {
+        out.push_str(&text_of(&rest[..at]));
+        let after = &rest[at + 1..];
+        match style_sequence_len(after) {
+            Some(len) => {
+                out.push('\x1b');
+                out.push_str(&after[..len]);
+                rest = &after[len..];
+            }
+            None => {
+                out.push_str(&text_of("\x1b"));
+                rest = after;
+            }
+        }
+    }
+    out.push_str(&text_of(rest));
+    Cow::Owned(out)
+}
 
 /// Multi-line text made visible: `\r\n` line ends become `\n`, then every control character
 /// but newline and tab is escaped.
@@ -157,6 +328,36 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for SafeStderr {
     }
 }
 
+/// `error: …` and `warning: …` with the prefix coloured when colour is on.
+fn severity_colored(text: &str) -> Cow<'_, str> {
+    for (prefix, style) in [("error:", Style::ERROR), ("warning:", Style::WARNING)] {
+        if colors()
+            && let Some(rest) = text.strip_prefix(prefix)
+        {
+            return Cow::Owned(format!("{}{rest}", style.apply(prefix)));
+        }
+    }
+    Cow::Borrowed(text)
+}
+
+/// A log line with its level word (`ERROR`, `WARN`, ...) coloured when colour is on.
+fn level_colored(line: &str) -> String {
+    let trimmed = line.trim_start();
+    let indent = &line[..line.len() - trimmed.len()];
+    for (level, style) in [
+        ("ERROR", Style::ERROR),
+        ("WARN", Style::WARNING),
+        ("INFO", Style::INFO),
+        ("DEBUG", Style::UNIMPORTANT),
+        ("TRACE", Style::UNIMPORTANT),
+    ] {
+        if let Some(rest) = trimmed.strip_prefix(level) {
+            return format!("{indent}{}{rest}", style.apply(level));
+        }
+    }
+    line.to_owned()
+}
+
 /// One event's bytes, written out when the event is complete (on drop).
 pub struct EventLine(Vec<u8>);
 
@@ -178,7 +379,7 @@ impl Drop for EventLine {
         }
         let text = String::from_utf8_lossy(&self.0);
         let body = text.strip_suffix('\n').unwrap_or(&text);
-        let mut line = visible_line(body).into_owned();
+        let mut line = level_colored(&visible_line(body));
         line.push('\n');
         let _ = std::io::stderr().lock().write_all(line.as_bytes());
     }
@@ -186,6 +387,29 @@ impl Drop for EventLine {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_cairns_own_colours_survive() {
+        let painted = Style::CREATE.paint(true, "created");
+        assert_eq!(painted, "\x1b[32mcreated\x1b[0m");
+        assert_eq!(
+            Style::HEADLINE.paint(true, "Resources:"),
+            "\x1b[1;95mResources:\x1b[0m"
+        );
+        assert_eq!(Style::CREATE.paint(false, "created"), "created");
+        assert_eq!(styled_text_of(&painted, true), painted);
+        assert_eq!(styled_text_of(&painted, false), "\\x1b[32mcreated\\x1b[0m");
+        for hostile in [
+            "\x1b[8mhidden",
+            "\x1b[41mbg",
+            "\x1b[2J",
+            "\x1b]0;t\x07",
+            "\x1b[",
+        ] {
+            let kept = styled_text_of(hostile, true);
+            assert!(!kept.contains('\x1b'), "{hostile:?} -> {kept:?}");
+        }
+    }
+
     use super::*;
 
     const HOSTILE: &str = "a\x1b[2J\x1b]0;title\x07b\rc\x08d\u{9b}31m\u{85}e\u{202e}f\x7fg\0h";

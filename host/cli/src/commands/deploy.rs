@@ -27,13 +27,11 @@ use crate::stack::{LazyCrypter, Stack};
 use crate::terminal::outln;
 use crate::workspace::Context;
 
-/// Options shared by every deploying command.
+/// `--target`, `--exclude`, `--target-dependents`: what `up`, `preview`, `refresh` and
+/// `destroy` act on.
 #[derive(Debug, Default, Args)]
-pub struct DeployArgs {
-    /// Skip the preview and the confirmation.
-    #[arg(short, long)]
-    yes: bool,
-    /// Only act on this resource (repeatable).
+pub struct TargetArgs {
+    /// Only act on this resource: a URN, or a pattern with `*` and `**` (repeatable).
     #[arg(short, long = "target", value_name = "URN")]
     targets: Vec<String>,
     /// Leave this resource alone (repeatable).
@@ -42,11 +40,16 @@ pub struct DeployArgs {
     /// Also act on resources that depend on the targets.
     #[arg(long)]
     target_dependents: bool,
+}
+
+/// How every deploying command shows what it does.
+#[derive(Debug, Default, Args)]
+pub struct OutputArgs {
     /// Provider operations to run at once (default: 4 × cores).
     #[arg(short, long, value_name = "N")]
     parallel: Option<usize>,
-    /// Print one JSON object per engine event instead of the progress view.
-    #[arg(long)]
+    /// Print machine-readable JSON instead of the progress view.
+    #[arg(short = 'j', long)]
     json: bool,
     /// Show secret values in diffs and outputs.
     #[arg(long)]
@@ -54,42 +57,53 @@ pub struct DeployArgs {
     /// Also list resources that do not change.
     #[arg(long)]
     show_sames: bool,
+    /// Show the steps of replacements (`++` create-replacement, `--` delete-replaced) as
+    /// rows of their own.
+    #[arg(long)]
+    show_replacement_steps: bool,
+    /// Show each resource's property diff.
+    #[arg(long)]
+    diff: bool,
     /// Do not show the stack's outputs.
     #[arg(long)]
     suppress_outputs: bool,
-    /// `up`: refresh the state from the providers first, then update.
+    /// Do not show progress while the deployment runs: only the diagnostics, outputs and
+    /// summary at the end.
     #[arg(long)]
-    refresh: bool,
-    /// `up` / `preview`: replace this resource even if it has no changes (repeatable).
-    #[arg(long = "replace", value_name = "URN")]
-    replaces: Vec<String>,
-    /// `up` / `preview`: replace this resource and change nothing else (repeatable).
-    #[arg(long = "target-replace", value_name = "URN")]
-    target_replaces: Vec<String>,
-    /// `refresh`: forget the interrupted creates not imported with --import-pending-creates
-    /// (their resources were not created).
-    #[arg(long)]
-    clear_pending_creates: bool,
-    /// `refresh`: adopt the resource an interrupted create made, by its provider ID
-    /// (repeatable).
-    #[arg(long = "import-pending-creates", num_args = 2, value_names = ["URN", "ID"])]
-    import_pending_creates: Vec<String>,
-    /// `up` / `preview`: run this policy pack (a directory with a PulumiPolicy.yaml, or a
-    /// policy component `.wasm`) on every resource and on the stack (repeatable).
-    #[arg(long = "policy-pack", value_name = "DIR")]
-    policy_packs: Vec<std::path::PathBuf>,
-    /// `up` / `preview`: the JSON configuration of the `--policy-pack` in the same position
-    /// (repeatable).
-    #[arg(long = "policy-pack-config", value_name = "FILE")]
-    policy_pack_configs: Vec<std::path::PathBuf>,
-    /// `up` / `refresh` / `destroy`: do not preview first, even with policy packs (a mandatory
-    /// violation then stops the update at its resource, after what was done before it).
+    suppress_progress: bool,
+}
+
+/// What the commands that change the stack (`up`, `refresh`, `destroy`) share.
+#[derive(Debug, Default, Args)]
+pub struct ApplyArgs {
+    /// Do not ask for confirmation: preview, then apply.
+    #[arg(short, long)]
+    yes: bool,
+    /// Do not preview first (a policy pack's mandatory violation then stops the update at its
+    /// resource, after what was done before it).
     #[arg(long)]
     skip_preview: bool,
-    /// `up` / `preview` / `refresh`: fail if the deployment changes (or, previewing, would
-    /// change) anything, as Pulumi's flag does: `up` and `refresh` still apply what they find.
-    #[arg(long)]
-    expect_no_changes: bool,
+    /// A message recorded with the update in the stack's history (`cairn stack history`).
+    #[arg(short = 'm', long, value_name = "TEXT")]
+    message: Option<String>,
+}
+
+/// What the commands that run the program (`up`, `preview`) share.
+#[derive(Debug, Default, Args)]
+pub struct ProgramArgs {
+    /// Replace this resource even if it has no changes (repeatable).
+    #[arg(long = "replace", value_name = "URN")]
+    replaces: Vec<String>,
+    /// Replace this resource and change nothing else (repeatable).
+    #[arg(long = "target-replace", value_name = "URN")]
+    target_replaces: Vec<String>,
+    /// Run this policy pack (a directory with a PulumiPolicy.yaml, or a policy component
+    /// `.wasm`) on every resource and on the stack (repeatable).
+    #[arg(long = "policy-pack", value_name = "DIR")]
+    policy_packs: Vec<std::path::PathBuf>,
+    /// The JSON configuration of the `--policy-pack` in the same position (repeatable).
+    #[arg(long = "policy-pack-config", value_name = "FILE")]
+    policy_pack_configs: Vec<std::path::PathBuf>,
     /// Set this configuration value before the deployment, saved in the stack's settings
     /// (repeatable).
     #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
@@ -97,15 +111,181 @@ pub struct DeployArgs {
     /// The `--config` keys are property paths (`data.ports[0]`).
     #[arg(long)]
     config_path: bool,
-    /// `destroy`: leave the protected resources and what they depend on; destroy the rest.
+}
+
+/// `cairn up`.
+#[derive(Debug, Args)]
+pub struct UpArgs {
+    #[command(flatten)]
+    apply: ApplyArgs,
+    #[command(flatten)]
+    program: ProgramArgs,
+    #[command(flatten)]
+    targets: TargetArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+    /// Refresh the state from the providers first, then update.
+    #[arg(short, long)]
+    refresh: bool,
+    /// Fail if the update changes anything (it still applies what it finds).
+    #[arg(long)]
+    expect_no_changes: bool,
+}
+
+/// `cairn preview`.
+#[derive(Debug, Args)]
+pub struct PreviewArgs {
+    #[command(flatten)]
+    program: ProgramArgs,
+    #[command(flatten)]
+    targets: TargetArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+    /// Fail if the update would change anything.
+    #[arg(long)]
+    expect_no_changes: bool,
+}
+
+/// `cairn refresh`.
+#[derive(Debug, Args)]
+pub struct RefreshArgs {
+    #[command(flatten)]
+    apply: ApplyArgs,
+    #[command(flatten)]
+    targets: TargetArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+    /// Fail if the refresh finds anything changed (it still records what it finds).
+    #[arg(long)]
+    expect_no_changes: bool,
+    /// Forget the interrupted creates not imported with --import-pending-creates (their
+    /// resources were not created).
+    #[arg(long)]
+    clear_pending_creates: bool,
+    /// Adopt the resource an interrupted create made, by its provider ID (repeatable).
+    #[arg(long = "import-pending-creates", num_args = 2, value_names = ["URN", "ID"])]
+    import_pending_creates: Vec<String>,
+}
+
+/// `cairn destroy`.
+#[derive(Debug, Args)]
+pub struct DestroyArgs {
+    #[command(flatten)]
+    apply: ApplyArgs,
+    #[command(flatten)]
+    targets: TargetArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+    /// Leave the protected resources and what they depend on; destroy the rest.
     #[arg(long)]
     exclude_protected: bool,
-    /// Accepted for Pulumi's scripts: Cairn always shows each resource's detailed diff.
-    #[arg(long)]
+}
+
+/// Every deploying command's options, whichever command took them (a command's own flags are
+/// its clap struct's: `preview --help` offers no `--yes`).
+#[derive(Debug, Default)]
+pub struct DeployArgs {
+    yes: bool,
+    targets: Vec<String>,
+    excludes: Vec<String>,
+    target_dependents: bool,
+    parallel: Option<usize>,
+    json: bool,
+    show_secrets: bool,
+    show_sames: bool,
+    show_replacement_steps: bool,
     diff: bool,
-    /// A message recorded with the update in the stack's history (`cairn stack history`).
-    #[arg(short = 'm', long, value_name = "TEXT")]
+    suppress_outputs: bool,
+    suppress_progress: bool,
+    refresh: bool,
+    replaces: Vec<String>,
+    target_replaces: Vec<String>,
+    clear_pending_creates: bool,
+    import_pending_creates: Vec<String>,
+    policy_packs: Vec<std::path::PathBuf>,
+    policy_pack_configs: Vec<std::path::PathBuf>,
+    skip_preview: bool,
+    expect_no_changes: bool,
+    config: Vec<String>,
+    config_path: bool,
+    exclude_protected: bool,
     message: Option<String>,
+}
+
+impl DeployArgs {
+    /// The options the groups every command has give.
+    fn from_groups(targets: TargetArgs, output: OutputArgs, apply: Option<ApplyArgs>) -> Self {
+        let apply = apply.unwrap_or_default();
+        DeployArgs {
+            yes: apply.yes,
+            skip_preview: apply.skip_preview,
+            message: apply.message,
+            targets: targets.targets,
+            excludes: targets.excludes,
+            target_dependents: targets.target_dependents,
+            parallel: output.parallel,
+            json: output.json,
+            show_secrets: output.show_secrets,
+            show_sames: output.show_sames,
+            show_replacement_steps: output.show_replacement_steps,
+            diff: output.diff,
+            suppress_outputs: output.suppress_outputs,
+            suppress_progress: output.suppress_progress,
+            ..DeployArgs::default()
+        }
+    }
+
+    fn with_program(self, program: ProgramArgs) -> Self {
+        DeployArgs {
+            replaces: program.replaces,
+            target_replaces: program.target_replaces,
+            policy_packs: program.policy_packs,
+            policy_pack_configs: program.policy_pack_configs,
+            config: program.config,
+            config_path: program.config_path,
+            ..self
+        }
+    }
+}
+
+impl From<UpArgs> for DeployArgs {
+    fn from(args: UpArgs) -> Self {
+        DeployArgs {
+            refresh: args.refresh,
+            expect_no_changes: args.expect_no_changes,
+            ..DeployArgs::from_groups(args.targets, args.output, Some(args.apply))
+                .with_program(args.program)
+        }
+    }
+}
+
+impl From<PreviewArgs> for DeployArgs {
+    fn from(args: PreviewArgs) -> Self {
+        DeployArgs {
+            expect_no_changes: args.expect_no_changes,
+            ..DeployArgs::from_groups(args.targets, args.output, None).with_program(args.program)
+        }
+    }
+}
+
+impl From<RefreshArgs> for DeployArgs {
+    fn from(args: RefreshArgs) -> Self {
+        DeployArgs {
+            expect_no_changes: args.expect_no_changes,
+            clear_pending_creates: args.clear_pending_creates,
+            import_pending_creates: args.import_pending_creates,
+            ..DeployArgs::from_groups(args.targets, args.output, Some(args.apply))
+        }
+    }
+}
+
+impl From<DestroyArgs> for DeployArgs {
+    fn from(args: DestroyArgs) -> Self {
+        DeployArgs {
+            exclude_protected: args.exclude_protected,
+            ..DeployArgs::from_groups(args.targets, args.output, Some(args.apply))
+        }
+    }
 }
 
 impl DeployArgs {
@@ -253,8 +433,6 @@ fn run_deployment(
     options.target_replaces = parse_urns(&args.target_replaces, "--target-replace")?;
     if kind == Kind::Refresh {
         options.pending_creates = pending_create_decisions(context, &args, &snapshot)?;
-    } else if args.clear_pending_creates || !args.import_pending_creates.is_empty() {
-        bail!("--clear-pending-creates and --import-pending-creates belong to `cairn refresh`");
     }
     let kept_protected = exclude_protected(kind, &args, &mut options, &snapshot)?;
     if kept_protected.is_some_and(|n| n == snapshot.resources.len()) {
@@ -266,17 +444,6 @@ fn run_deployment(
         return Ok(None);
     }
     check_targets_before(kind, &options, &snapshot)?;
-    if !kind.runs_program()
-        && (!args.policy_packs.is_empty() || !args.policy_pack_configs.is_empty())
-    {
-        bail!("--policy-pack and --policy-pack-config belong to `cairn up` and `cairn preview`");
-    }
-    if args.skip_preview && kind == Kind::Preview {
-        bail!("--skip-preview belongs to `cairn up`, `cairn refresh` and `cairn destroy`");
-    }
-    if args.expect_no_changes && kind == Kind::Destroy {
-        bail!("--expect-no-changes belongs to `cairn up`, `cairn preview` and `cairn refresh`");
-    }
     let packs = crate::policy::locate(&args.policy_packs, &args.policy_pack_configs)?;
     let resolved = config_file.resolve(Some(crypter.as_ref()), &workspace.project)?;
     options.config = engine_config(&resolved);
@@ -326,13 +493,21 @@ fn run_deployment(
         Ok(Setup { loader, program })
     };
 
-    let display_options = |interactive: bool| DisplayOptions {
-        json: args.json,
-        interactive,
-        show_secrets: args.show_secrets,
-        show_sames: args.show_sames,
-        suppress_outputs: args.suppress_outputs,
-        writer: Box::new(std::io::stdout()),
+    let display = |keep_details: bool| {
+        Arc::new(Display::new(DisplayOptions {
+            json: args.json,
+            interactive: context.interactive,
+            show_secrets: args.show_secrets,
+            show_sames: args.show_sames,
+            suppress_outputs: args.suppress_outputs,
+            show_replacement_steps: args.show_replacement_steps,
+            show_diff: args.diff,
+            keep_details,
+            suppress_progress: args.suppress_progress,
+            colors: crate::terminal::colors(),
+            stack: Some(stack.name.clone()),
+            writer: Box::new(std::io::stdout()),
+        }))
     };
 
     if !kind.previews_only() && !args.yes && !context.interactive {
@@ -341,20 +516,22 @@ fn run_deployment(
             kind.command()
         );
     }
-    // With policy packs, `up` previews first even with --yes (as Pulumi's `up` does unless
-    // --skip-preview): a mandatory violation then stops it before anything changes.
-    let policy_preview = kind == Kind::Up && !packs.is_empty();
-    let previews = kind.previews_only() || (!args.skip_preview && (!args.yes || policy_preview));
+    // As Pulumi's, the commands that change the stack preview first, --yes included (it only
+    // skips the question), unless --skip-preview: a failing preview or a policy pack's
+    // mandatory violation then stops them before anything changes.
+    let previews = kind.previews_only() || !args.skip_preview;
+    let mut details = String::new();
     if previews {
         let mut preview = options.clone();
         preview.preview = true;
+        let preview_display = display(!args.yes && !kind.previews_only());
         let outcome = runtime.block_on(deploy(
             kind,
             preview,
             snapshot.clone(),
             None,
             crypter.clone(),
-            display_options(context.interactive),
+            preview_display.clone(),
             &setup,
             &policies,
             &signals,
@@ -363,8 +540,9 @@ fn run_deployment(
         if kind.previews_only() {
             return expect_no_changes(&args, kind, &outcome).map(|()| None);
         }
+        details = preview_display.details();
     }
-    if !args.yes && !confirm(kind)? {
+    if !args.yes && !confirm(kind, &details)? {
         bail!("cancelled; nothing was changed");
     }
 
@@ -378,7 +556,7 @@ fn run_deployment(
             snapshot,
             Some(persister.clone()),
             crypter.clone(),
-            display_options(context.interactive),
+            display(false),
             &setup,
             &Policies::none(&wasm),
             &signals,
@@ -398,7 +576,7 @@ fn run_deployment(
         snapshot,
         Some(persister),
         crypter,
-        display_options(context.interactive),
+        display(false),
         &setup,
         &policies,
         &signals,
@@ -425,11 +603,8 @@ fn exclude_protected(
     options: &mut DeploymentOptions,
     snapshot: &Snapshot,
 ) -> Result<Option<usize>> {
-    if !args.exclude_protected {
+    if !args.exclude_protected || kind != Kind::Destroy {
         return Ok(None);
-    }
-    if kind != Kind::Destroy {
-        bail!("--exclude-protected belongs to `cairn destroy`");
     }
     if !args.targets.is_empty() {
         bail!("you cannot specify --target and --exclude-protected");
@@ -512,7 +687,7 @@ async fn deploy(
     snapshot: Snapshot,
     persister: Option<Arc<dyn Persister>>,
     crypter: Arc<LazyCrypter>,
-    display: DisplayOptions,
+    events: Arc<Display>,
     setup: &dyn Fn(Arc<Display>) -> Result<Setup>,
     policies: &Policies<'_>,
     signals: &Signals,
@@ -525,7 +700,6 @@ async fn deploy(
         persister,
         crypter,
     )?);
-    let events = Arc::new(Display::new(display));
     let Setup { loader, program } = setup(events.clone())?;
     let stack = cairn_grpc::analyzer::StackContext {
         dry_run: options.preview,
@@ -701,14 +875,32 @@ fn read_line() -> Result<String> {
     Ok(answer.trim().to_owned())
 }
 
-fn confirm(kind: Kind) -> Result<bool> {
-    crate::terminal::prompt(&format!(
-        "Do you want to perform this {}? [y/N] ",
-        kind.verb()
-    ));
-    let mut answer = String::new();
-    std::io::stdin().read_line(&mut answer)?;
-    Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
+/// Asks whether to go on, as Pulumi does: yes, no, or details (the preview's property diffs,
+/// then the question again). No answer (end of input) is no.
+fn confirm(kind: Kind, details: &str) -> Result<bool> {
+    use crate::terminal::Style;
+    loop {
+        let question = format!("Do you want to perform this {}?", kind.verb());
+        crate::terminal::prompt(&format!(
+            "{} [yes/no/details] ",
+            Style::PROMPT.apply(&question)
+        ));
+        let mut answer = String::new();
+        if std::io::stdin().read_line(&mut answer)? == 0 {
+            return Ok(false);
+        }
+        match answer.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => return Ok(true),
+            "d" | "details" => {
+                if details.is_empty() {
+                    outln!("No property changes to show.\n");
+                } else {
+                    outln!("{details}");
+                }
+            }
+            _ => return Ok(false),
+        }
+    }
 }
 
 fn parse_urns(values: &[String], flag: &str) -> Result<Vec<Urn>> {

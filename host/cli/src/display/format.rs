@@ -2,9 +2,10 @@
 //! values, diagnostics, stack outputs and the summary. `cairn stack output` prints values
 //! with [`format_value`] too.
 //!
-//! Symbols: `+` create, `~` update and refresh, `+-` replace, `++` create-replacement,
-//! `--` delete-replaced, `-` delete and discard, `<=` read and read-replacement, `=` import and
-//! import-replacement, blank for same.
+//! Symbols and colours are Pulumi's: `+` create (green), `~` update and refresh (yellow),
+//! `+-` replace (bright magenta), `++` create-replacement (bright green), `--` delete-replaced
+//! (bright red), `-` delete and discard (red), `>` read and `>>` read-replacement (bright cyan),
+//! `=` import and `=>` import-replacement (bright blue), blank for same.
 //!
 //! Every function returns text to print, never prints: names, keys and messages in it are
 //! already made visible (see [`crate::terminal`]), and the writer checks the whole again.
@@ -20,21 +21,8 @@ use cairn_engine::deploy::events::{
 use cairn_engine::path::{PathElement, PropertyPath};
 use cairn_engine::{PropertyMap, PropertyValue, Urn};
 
-use super::{SECRET, UNKNOWN, operation_label, severity_label};
-use crate::terminal;
-
-/// The status column of a step line.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) enum LineStatus {
-    /// Planned in a preview: no status, the op column says what would happen.
-    Planned,
-    /// Running for this long ("creating (1.2s)").
-    Running(Duration),
-    /// Ended after this long ("created (0.4s)").
-    Done(Duration),
-    /// Failed after this long ("failed (0.1s)").
-    Failed(Duration),
-}
+use super::{SECRET, UNKNOWN, operation_label};
+use crate::terminal::{self, Style};
 
 /// The deployment summary, as [`format_summary`] prints it.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,44 +36,46 @@ pub(super) struct SummaryInfo {
     pub succeeded: bool,
     /// Steps that failed (0 when unknown).
     pub failed_steps: usize,
+    /// Error and warning diagnostics (step failures included).
+    pub errors: usize,
+    pub warnings: usize,
+    pub colors: bool,
 }
 
-/// The symbol shown before a step ("+", "+-", ...).
-fn op_symbol(op: StepOp) -> &'static str {
+/// The symbol shown before a step (`+`, `+-`, ...), Pulumi's.
+pub(super) fn op_symbol(op: StepOp) -> &'static str {
     match op {
-        StepOp::Same => " ",
+        StepOp::Same => "",
         StepOp::Create => "+",
         StepOp::Update | StepOp::Refresh => "~",
         StepOp::Delete | StepOp::Discard => "-",
         StepOp::Replace => "+-",
         StepOp::CreateReplacement => "++",
         StepOp::DeleteReplaced => "--",
-        StepOp::Read | StepOp::ReadReplacement => "<=",
-        StepOp::Import | StepOp::ImportReplacement => "=",
+        StepOp::Read => ">",
+        StepOp::ReadReplacement => ">>",
+        StepOp::Import => "=",
+        StepOp::ImportReplacement => "=>",
     }
 }
 
-/// The status words of a step: (while running, once done). Empty for `same`.
-fn op_status(op: StepOp) -> (&'static str, &'static str) {
+/// The colour of a step's symbol and status, Pulumi's.
+pub(super) fn op_style(op: StepOp) -> Style {
     match op {
-        StepOp::Same => ("", ""),
-        StepOp::Create => ("creating", "created"),
-        StepOp::Update => ("updating", "updated"),
-        StepOp::Delete => ("deleting", "deleted"),
-        StepOp::Replace => ("replacing", "replaced"),
-        StepOp::CreateReplacement => ("creating replacement", "created replacement"),
-        StepOp::DeleteReplaced => ("deleting original", "deleted original"),
-        StepOp::Read => ("reading", "read"),
-        StepOp::ReadReplacement => ("reading for replacement", "read for replacement"),
-        StepOp::Refresh => ("refreshing", "refreshed"),
-        StepOp::Import => ("importing", "imported"),
-        StepOp::ImportReplacement => ("importing replacement", "imported replacement"),
-        StepOp::Discard => ("discarding", "discarded"),
+        StepOp::Same => Style::PLAIN,
+        StepOp::Create => Style::CREATE,
+        StepOp::Update | StepOp::Refresh => Style::UPDATE,
+        StepOp::Delete | StepOp::Discard => Style::DELETE,
+        StepOp::Replace | StepOp::ReadReplacement => Style::REPLACE,
+        StepOp::CreateReplacement => Style::CREATE_REPLACEMENT,
+        StepOp::DeleteReplaced => Style::DELETE_REPLACED,
+        StepOp::Read => Style::READ,
+        StepOp::Import | StepOp::ImportReplacement => Style::IMPORT,
     }
 }
 
 /// A duration as people read it: `0.4s`, `12.0s`, `2m5s`, `1h0m3s`.
-fn format_duration(duration: Duration) -> String {
+pub(super) fn format_duration(duration: Duration) -> String {
     let total = duration.as_secs();
     if total < 60 {
         format!("{:.1}s", duration.as_secs_f64())
@@ -96,28 +86,67 @@ fn format_duration(duration: Duration) -> String {
     }
 }
 
-/// One resource's line: `  +  create   random:index:RandomPet  pet  created (0.4s)`.
-pub(super) fn format_step_line(step: &StepInfo, status: LineStatus) -> String {
-    let mut line = format!(
-        "  {:<2} {:<8} {}  {}",
-        op_symbol(step.op),
-        step.op.label(),
-        terminal::field(&step.resource_type),
-        terminal::field(step.urn.name())
-    );
-    let (running, done) = op_status(step.op);
-    let status = match status {
-        LineStatus::Planned => None,
-        LineStatus::Running(_) | LineStatus::Done(_) if running.is_empty() => None,
-        LineStatus::Running(elapsed) => Some(format!("{running} ({})", format_duration(elapsed))),
-        LineStatus::Done(took) => Some(format!("{done} ({})", format_duration(took))),
-        LineStatus::Failed(took) => Some(format!("failed ({})", format_duration(took))),
-    };
-    if let Some(status) = status {
-        line.push_str("  ");
-        line.push_str(&status);
+/// Whether a property key is internal (`__provider`, `__defaults`, ...): Pulumi hides those
+/// from diffs, and a dynamic provider's pickled code is one.
+fn is_internal_key(key: &str) -> bool {
+    key.starts_with("__")
+}
+
+/// The top-level key a change is under.
+fn top_key(change: &PropertyChange) -> Option<&str> {
+    match change.path.elements().first() {
+        Some(PathElement::Key(key)) => Some(key.as_str()),
+        _ => None,
     }
-    line
+}
+
+/// The diff summary of an update, replacement or drift, Pulumi's `diff: +added-deleted~updated`
+/// (top-level keys, sorted, internal keys left out); `None` without changes.
+pub(super) fn diff_summary(step: &StepInfo) -> Option<String> {
+    if !matches!(
+        step.op,
+        StepOp::Update | StepOp::Replace | StepOp::Refresh | StepOp::Import
+    ) {
+        return None;
+    }
+    let mut groups: [(char, Vec<String>); 3] =
+        [('+', Vec::new()), ('-', Vec::new()), ('~', Vec::new())];
+    let mut note = |group: usize, key: &str| {
+        let key = terminal::field(key).into_owned();
+        if !groups[group].1.contains(&key) {
+            groups[group].1.push(key);
+        }
+    };
+    for change in &step.changes {
+        let Some(key) = top_key(change).filter(|k| !is_internal_key(k)) else {
+            continue;
+        };
+        // A change below the top level updates the top-level value.
+        let group = match (change.kind, change.path.elements().len()) {
+            (ChangeKind::Add, 1) => 0,
+            (ChangeKind::Delete, 1) => 1,
+            _ => 2,
+        };
+        note(group, key);
+    }
+    if step.changes.is_empty() {
+        for key in step.replace_keys.iter().filter(|k| !is_internal_key(k)) {
+            note(2, key);
+        }
+    }
+    if groups.iter().all(|(_, keys)| keys.is_empty()) {
+        return None;
+    }
+    let mut out = String::from("diff: ");
+    for (symbol, mut keys) in groups {
+        if keys.is_empty() {
+            continue;
+        }
+        keys.sort();
+        out.push(symbol);
+        out.push_str(&keys.join(","));
+    }
+    Some(out)
 }
 
 /// The diff lines under a step, unindented (`~ tags.env: "dev" => "prod"`).
@@ -153,33 +182,151 @@ pub(super) fn format_diff(step: &StepInfo, show_secrets: bool) -> Vec<String> {
     }
     step.changes
         .iter()
-        .map(|change| format_change(change, &step.replace_keys, show_secrets))
+        .flat_map(|change| format_change(change, &step.replace_keys, show_secrets))
         .collect()
 }
 
+/// Values longer than this are elided in diffs (`"abc…" (4,096 chars)`).
+const MAX_VALUE_CHARS: usize = 120;
+
 /// One property change: `~ path: old => new`, `+ path: new` or `- path: old`, with
 /// ` (forces replacement)` when the change says so or its top-level key is in `replace_keys`.
-fn format_change(change: &PropertyChange, replace_keys: &[String], show_secrets: bool) -> String {
+/// A string changed on several lines is shown as a line diff under it; internal keys
+/// (`__provider`, ...) are left out.
+fn format_change(
+    change: &PropertyChange,
+    replace_keys: &[String],
+    show_secrets: bool,
+) -> Vec<String> {
+    if top_key(change).is_some_and(is_internal_key) {
+        return Vec::new();
+    }
     let path = terminal::field(&change.path.to_string()).into_owned();
     let shown = |value: &Option<PropertyValue>| {
-        value
-            .as_ref()
-            .map_or_else(|| "null".to_owned(), |v| format_value(v, show_secrets))
+        value.as_ref().map_or_else(
+            || "null".to_owned(),
+            |v| elide(format_value(v, show_secrets)),
+        )
     };
-    let mut line = match (change.kind, &change.old, &change.new) {
+    let forced = change.replace
+        || matches!(change.path.elements().first(),
+            Some(PathElement::Key(key)) if replace_keys.iter().any(|k| k == key));
+    let forced = if forced { " (forces replacement)" } else { "" };
+    if change.kind == ChangeKind::Update
+        && let (Some(PropertyValue::String(old)), Some(PropertyValue::String(new))) =
+            (&change.old, &change.new)
+        && (old.contains('\n') || new.contains('\n'))
+    {
+        let mut lines = vec![format!("~ {path}: (multi-line){forced}")];
+        lines.extend(line_diff(old, new).into_iter().map(|l| format!("    {l}")));
+        return lines;
+    }
+    let line = match (change.kind, &change.old, &change.new) {
         (ChangeKind::Add, _, None) => format!("+ {path}"),
         (ChangeKind::Add, _, new) => format!("+ {path}: {}", shown(new)),
         (ChangeKind::Delete, None, _) => format!("- {path}"),
         (ChangeKind::Delete, old, _) => format!("- {path}: {}", shown(old)),
         (ChangeKind::Update, old, new) => format!("~ {path}: {} => {}", shown(old), shown(new)),
     };
-    let forced = change.replace
-        || matches!(change.path.elements().first(),
-            Some(PathElement::Key(key)) if replace_keys.iter().any(|k| k == key));
-    if forced {
-        line.push_str(" (forces replacement)");
+    vec![format!("{line}{forced}")]
+}
+
+/// `value` cut to [`MAX_VALUE_CHARS`], saying how long it was.
+fn elide(value: String) -> String {
+    let count = value.chars().count();
+    if count <= MAX_VALUE_CHARS {
+        return value;
     }
-    line
+    let head: String = value.chars().take(MAX_VALUE_CHARS - 20).collect();
+    format!("{head}… ({count} chars)")
+}
+
+/// The lines of `old` and `new` as a diff: common lines as `  line`, removed `- line`, added
+/// `+ line` (a longest-common-subsequence diff; very long texts fall back to all removed, all
+/// added). Each line is made visible and elided.
+fn line_diff(old: &str, new: &str) -> Vec<String> {
+    let a: Vec<&str> = old.lines().collect();
+    let b: Vec<&str> = new.lines().collect();
+    let line = |sign: &str, text: &str| {
+        format!("{sign} {}", elide(terminal::field(text).into_owned()))
+            .trim_end()
+            .to_owned()
+    };
+    if a.len().saturating_mul(b.len()) > 1_000_000 {
+        let mut out: Vec<String> = a.iter().map(|l| line("-", l)).collect();
+        out.extend(b.iter().map(|l| line("+", l)));
+        return out;
+    }
+    // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
+    let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a[i] == b[j] {
+            out.push(line(" ", a[i]));
+            i += 1;
+            j += 1;
+        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
+            out.push(line("+", b[j]));
+            j += 1;
+        } else {
+            out.push(line("-", a[i]));
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A resource's detailed diff, Pulumi's "details" block (`--diff`, or "details" at the
+/// prompt):
+///
+/// ```text
+///   aws:s3:Bucket (logs):
+///     ~ aws:s3:Bucket: (update)
+///         [id=logs-1]
+///         [urn=urn:pulumi:dev::proj::aws:s3:Bucket::logs]
+///       ~ tags.env: "dev" => "prod"
+/// ```
+pub(super) fn format_details(step: &StepInfo, show_secrets: bool, colors: bool) -> String {
+    let kind = terminal::field(&step.resource_type);
+    let mut out = format!("  {kind} ({}):\n", terminal::field(step.urn.name()));
+    let symbol = op_symbol(step.op);
+    let _ = writeln!(
+        out,
+        "    {}{}{kind}: ({})",
+        op_style(step.op).paint(colors, symbol),
+        " ".repeat(2 - symbol.chars().count().min(2)),
+        step.op.label()
+    );
+    let id = step
+        .old
+        .as_ref()
+        .and_then(|s| s.id.as_deref())
+        .or_else(|| step.new.as_ref().and_then(|s| s.id.as_deref()))
+        .filter(|id| !id.is_empty());
+    if let Some(id) = id {
+        let _ = writeln!(out, "        [id={}]", terminal::field(id));
+    }
+    let _ = writeln!(out, "        [urn={}]", terminal::field(step.urn.as_str()));
+    for line in format_diff(step, show_secrets) {
+        let style = match line.chars().next() {
+            Some('+') => Style::CREATE,
+            Some('-') => Style::DELETE,
+            Some('~') => Style::UPDATE,
+            _ => Style::PLAIN,
+        };
+        let _ = writeln!(out, "      {}", style.paint(colors, &line));
+    }
+    out
 }
 
 /// A value on one line: strings quoted and escaped, `[1, "a"]`, `{"k": v}`; secrets as
@@ -296,15 +443,57 @@ fn blob(kind: &str, source: Option<String>, hash: Option<&str>) -> String {
     }
 }
 
-/// A diagnostic: `warning: pet: message`; later lines of the message are indented, so a
-/// provider's or program's message cannot fake a line of its own.
-pub(super) fn format_diagnostic(severity: Severity, urn: Option<&Urn>, message: &str) -> String {
-    let label = severity_label(severity);
-    let first = match urn {
-        Some(urn) => format!("{label}: {}: ", terminal::field(urn.name())),
-        None => format!("{label}: "),
-    };
-    terminal::message(&first, "    ", message)
+/// The diagnostics of one resource (or of none), in the order they came.
+pub(super) type DiagnosticGroup = (Option<Urn>, Vec<(Severity, String)>);
+
+/// The `Diagnostics:` section, grouped by resource as Pulumi groups it; later lines of a
+/// message are indented under it, so a provider's or program's message cannot fake a line of
+/// Cairn's own. Debug messages are left out.
+///
+/// ```text
+/// Diagnostics:
+///   aws:s3:Bucket (logs):
+///     warning: versioning is disabled
+/// ```
+pub(super) fn format_diagnostics(groups: &[DiagnosticGroup], colors: bool) -> String {
+    let mut out = format!("{}\n", Style::HEADLINE.paint(colors, "Diagnostics:"));
+    let mut first = true;
+    for (urn, messages) in groups {
+        let messages: Vec<&(Severity, String)> = messages
+            .iter()
+            .filter(|(severity, _)| *severity != Severity::Debug)
+            .collect();
+        if messages.is_empty() {
+            continue;
+        }
+        if !first {
+            out.push('\n');
+        }
+        first = false;
+        let indent = match urn {
+            Some(urn) => {
+                let _ = writeln!(
+                    out,
+                    "  {} ({}):",
+                    terminal::field(urn.qualified_type()),
+                    terminal::field(urn.name())
+                );
+                "    "
+            }
+            None => "  ",
+        };
+        for (severity, message) in messages {
+            let (label, style) = match severity {
+                Severity::Error => ("error: ", Style::ERROR),
+                Severity::Warning => ("warning: ", Style::WARNING),
+                _ => ("", Style::PLAIN),
+            };
+            let continuation = format!("{indent}  ");
+            let text = terminal::message("", &continuation, message);
+            let _ = writeln!(out, "{indent}{}{text}", style.paint(colors, label));
+        }
+    }
+    out
 }
 
 /// What the policy packs of a deployment reported, for the `Policies:` section.
@@ -455,8 +644,8 @@ fn rank(level: Enforcement) -> u8 {
 }
 
 /// The stack outputs section: `Outputs:` then `    name: value` per output.
-pub(super) fn format_outputs(outputs: &PropertyMap, show_secrets: bool) -> String {
-    let mut out = String::from("Outputs:\n");
+pub(super) fn format_outputs(outputs: &PropertyMap, show_secrets: bool, colors: bool) -> String {
+    let mut out = format!("{}\n", Style::HEADLINE.paint(colors, "Outputs:"));
     for (name, value) in outputs {
         let _ = writeln!(
             out,
@@ -483,7 +672,8 @@ const SUMMARY_KINDS: [(StepOp, &str, &str); 8] = [
 
 /// The closing summary: `Resources:` with counts per kind, unchanged, duration, and failure.
 pub(super) fn format_summary(summary: &SummaryInfo) -> String {
-    let mut out = String::from("Resources:\n");
+    let colors = summary.colors;
+    let mut out = format!("{}\n", Style::HEADLINE.paint(colors, "Resources:"));
     let mut total = 0;
     let mut kinds = 0;
     for (op, planned, done) in SUMMARY_KINDS {
@@ -499,7 +689,8 @@ pub(super) fn format_summary(summary: &SummaryInfo) -> String {
         total += count;
         kinds += 1;
         let words = if summary.preview { planned } else { done };
-        let _ = writeln!(out, "    {:<2}{count} {words}", op_symbol(op));
+        let line = format!("{:<2}{count} {words}", op_symbol(op));
+        let _ = writeln!(out, "    {}", op_style(op).paint(colors, &line));
     }
     let unchanged = summary.unchanged;
     if kinds > 1 {
@@ -514,7 +705,23 @@ pub(super) fn format_summary(summary: &SummaryInfo) -> String {
     } else if total == 0 {
         out.push_str("    no changes\n");
     }
-    let _ = writeln!(out, "\nDuration: {}", format_duration(summary.duration));
+    let counts: Vec<String> = [
+        (summary.errors, "error", "errors", Style::ERROR),
+        (summary.warnings, "warning", "warnings", Style::WARNING),
+    ]
+    .into_iter()
+    .filter(|(n, ..)| *n > 0)
+    .map(|(n, one, many, style)| style.paint(colors, &plural(n, one, many)))
+    .collect();
+    if !counts.is_empty() {
+        let _ = writeln!(out, "    {}", counts.join(", "));
+    }
+    let _ = writeln!(
+        out,
+        "\n{} {}",
+        Style::HEADLINE.paint(colors, "Duration:"),
+        format_duration(summary.duration)
+    );
     if !summary.succeeded {
         let what = if summary.preview {
             "preview"
@@ -745,101 +952,83 @@ mod tests {
             ),
         ];
         for (change, keys, masked, shown) in cases {
-            assert_eq!(format_change(&change, &keys, false), masked);
-            assert_eq!(format_change(&change, &keys, true), shown);
+            assert_eq!(format_change(&change, &keys, false), [masked]);
+            assert_eq!(format_change(&change, &keys, true), [shown]);
         }
     }
 
     #[test]
-    fn step_lines_for_every_op() {
-        // (op, done line, running status, planned line)
-        let ty = "random:index:RandomPet";
-        let cases: [(StepOp, &str, &str); 13] = [
-            (
-                StepOp::Same,
-                "     same     random:index:RandomPet  pet",
-                "",
-            ),
-            (
-                StepOp::Create,
-                "  +  create   random:index:RandomPet  pet  created (0.4s)",
-                "creating",
-            ),
-            (
-                StepOp::Update,
-                "  ~  update   random:index:RandomPet  pet  updated (0.4s)",
-                "updating",
-            ),
-            (
-                StepOp::Delete,
-                "  -  delete   random:index:RandomPet  pet  deleted (0.4s)",
-                "deleting",
-            ),
-            (
-                StepOp::Replace,
-                "  +- replace  random:index:RandomPet  pet  replaced (0.4s)",
-                "replacing",
-            ),
-            (
-                StepOp::CreateReplacement,
-                "  ++ create-replacement random:index:RandomPet  pet  created replacement (0.4s)",
-                "creating replacement",
-            ),
-            (
-                StepOp::DeleteReplaced,
-                "  -- delete-replaced random:index:RandomPet  pet  deleted original (0.4s)",
-                "deleting original",
-            ),
-            (
-                StepOp::Read,
-                "  <= read     random:index:RandomPet  pet  read (0.4s)",
-                "reading",
-            ),
-            (
-                StepOp::ReadReplacement,
-                "  <= read-replacement random:index:RandomPet  pet  read for replacement (0.4s)",
-                "reading for replacement",
-            ),
-            (
-                StepOp::Refresh,
-                "  ~  refresh  random:index:RandomPet  pet  refreshed (0.4s)",
-                "refreshing",
-            ),
-            (
-                StepOp::Import,
-                "  =  import   random:index:RandomPet  pet  imported (0.4s)",
-                "importing",
-            ),
-            (
-                StepOp::ImportReplacement,
-                "  =  import-replacement random:index:RandomPet  pet  imported replacement (0.4s)",
-                "importing replacement",
-            ),
-            (
-                StepOp::Discard,
-                "  -  discard  random:index:RandomPet  pet  discarded (0.4s)",
-                "discarding",
-            ),
-        ];
-        assert_eq!(cases.map(|c| c.0), ALL_OPS, "every op is covered");
-        for (op, done, running) in cases {
-            let s = step(op, ty, "pet");
-            assert_eq!(format_step_line(&s, LineStatus::Done(ms(400))), done);
-            let head = format!("  {:<2} {:<8} {ty}  pet", op_symbol(op), op.label());
-            assert!(done.starts_with(&head), "{done:?}");
-            let planned = format_step_line(&s, LineStatus::Planned);
-            assert_eq!(planned, head, "a planned line has no status");
-            let live = format_step_line(&s, LineStatus::Running(ms(1250)));
-            if running.is_empty() {
-                assert_eq!(live, head);
-            } else {
-                assert_eq!(live, format!("{head}  {running} (1.2s)"));
-            }
-            assert_eq!(
-                format_step_line(&s, LineStatus::Failed(ms(50))),
-                format!("{head}  failed (0.1s)")
-            );
+    fn diffs_hide_internal_keys_elide_long_values_and_diff_lines() {
+        let pickled = change(
+            "__provider",
+            ChangeKind::Update,
+            Some("a".repeat(4096).into()),
+            Some("b".repeat(4096).into()),
+        );
+        assert!(format_change(&pickled, &[], false).is_empty());
+        let long = change(
+            "policy",
+            ChangeKind::Add,
+            None,
+            Some("x".repeat(500).into()),
+        );
+        let line = &format_change(&long, &[], false)[0];
+        assert!(line.ends_with("… (502 chars)"), "{line}");
+        assert!(line.chars().count() < 130, "{line}");
+        let script = change(
+            "userData",
+            ChangeKind::Update,
+            Some("#!/bin/sh\necho hi\nexit 0".into()),
+            Some("#!/bin/sh\necho bye\nexit 0\n".into()),
+        );
+        assert_eq!(
+            format_change(&script, &["userData".into()], false),
+            [
+                "~ userData: (multi-line) (forces replacement)",
+                "      #!/bin/sh",
+                "    + echo bye",
+                "    - echo hi",
+                "      exit 0",
+            ]
+        );
+    }
+
+    #[test]
+    fn every_op_has_pulumis_symbol_and_a_colour() {
+        let symbols: Vec<&str> = ALL_OPS.iter().map(|op| op_symbol(*op)).collect();
+        assert_eq!(
+            symbols,
+            [
+                "", "+", "~", "-", "+-", "++", "--", ">", ">>", "~", "=", "=>", "-"
+            ]
+        );
+        for op in ALL_OPS {
+            assert_eq!(op_style(op) == Style::PLAIN, op == StepOp::Same, "{op}");
         }
+    }
+
+    #[test]
+    fn diff_summaries_group_top_level_keys_as_pulumi_does() {
+        let mut s = pet(StepOp::Update);
+        s.changes = vec![
+            change("tags.env", ChangeKind::Add, None, Some("a".into())),
+            change("size", ChangeKind::Add, None, Some(1i64.into())),
+            change("ports[0]", ChangeKind::Update, None, Some(1i64.into())),
+            change("legacy", ChangeKind::Delete, Some(true.into()), None),
+            change("__defaults", ChangeKind::Add, None, Some(1i64.into())),
+            change("tags.team", ChangeKind::Delete, Some("b".into()), None),
+        ];
+        assert_eq!(
+            diff_summary(&s).as_deref(),
+            Some("diff: +size-legacy~ports,tags")
+        );
+        assert_eq!(diff_summary(&pet(StepOp::Create)), None);
+        let keys_only = StepInfo {
+            op: StepOp::Replace,
+            replace_keys: vec!["length".into()],
+            ..pet(StepOp::Replace)
+        };
+        assert_eq!(diff_summary(&keys_only).as_deref(), Some("diff: ~length"));
     }
 
     #[test]
@@ -910,6 +1099,9 @@ mod tests {
                 duration: ms(1234),
                 succeeded,
                 failed_steps,
+                errors: 0,
+                warnings: 0,
+                colors: false,
             }
         };
         let all = [
@@ -945,7 +1137,7 @@ mod tests {
             ),
             (
                 info(true, &[(StepOp::Import, 1), (StepOp::Read, 1)], 1, true, 0),
-                "Resources:\n    <=1 to read\n    = 1 to import\n    2 changes. 1 unchanged\n\nDuration: 1.2s\n",
+                "Resources:\n    > 1 to read\n    = 1 to import\n    2 changes. 1 unchanged\n\nDuration: 1.2s\n",
             ),
             (
                 info(
@@ -984,27 +1176,49 @@ mod tests {
                 },
                 "Resources:\n    - 1 deleted\n\nDuration: 1.2s\n\nThe destroy failed.\n",
             ),
+            (
+                SummaryInfo {
+                    errors: 1,
+                    warnings: 2,
+                    ..info(false, &[], 1, false, 1)
+                },
+                "Resources:\n    1 unchanged\n    1 error, 2 warnings\n\nDuration: 1.2s\n\nThe update failed: 1 step failed.\n",
+            ),
         ];
         for (summary, expected) in cases {
             assert_eq!(format_summary(&summary), expected, "{summary:?}");
         }
+        let colored = SummaryInfo {
+            colors: true,
+            ..info(false, &[(StepOp::Create, 1)], 0, true, 0)
+        };
+        assert_eq!(
+            format_summary(&colored),
+            "\x1b[1;95mResources:\x1b[0m\n    \x1b[32m+ 1 created\x1b[0m\n\n\x1b[1;95mDuration:\x1b[0m 1.2s\n"
+        );
     }
 
     #[test]
-    fn diagnostics_name_severity_and_resource() {
+    fn diagnostics_are_grouped_by_resource_with_their_lines_indented() {
         let logs = urn("aws:s3:Bucket", "logs");
-        let cases = [
+        let groups: Vec<DiagnosticGroup> = vec![
             (
-                Severity::Warning,
-                Some(&logs),
-                "versioning is off\n",
-                "warning: logs: versioning is off",
+                Some(logs.clone()),
+                vec![
+                    (Severity::Warning, "versioning is off\n".into()),
+                    (Severity::Debug, "hidden".into()),
+                    (Severity::Error, "boom\nResources:\n  + fake".into()),
+                ],
             ),
-            (Severity::Error, None, "boom", "error: boom"),
-            (Severity::Info, Some(&logs), "a\nb", "info: logs: a\n    b"),
+            (None, vec![(Severity::Info, "hello".into())]),
+            (
+                Some(urn("a:b:C", "quiet")),
+                vec![(Severity::Debug, "x".into())],
+            ),
         ];
-        for (severity, urn, message, expected) in cases {
-            assert_eq!(format_diagnostic(severity, urn, message), expected);
-        }
+        assert_eq!(
+            format_diagnostics(&groups, false),
+            "Diagnostics:\n  aws:s3:Bucket (logs):\n    warning: versioning is off\n    error: boom\n      Resources:\n        + fake\n\n  hello\n"
+        );
     }
 }

@@ -1,52 +1,58 @@
-//! Interactive mode (a TTY): the plain mode's lines ([`super::plain::Lines`]), plus a live
-//! area under them listing the running steps with their elapsed time, redrawn with ANSI cursor
-//! movement on every event and every [`TICK`]. Live lines are cut to the terminal's width
-//! (`COLUMNS`, else 80) so the redraw can count the lines it erases.
+//! Interactive mode (a TTY): Pulumi's live view. Under the header, a table of the resources
+//! as a tree by parent (Type, Name, Status or Plan, Info) and a progress line are redrawn in
+//! place, with ANSI cursor movement, at most every [`TICK`] (so a fast deployment is not slowed
+//! by its display); elapsed times advance on every tick. The area fits the terminal: lines are
+//! cut to its width, and when there are more rows than lines, the running and failed rows are
+//! kept, then the latest. When the deployment ends, the area is replaced by the whole table
+//! (diagnostic counts in the Info column) and the closing sections.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use cairn_engine::deploy::events::{EngineEvent, StepInfo};
+use cairn_engine::deploy::events::EngineEvent;
 
-use super::format::{LineStatus, format_step_line};
-use super::plain::Lines;
+use super::format::format_duration;
+use super::plain::{Human, HumanOptions};
+use super::rows::Status;
 use super::{Output, Renderer, lock};
-use crate::terminal;
+use crate::terminal::Style;
 
-/// How often the live area is redrawn when no event arrives.
-const TICK: Duration = Duration::from_millis(200);
-/// At most this many running steps are listed in the live area.
-const MAX_LIVE: usize = 20;
+/// How often the live area is redrawn at most, and when no event arrives.
+const TICK: Duration = Duration::from_millis(100);
 
-/// Interactive mode: the lines, and the live area redrawn under them.
+/// Interactive mode: the transcript, and the live area redrawn under its header.
 pub(super) struct Live(Mutex<Screen>);
 
 /// What the terminal shows, behind the lock.
 struct Screen {
-    lines: Lines,
+    human: Human,
     output: Output,
-    /// Steps started and not yet ended, in start order.
-    running: Vec<Running>,
-    /// How many lines the live area currently occupies on screen.
+    /// How many lines the live area occupies on screen.
     live_lines: usize,
-    /// Terminal width: live lines are cut to fit so the redraw can count them.
+    /// The terminal's size: lines are cut to the width, the area to the height.
     width: usize,
-}
-
-/// A running step: enough of its [`StepInfo`] to draw its line.
-struct Running {
-    step: StepInfo,
-    since: Instant,
+    height: usize,
+    /// Something changed since the last redraw.
+    dirty: bool,
+    last_draw: Option<Instant>,
+    started: Instant,
+    /// The deployment has started and not yet ended: the area is shown.
+    active: bool,
 }
 
 impl Live {
-    pub(super) fn new(output: Output, show_secrets: bool, show_sames: bool) -> Live {
+    pub(super) fn new(output: Output, options: HumanOptions) -> Live {
+        let (width, height) = terminal_size();
         Live(Mutex::new(Screen {
-            lines: Lines::new(show_secrets, show_sames),
+            human: Human::new(options),
             output,
-            running: Vec::new(),
             live_lines: 0,
-            width: terminal_width(),
+            width,
+            height,
+            dirty: false,
+            last_draw: None,
+            started: Instant::now(),
+            active: false,
         }))
     }
 }
@@ -54,9 +60,27 @@ impl Live {
 impl Renderer for Live {
     fn event(&self, event: EngineEvent) {
         let mut screen = lock(&self.0);
-        screen.track_running(&event);
-        let text = screen.lines.event(event);
-        screen.write(&text);
+        let ends = matches!(event, EngineEvent::Summary { .. });
+        let starts = matches!(event, EngineEvent::Started { .. });
+        let (text, _) = screen.human.event(event);
+        if starts {
+            screen.active = !screen.human.options.suppress_progress;
+            screen.started = Instant::now();
+            screen.write(&text);
+            return;
+        }
+        if ends {
+            // The whole table, then the closing sections, in place of the live area.
+            let table = screen.final_table();
+            screen.active = false;
+            screen.write(&format!("{table}{text}"));
+            return;
+        }
+        screen.dirty = true;
+        let due = screen.last_draw.is_none_or(|at| at.elapsed() >= TICK);
+        if due {
+            screen.write("");
+        }
     }
 
     fn tick_every(&self) -> Option<Duration> {
@@ -65,56 +89,84 @@ impl Renderer for Live {
 
     fn tick(&self) {
         let mut screen = lock(&self.0);
-        if !screen.running.is_empty() {
+        let (running, _, _) = screen.human.rows.progress();
+        if screen.active && (screen.dirty || running > 0) {
             screen.write("");
         }
     }
 
     fn finish(&self) {
         let mut screen = lock(&self.0);
-        screen.running.clear();
-        screen.write("");
+        if screen.active {
+            // Ended without a summary (an error): leave the table as it stood.
+            let table = screen.final_table();
+            screen.active = false;
+            screen.write(&table);
+        }
+    }
+
+    fn details(&self) -> String {
+        lock(&self.0).human.details()
     }
 }
 
-/// The terminal's width in columns: `COLUMNS` if it holds one of at least 20, else 80.
-fn terminal_width() -> usize {
-    std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.trim().parse::<usize>().ok())
-        .filter(|w| *w >= 20)
-        .unwrap_or(80)
+/// The terminal's size: `COLUMNS` and `LINES` if set (tests, and shells that export them),
+/// else what the terminal on stdout says, else 80×24.
+fn terminal_size() -> (usize, usize) {
+    let env = |name: &str, min: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|n| *n >= min)
+    };
+    let (mut width, mut height) = (80, 24);
+    #[cfg(unix)]
+    {
+        // SAFETY: TIOCGWINSZ writes a `winsize` into the struct it is given, nothing else.
+        let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+        if unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0
+            && size.ws_col >= 20
+            && size.ws_row >= 5
+        {
+            width = usize::from(size.ws_col);
+            height = usize::from(size.ws_row);
+        }
+    }
+    (
+        env("COLUMNS", 20).unwrap_or(width),
+        env("LINES", 5).unwrap_or(height),
+    )
 }
 
 impl Screen {
-    /// Keeps the running steps: a step that gets a line runs from its start to its end; a
-    /// deployment's start and its summary clear them.
-    fn track_running(&mut self, event: &EngineEvent) {
-        match event {
-            EngineEvent::Started { .. } | EngineEvent::Summary { .. } => self.running.clear(),
-            EngineEvent::StepStarted(step) if !step.preview && self.lines.shows(step) => {
-                self.running.push(Running {
-                    step: line_only(step),
-                    since: Instant::now(),
-                });
-            }
-            EngineEvent::StepFinished { step, .. } if self.lines.shows(step) => {
-                self.stop_running(step);
-            }
-            EngineEvent::StepFailed { step, .. } => self.stop_running(step),
-            _ => {}
-        }
+    /// The status column's title: what a preview plans, or what an update does.
+    fn status_title(&self) -> &'static str {
+        if self.human.preview { "Plan" } else { "Status" }
     }
 
-    /// Takes `step` out of the running steps.
-    fn stop_running(&mut self, step: &StepInfo) {
-        if let Some(i) = self
-            .running
-            .iter()
-            .position(|r| r.step.op == step.op && r.step.urn == step.urn)
-        {
-            self.running.remove(i);
+    /// The whole table, every shown row, diagnostic counts in the Info column, and a blank
+    /// line; nothing if no row is shown.
+    fn final_table(&self) -> String {
+        if self.human.options.suppress_progress {
+            return String::new();
         }
+        let rows = &self.human.rows;
+        let tree = rows.tree();
+        if tree.is_empty() {
+            return String::new();
+        }
+        let mut out = String::new();
+        for line in rows.table(
+            &tree,
+            Instant::now(),
+            self.human.options.colors,
+            true,
+            self.status_title(),
+        ) {
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out
     }
 
     /// Writes `text` above the live area: erases the area, writes, and draws it again.
@@ -124,63 +176,106 @@ impl Screen {
             0 => String::new(),
             n => format!("\x1b[{n}F\x1b[J"),
         };
-        let live = self.live_area();
+        let live = if self.active {
+            self.live_area()
+        } else {
+            Vec::new()
+        };
         self.live_lines = live.len();
+        self.dirty = false;
+        self.last_draw = Some(Instant::now());
         let mut out = text.to_owned();
         for line in live {
             out.push_str(&line);
             out.push('\n');
         }
-        self.output.write_after(&cursor, &out);
+        self.output.write_styled_after(&cursor, &out);
     }
 
-    /// The live area: a line per running step (at most [`MAX_LIVE`]), each cut to the width.
+    /// The live area: the table (as many rows as the terminal has lines for) and the progress
+    /// line, each cut to the width.
     fn live_area(&self) -> Vec<String> {
-        let now = Instant::now();
-        let mut lines: Vec<String> = self
-            .running
-            .iter()
-            .take(MAX_LIVE)
-            .map(|r| {
-                let elapsed = now.saturating_duration_since(r.since);
-                truncate(
-                    &terminal::field(&format_step_line(&r.step, LineStatus::Running(elapsed))),
-                    self.width,
-                )
-            })
-            .collect();
-        if self.running.len() > MAX_LIVE {
-            lines.push(format!("  ... and {} more", self.running.len() - MAX_LIVE));
+        let rows = &self.human.rows;
+        let colors = self.human.options.colors;
+        let mut tree = rows.tree();
+        let room = self.height.saturating_sub(3).max(2);
+        if tree.len() > room {
+            tree = keep_in_view(rows, tree, room);
         }
+        let mut lines = rows.table(&tree, Instant::now(), colors, false, self.status_title());
+        let (running, ended, total) = rows.progress();
+        let mut progress = format!("{ended} of {total} done");
+        if running > 0 {
+            progress.push_str(&format!(", {running} in progress"));
+        }
+        progress.push_str(&format!(" · {}", format_duration(self.started.elapsed())));
+        lines.push(Style::UNIMPORTANT.paint(colors, &format!("    {progress}")));
         lines
+            .into_iter()
+            .map(|line| fit(&line, self.width))
+            .collect()
     }
 }
 
-/// Cuts `line` to fewer than `width` characters, so it cannot wrap.
-fn truncate(line: &str, width: usize) -> String {
+/// The `room` rows of `tree` to show: running and failed ones first, then the latest, kept in
+/// tree order.
+fn keep_in_view(
+    rows: &super::rows::Rows,
+    tree: Vec<(usize, String)>,
+    room: usize,
+) -> Vec<(usize, String)> {
+    let mut keep = vec![false; tree.len()];
+    let mut kept = 0;
+    for (k, (i, _)) in tree.iter().enumerate() {
+        if kept < room && matches!(rows.at(*i).status, Status::Running(_) | Status::Failed(_)) {
+            keep[k] = true;
+            kept += 1;
+        }
+    }
+    for k in (0..tree.len()).rev() {
+        if kept >= room {
+            break;
+        }
+        if !keep[k] {
+            keep[k] = true;
+            kept += 1;
+        }
+    }
+    tree.into_iter()
+        .zip(keep)
+        .filter_map(|(row, k)| k.then_some(row))
+        .collect()
+}
+
+/// Cuts `line` to fewer than `width` visible characters, so it cannot wrap (the redraw counts
+/// lines); colour sequences are not counted, and a cut line ends its colour.
+fn fit(line: &str, width: usize) -> String {
     let max = width.saturating_sub(1).max(1);
-    if line.chars().count() <= max {
-        return line.to_owned();
+    let mut visible = 0;
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            out.push(c);
+            for next in chars.by_ref() {
+                out.push(next);
+                if next.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+            continue;
+        }
+        if visible + 1 == max && chars.peek().is_some() {
+            out.push('…');
+            if line.contains('\x1b') {
+                out.push_str("\x1b[0m");
+            }
+            return out;
+        }
+        out.push(c);
+        visible += 1;
     }
-    let mut cut: String = line.chars().take(max - 1).collect();
-    cut.push('…');
-    cut
-}
-
-/// The parts of a step its line shows (no states or changes), for the live area.
-fn line_only(step: &StepInfo) -> StepInfo {
-    StepInfo {
-        op: step.op,
-        urn: step.urn.clone(),
-        resource_type: step.resource_type.clone(),
-        custom: step.custom,
-        parent: step.parent.clone(),
-        old: None,
-        new: None,
-        changes: Vec::new(),
-        replace_keys: Vec::new(),
-        preview: step.preview,
-    }
+    out
 }
 
 #[cfg(test)]
@@ -190,38 +285,47 @@ mod tests {
     use cairn_engine::deploy::events::{EventSink, StepOp};
 
     #[test]
-    fn interactive_mode_redraws_running_steps_above_finished_lines() {
+    fn the_live_area_is_replaced_by_the_final_table() {
         let (display, buf) = display(false, true, false, false);
-        let s = pet(StepOp::Create);
-        display.emit(EngineEvent::StepStarted(s.clone()));
-        let live = buf.text();
-        assert!(
-            live.starts_with("  +  create   random:index:RandomPet  pet  creating (0.0s)\n"),
-            "{live:?}"
-        );
-        display.emit(EngineEvent::StepFinished {
-            step: s,
-            duration: ms(400),
-        });
-        let text = buf.text();
-        // The live line is erased (cursor up one line, clear below) before the finished line.
-        assert!(
-            text.contains(
-                "\x1b[1F\x1b[J  +  create   random:index:RandomPet  pet  created (0.4s)\n"
-            ),
-            "{text:?}"
-        );
-        assert!(
-            text.ends_with("created (0.4s)\n"),
-            "nothing running: no live area"
-        );
+        for event in update_events(false) {
+            display.emit(event);
+        }
         drop(display);
+        let text = buf.text();
+        // The final table: after the last redraw's erase, the rows as a tree.
+        let last = text.rsplit("\x1b[J").next().unwrap();
+        assert!(
+            last.starts_with("     Type                    Name      Status"),
+            "{last}"
+        );
+        assert!(
+            last.contains(" +   random:index:RandomPet  pet       created ("),
+            "{last}"
+        );
+        assert!(last.contains("\nResources:\n"), "{last}");
     }
 
     #[test]
-    fn interactive_live_lines_fit_the_terminal() {
-        assert_eq!(truncate("abcdef", 80), "abcdef");
-        assert_eq!(truncate("abcdef", 5), "abc…");
-        assert_eq!(truncate("ééééé", 5), "ééé…");
+    fn live_lines_fit_the_terminal() {
+        assert_eq!(fit("abcdef", 80), "abcdef");
+        assert_eq!(fit("abcdef", 5), "abc…");
+        assert_eq!(fit("ééééé", 5), "ééé…");
+        let painted = Style::CREATE.paint(true, "abcdef");
+        assert_eq!(fit(&painted, 5), "\x1b[32mabc…\x1b[0m");
+    }
+
+    #[test]
+    fn a_tall_tree_keeps_running_rows_in_view() {
+        let mut rows = super::super::rows::Rows::new(false, false);
+        for i in 0..10 {
+            let s = step(StepOp::Create, "a:b:C", &format!("r{i}"));
+            rows.started(&s);
+            if i != 2 {
+                rows.finished(&s, ms(1));
+            }
+        }
+        let kept = keep_in_view(&rows, rows.tree(), 3);
+        let names: Vec<&str> = kept.iter().map(|(i, _)| rows.at(*i).urn.name()).collect();
+        assert_eq!(names, ["r2", "r8", "r9"]);
     }
 }

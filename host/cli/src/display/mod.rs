@@ -32,6 +32,7 @@ pub mod format;
 pub mod json;
 mod live;
 mod plain;
+mod rows;
 #[cfg(test)]
 mod test_support;
 
@@ -48,7 +49,7 @@ use cairn_engine::urn::ROOT_STACK_TYPE;
 
 use self::json::JsonLines;
 use self::live::Live;
-use self::plain::Plain;
+use self::plain::{HumanOptions, Plain};
 use crate::terminal;
 
 /// Shown in place of a secret value.
@@ -68,8 +69,41 @@ pub struct DisplayOptions {
     pub show_sames: bool,
     /// Leave the stack's outputs out of the human display (`--suppress-outputs`).
     pub suppress_outputs: bool,
+    /// Show the halves of replacements (`++`, `--`) as steps of their own.
+    pub show_replacement_steps: bool,
+    /// Show property diffs (`--diff`), in a `Changes:` section.
+    pub show_diff: bool,
+    /// Keep the steps' diffs for [`Display::details`] ("details" at the prompt).
+    pub keep_details: bool,
+    /// No progress while running (`--suppress-progress`): the closing sections only.
+    pub suppress_progress: bool,
+    /// Colour the human modes' output.
+    pub colors: bool,
+    /// The stack's name, for the header (`Updating (dev):`).
+    pub stack: Option<String>,
     /// Where output goes (stdout, or a buffer in tests).
     pub writer: Box<dyn Write + Send>,
+}
+
+impl DisplayOptions {
+    /// Plain output to `writer` with every option off.
+    #[cfg(test)]
+    pub fn plain(writer: Box<dyn Write + Send>) -> DisplayOptions {
+        DisplayOptions {
+            json: false,
+            interactive: false,
+            show_secrets: false,
+            show_sames: false,
+            suppress_outputs: false,
+            show_replacement_steps: false,
+            show_diff: false,
+            keep_details: false,
+            suppress_progress: false,
+            colors: false,
+            stack: None,
+            writer,
+        }
+    }
 }
 
 /// Renders engine events; safe to call from many tasks at once.
@@ -98,29 +132,38 @@ trait Renderer: Send + Sync {
     /// The event stream has ended: writes what the mode still holds and clears what it
     /// redraws. Harmless to repeat.
     fn finish(&self) {}
+
+    /// The property diffs of the steps seen (a preview's, for "details" at the prompt).
+    fn details(&self) -> String {
+        String::new()
+    }
 }
 
 /// Where every mode's text goes: the one place it reaches the writer.
-struct Output(Box<dyn Write + Send>);
+struct Output {
+    writer: Box<dyn Write + Send>,
+    /// Cairn's own colour sequences are kept (only those: see `terminal::styled_text_of`).
+    colors: bool,
+}
 
 impl Output {
-    /// Writes `text`: whatever a field forgot, no control character but a newline or tab gets
-    /// through.
+    /// Writes `text`: whatever a field forgot, no control character but a newline or tab (and
+    /// Cairn's colours, when on) gets through.
     fn write(&mut self, text: &str) {
-        self.write_after("", text);
+        self.write_styled_after("", text);
     }
 
     /// Writes `cursor` as it is, then `text` as [`Output::write`] does, in one write. `cursor`
     /// is the live area's own cursor movement: the only bytes a mode writes raw.
-    fn write_after(&mut self, cursor: &str, text: &str) {
+    fn write_styled_after(&mut self, cursor: &str, text: &str) {
         let mut out = cursor.to_owned();
-        out.push_str(&terminal::text_of(text));
+        out.push_str(&terminal::styled_text_of(text, self.colors));
         if out.is_empty() {
             return;
         }
         // Output errors (a closed pipe) must not disturb the deployment.
-        let _ = self.0.write_all(out.as_bytes());
-        let _ = self.0.flush();
+        let _ = self.writer.write_all(out.as_bytes());
+        let _ = self.writer.flush();
     }
 }
 
@@ -143,13 +186,27 @@ impl Display {
     /// A display writing to `options.writer` in the mode the options choose (JSON before
     /// interactive); a mode that redraws with time gets its ticker thread.
     pub fn new(options: DisplayOptions) -> Display {
-        let output = Output(options.writer);
+        let colors = options.colors && !options.json;
+        let output = Output {
+            writer: options.writer,
+            colors,
+        };
+        let human = HumanOptions {
+            show_secrets: options.show_secrets,
+            show_sames: options.show_sames,
+            show_replacement_steps: options.show_replacement_steps,
+            show_diff: options.show_diff,
+            keep_details: options.keep_details,
+            suppress_progress: options.suppress_progress,
+            colors,
+            stack: options.stack,
+        };
         let renderer: Arc<dyn Renderer> = if options.json {
             Arc::new(JsonLines::new(output, options.show_secrets))
         } else if options.interactive {
-            Arc::new(Live::new(output, options.show_secrets, options.show_sames))
+            Arc::new(Live::new(output, human))
         } else {
-            Arc::new(Plain::new(output, options.show_secrets, options.show_sames))
+            Arc::new(Plain::new(output, human))
         };
         let ticker = renderer
             .tick_every()
@@ -160,6 +217,12 @@ impl Display {
             ticker: Mutex::new(ticker),
             tracked: Mutex::new(Tracked::default()),
         }
+    }
+
+    /// The property diffs of the changes seen (kept with `keep_details` or `show_diff`): what
+    /// "details" at the prompt shows.
+    pub fn details(&self) -> String {
+        self.renderer.details()
     }
 
     /// How many steps have started and not ended.
@@ -324,7 +387,7 @@ mod tests {
     fn secrets_never_leak_unless_shown() {
         for json in [false, true] {
             for show in [false, true] {
-                let (display, buf) = display(json, false, show, true);
+                let (display, buf) = display_with_diffs(json, false, show);
                 for event in update_events(false) {
                     display.emit(event);
                 }
@@ -391,6 +454,26 @@ mod tests {
         ]
     }
 
+    /// `text` without the live area's cursor movements (`ESC [ n F ESC [ J`).
+    fn strip_cursor_moves(text: &str) -> String {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(at) = rest.find("\x1b[") {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + 2..];
+            let digits = after.chars().take_while(char::is_ascii_digit).count();
+            match after[digits..].strip_prefix("F\x1b[J") {
+                Some(tail) if digits > 0 => rest = tail,
+                _ => {
+                    out.push('\x1b');
+                    rest = &rest[at + 1..];
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
     /// The characters of `text` a terminal would act on (newlines and tabs aside).
     fn raw_controls(text: &str) -> Vec<char> {
         text.chars()
@@ -401,7 +484,7 @@ mod tests {
     #[test]
     fn hostile_text_reaches_no_mode_raw() {
         for (json, interactive) in [(false, false), (false, true), (true, false)] {
-            let (display, buf) = display(json, interactive, true, true);
+            let (display, buf) = display_with_diffs(json, interactive, true);
             for event in hostile_events() {
                 display.emit(event);
             }
@@ -409,7 +492,7 @@ mod tests {
             let mut text = buf.text();
             if interactive {
                 // The live area's own cursor movements are the only escapes allowed.
-                text = text.replace("\x1b[1F\x1b[J", "");
+                text = strip_cursor_moves(&text);
             }
             assert_eq!(raw_controls(&text), Vec::<char>::new(), "{text}");
             if json {
@@ -421,14 +504,13 @@ mod tests {
                 }
                 continue;
             }
-            // No line of the message starts where Cairn's own lines do.
+            // No line of the message starts where Cairn's own lines do: the diagnostic and
+            // the step's error are indented under their first lines.
             assert!(!text.contains("\nResources:\n  +  create   fake"), "{text}");
-            assert!(
-                text.contains("\n    Resources:\n      +  create   fake"),
-                "{text}"
-            );
-            assert!(
-                text.contains("\n        Resources:\n          +  create   fake"),
+            assert_eq!(
+                text.matches("\n      Resources:\n        +  create   fake")
+                    .count(),
+                2,
                 "{text}"
             );
             assert!(

@@ -52,6 +52,24 @@ impl Buf {
     }
 }
 
+/// A display in the mode the flags choose, with property diffs shown, writing to a buffer.
+pub(super) fn display_with_diffs(
+    json: bool,
+    interactive: bool,
+    show_secrets: bool,
+) -> (Display, Buf) {
+    let buf = Buf::default();
+    let display = Display::new(DisplayOptions {
+        json,
+        interactive,
+        show_secrets,
+        show_sames: true,
+        show_diff: true,
+        ..DisplayOptions::plain(Box::new(buf.clone()))
+    });
+    (display, buf)
+}
+
 /// A display in the mode the flags choose, writing to a buffer.
 pub(super) fn display(
     json: bool,
@@ -65,8 +83,7 @@ pub(super) fn display(
         interactive,
         show_secrets,
         show_sames,
-        suppress_outputs: false,
-        writer: Box::new(buf.clone()),
+        ..DisplayOptions::plain(Box::new(buf.clone()))
     });
     (display, buf)
 }
