@@ -149,10 +149,10 @@ pub struct Checker {
 }
 
 impl Checker {
-    /// Starts checking `news`.
-    pub fn new(news: impl Into<Properties>) -> Checker {
+    /// Starts checking `inputs` (a [`CheckRequest`](crate::CheckRequest)'s).
+    pub fn new(inputs: impl Into<Properties>) -> Checker {
         Checker {
-            inputs: news.into(),
+            inputs: inputs.into(),
             failures: Vec::new(),
         }
     }
@@ -180,13 +180,13 @@ impl Checker {
     /// Auto-names the resource when `key` is absent or null: the old inputs' value when there
     /// is one (so the name is stable across updates), else `<logical name>-<7 hex characters>`
     /// derived from the request's random seed (the same in a preview and the update that
-    /// follows it). `name` is the logical name (`request.name()`); `olds` and `seed` are the
-    /// request's.
-    pub fn auto_name(&mut self, key: &str, name: &str, olds: &PropertyMap, seed: &[u8]) {
+    /// follows it). `name` is the logical name (`request.name()`); `old_inputs` and `seed` are
+    /// the request's.
+    pub fn auto_name(&mut self, key: &str, name: &str, old_inputs: &PropertyMap, seed: &[u8]) {
         if !self.inputs.get(key).is_none_or(Value::is_null) {
             return;
         }
-        let value = match olds.get(key).filter(|v| !v.is_null()) {
+        let value = match old_inputs.get(key).filter(|v| !v.is_null()) {
             Some(old) => old.clone(),
             None => Value::from(auto_name(name, seed)),
         };

@@ -179,8 +179,8 @@ impl<I: Instance> Guest for Adapter<I> {
 fn check_request(r: wit::CheckRequest) -> p::CheckRequest {
     p::CheckRequest {
         urn: r.urn,
-        olds: Properties::from_wire(r.olds),
-        news: Properties::from_wire(r.news),
+        old_inputs: Properties::from_wire(r.olds),
+        inputs: Properties::from_wire(r.news),
         random_seed: r.random_seed,
     }
 }
@@ -191,7 +191,7 @@ fn diff_request(r: wit::DiffRequest) -> p::DiffRequest {
         id: r.id,
         old_inputs: Properties::from_wire(r.old_inputs),
         old_outputs: Properties::from_wire(r.old_outputs),
-        news: Properties::from_wire(r.news),
+        inputs: Properties::from_wire(r.news),
         ignore_changes: r.ignore_changes,
     }
 }
@@ -199,7 +199,7 @@ fn diff_request(r: wit::DiffRequest) -> p::DiffRequest {
 fn create_request(r: wit::CreateRequest) -> p::CreateRequest {
     p::CreateRequest {
         urn: r.urn,
-        properties: Properties::from_wire(r.properties),
+        inputs: Properties::from_wire(r.properties),
         timeout: r.timeout,
     }
 }
@@ -208,8 +208,8 @@ fn read_request(r: wit::ReadRequest) -> p::ReadRequest {
     p::ReadRequest {
         urn: r.urn,
         id: r.id,
-        inputs: Properties::from_wire(r.inputs),
-        state: Properties::from_wire(r.state),
+        old_inputs: Properties::from_wire(r.inputs),
+        old_outputs: Properties::from_wire(r.state),
     }
 }
 
@@ -219,7 +219,7 @@ fn update_request(r: wit::UpdateRequest) -> p::UpdateRequest {
         id: r.id,
         old_inputs: Properties::from_wire(r.old_inputs),
         old_outputs: Properties::from_wire(r.old_outputs),
-        news: Properties::from_wire(r.news),
+        inputs: Properties::from_wire(r.news),
         timeout: r.timeout,
         ignore_changes: r.ignore_changes,
     }
@@ -229,8 +229,8 @@ fn delete_request(r: wit::DeleteRequest) -> p::DeleteRequest {
     p::DeleteRequest {
         urn: r.urn,
         id: r.id,
-        inputs: Properties::from_wire(r.inputs),
-        outputs: Properties::from_wire(r.outputs),
+        old_inputs: Properties::from_wire(r.inputs),
+        old_outputs: Properties::from_wire(r.outputs),
         timeout: r.timeout,
     }
 }
@@ -342,7 +342,7 @@ mod tests {
             Ok(())
         }
         fn create(&self, r: CreateRequest) -> crate::Result<CreateResult> {
-            if r.properties.contains_key("fail") {
+            if r.inputs.contains_key("fail") {
                 return Err(Error::partial(
                     "half done",
                     PartialState {
@@ -351,7 +351,7 @@ mod tests {
                     },
                 ));
             }
-            let mut outputs = r.properties;
+            let mut outputs = r.inputs;
             outputs.insert(
                 "configured".into(),
                 Value::from(self.configured.clone().unwrap_or_default()),
@@ -396,8 +396,8 @@ mod tests {
     }
 
     #[test]
-    fn unread_news_go_back_as_they_came() {
-        // The default check returns the news: the host's table, not a re-encoding.
+    fn unread_inputs_go_back_as_they_came() {
+        // The default check returns the inputs: the host's table, not a re-encoding.
         let mut news = wire::encode_map(&props! {"b" => 1, "a" => "x"});
         news.strings.extend_from_slice(b"unused bytes");
         let checked = A::check(wit::CheckRequest {
@@ -482,6 +482,82 @@ mod tests {
         ));
     }
 
+    /// A table naming where it came from, to follow a WIT field to the SDK's.
+    fn tagged(field: &str) -> wit::Value {
+        wire::encode_map(&props! {"from" => field})
+    }
+
+    fn from(p: &Properties) -> &str {
+        p.get("from").and_then(Value::as_str).unwrap_or("(empty)")
+    }
+
+    #[test]
+    fn wit_fields_reach_the_sdk_names() {
+        // The provider module's naming table, checked: `inputs` are the new inputs,
+        // `old_inputs` / `old_outputs` the recorded ones, whatever the WIT calls them.
+        let c = check_request(wit::CheckRequest {
+            urn: String::new(),
+            olds: tagged("olds"),
+            news: tagged("news"),
+            random_seed: vec![],
+        });
+        assert_eq!((from(&c.inputs), from(&c.old_inputs)), ("news", "olds"));
+        let d = diff_request(wit::DiffRequest {
+            urn: String::new(),
+            id: String::new(),
+            old_inputs: tagged("old-inputs"),
+            old_outputs: tagged("old-outputs"),
+            news: tagged("news"),
+            ignore_changes: vec![],
+        });
+        assert_eq!(
+            (from(&d.inputs), from(&d.old_inputs), from(&d.old_outputs)),
+            ("news", "old-inputs", "old-outputs")
+        );
+        let c = create_request(wit::CreateRequest {
+            urn: String::new(),
+            properties: tagged("properties"),
+            timeout: 0.0,
+            preview: false,
+        });
+        assert_eq!(from(&c.inputs), "properties");
+        let r = read_request(wit::ReadRequest {
+            urn: String::new(),
+            id: String::new(),
+            inputs: tagged("inputs"),
+            state: tagged("state"),
+        });
+        assert_eq!(
+            (from(&r.old_inputs), from(&r.old_outputs)),
+            ("inputs", "state")
+        );
+        let u = update_request(wit::UpdateRequest {
+            urn: String::new(),
+            id: String::new(),
+            old_inputs: tagged("old-inputs"),
+            old_outputs: tagged("old-outputs"),
+            news: tagged("news"),
+            timeout: 0.0,
+            ignore_changes: vec![],
+            preview: false,
+        });
+        assert_eq!(
+            (from(&u.inputs), from(&u.old_inputs), from(&u.old_outputs)),
+            ("news", "old-inputs", "old-outputs")
+        );
+        let d = delete_request(wit::DeleteRequest {
+            urn: String::new(),
+            id: String::new(),
+            inputs: tagged("inputs"),
+            outputs: tagged("outputs"),
+            timeout: 0.0,
+        });
+        assert_eq!(
+            (from(&d.old_inputs), from(&d.old_outputs)),
+            ("inputs", "outputs")
+        );
+    }
+
     /// A malformed table: an array that contains itself.
     fn self_containing_array() -> wit::Value {
         wit::Value {
@@ -523,7 +599,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         // What a provider does not read goes back as it came, unvalidated: the default
-        // check returns the news untouched (the host validates what comes back).
+        // check returns the inputs untouched (the host validates what comes back).
         let check = A::check(wit::CheckRequest {
             urn: "u".into(),
             olds: empty(),

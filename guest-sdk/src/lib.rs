@@ -3,16 +3,22 @@
 //! A provider implements [`Provider`] (only `create`, `update` and `delete` are required),
 //! keeps a manifest next to its `Cargo.toml`, and exports both with one macro:
 //!
-//! ```text
-//! use cairn_sdk::{CreateRequest, CreateResult, DeleteRequest, Provider, Result, UpdateRequest,
-//!     UpdateResult, props};
+//! ```rust,standalone_crate
+//! use cairn_sdk::{
+//!     CreateRequest, CreateResult, DeleteRequest, PropertyMapExt, Provider, Result, UpdateRequest,
+//!     UpdateResult, props,
+//! };
 //!
 //! #[derive(Default)]
 //! struct Hello;
 //!
 //! impl Provider for Hello {
 //!     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
-//!         Ok(CreateResult { id: r.name().to_owned(), outputs: props! { "greeting" => "hi" } })
+//!         let name = r.inputs.require_str("name")?;
+//!         Ok(CreateResult {
+//!             id: r.name().to_owned(),
+//!             outputs: props! { "greeting" => format!("hi, {name}") }.into(),
+//!         })
 //!     }
 //!     fn update(&self, r: UpdateRequest) -> Result<UpdateResult> {
 //!         Ok(UpdateResult { outputs: r.old_outputs })
@@ -26,7 +32,10 @@
 //! ```
 //!
 //! Build with `cargo build --release --target wasm32-wasip2`; the `.wasm` is the component.
-//! The crate must be a `cdylib`.
+//! The crate must be a `cdylib`. Requests name the new inputs `inputs` and what the state
+//! recorded `old_inputs` / `old_outputs` (see [`provider`] for Pulumi's names). A preview
+//! never reaches `create` or `update`: see [`Provider::preview_create`]. The crate's README
+//! (shown on its repository) has complete provider and program crates.
 //!
 //! * [`Value`] / [`PropertyMap`]: the value model (every kind the engine has), with
 //!   [`props!`], [`secret`], typed readers ([`PropertyMapExt`]) and [`Checker`] for `check`.
@@ -34,11 +43,19 @@
 //!   unimplemented, cancelled, timeout).
 //! * [`log`]: messages through the host; [`engine`]: the resource monitor for `construct`.
 //! * [`manifest`]: the manifest format and a validator for unit tests.
+//! * [`program`]: programs (resources, outputs, configuration) and [`export_program!`].
 //! * [`policy`]: policy packs (resource and stack policies, enforcement, configuration) and
 //!   [`export_policy_pack!`].
 //! * [`wire`]: the node-list encoding of values (used by the export glue; public for tests).
 
 extern crate self as cairn_sdk;
+
+/// The README's Rust blocks, compiled (and run) as doctests: a sample that stops compiling
+/// fails `cargo test`. Its provider sample embeds `cairn.json`, which for these doctests is
+/// this crate's own copy of the `hello` example's manifest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 pub mod check;
 pub mod engine;
@@ -128,8 +145,37 @@ pub mod __private {
 
 /// Exports a [`Provider`] as the component's `provider` interface and embeds its manifest.
 ///
-/// ```text
-/// cairn_sdk::export_provider!(MyProvider, manifest = "cairn.json");            // MyProvider: Default
+/// ```rust,standalone_crate
+/// # use cairn_sdk::{CreateRequest, CreateResult, DeleteRequest, Provider, Result};
+/// # use cairn_sdk::{UpdateRequest, UpdateResult};
+/// # #[derive(Default)]
+/// # struct MyProvider;
+/// # impl MyProvider {
+/// #     fn new(_root: &str) -> MyProvider { MyProvider }
+/// # }
+/// # impl Provider for MyProvider {
+/// #     fn create(&self, _: CreateRequest) -> Result<CreateResult> { unimplemented!() }
+/// #     fn update(&self, _: UpdateRequest) -> Result<UpdateResult> { unimplemented!() }
+/// #     fn delete(&self, _: DeleteRequest) -> Result<()> { unimplemented!() }
+/// # }
+/// cairn_sdk::export_provider!(MyProvider, manifest = "cairn.json"); // MyProvider: Default
+/// ```
+///
+/// or, built by an expression:
+///
+/// ```rust,standalone_crate
+/// # use cairn_sdk::{CreateRequest, CreateResult, DeleteRequest, Provider, Result};
+/// # use cairn_sdk::{UpdateRequest, UpdateResult};
+/// # #[derive(Default)]
+/// # struct MyProvider;
+/// # impl MyProvider {
+/// #     fn new(_root: &str) -> MyProvider { MyProvider }
+/// # }
+/// # impl Provider for MyProvider {
+/// #     fn create(&self, _: CreateRequest) -> Result<CreateResult> { unimplemented!() }
+/// #     fn update(&self, _: UpdateRequest) -> Result<UpdateResult> { unimplemented!() }
+/// #     fn delete(&self, _: DeleteRequest) -> Result<()> { unimplemented!() }
+/// # }
 /// cairn_sdk::export_provider!(MyProvider = MyProvider::new("/work"), manifest = "cairn.json");
 /// ```
 ///

@@ -172,7 +172,8 @@ pub fn expand(src: &[u8], version: &str) -> Result<Vec<u8>, String> {
 /// [`validate`]s the manifest a crate embeds: `src` as written, `version` its
 /// `CARGO_PKG_VERSION`. For a provider's unit test:
 ///
-/// ```text
+/// ```rust
+/// // In src/lib.rs, beside the crate's cairn.json:
 /// cairn_sdk::manifest::validate_source(include_bytes!("../cairn.json"), env!("CARGO_PKG_VERSION"))
 ///     .unwrap_or_else(|e| panic!("{}", e.join("\n")));
 /// ```

@@ -2,8 +2,9 @@
 //! one resource's inputs before it changes, stack policies the stack's resources after the
 //! program ran. Run one with `cairn up --policy-pack pack.wasm`.
 //!
-//! ```text
-//! use cairn_sdk::policy::{Enforcement, Policy, PolicyPack, Value};
+//! ```rust,standalone_crate
+//! use cairn_sdk::policy::serde_json::json;
+//! use cairn_sdk::policy::{Enforcement, Policy, PolicyPack};
 //!
 //! fn pack() -> PolicyPack {
 //!     PolicyPack::new("site-policies", env!("CARGO_PKG_VERSION"))
@@ -21,7 +22,7 @@
 //!                 v.report(format!("{} resources (at most {max})", s.resources.len()));
 //!             }
 //!         })
-//!         .config_schema(serde_json::json!({"properties": {"max": {"type": "integer", "default": 50}}})))
+//!         .config_schema(json!({"properties": {"max": {"type": "integer", "default": 50}}})))
 //! }
 //!
 //! cairn_sdk::export_policy_pack!(pack);
@@ -443,8 +444,14 @@ pub fn analyze_stack(
 
 /// Exports a policy pack: `make` builds it (once per instance).
 ///
-/// ```text
-/// cairn_sdk::export_policy_pack!(pack);   // fn pack() -> PolicyPack
+/// ```rust,standalone_crate
+/// use cairn_sdk::policy::PolicyPack;
+///
+/// fn pack() -> PolicyPack {
+///     PolicyPack::new("empty", "0.1.0")
+/// }
+///
+/// cairn_sdk::export_policy_pack!(pack);
 /// ```
 #[macro_export]
 macro_rules! export_policy_pack {

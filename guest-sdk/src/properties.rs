@@ -4,7 +4,7 @@
 //! `Deref` to [`PropertyMap`]) validates and decodes it once; a provider that returns it
 //! unread or unchanged sends the host's own table back without validating or encoding
 //! anything, and the default `diff` compares tables in place. So the calls most providers
-//! leave to the defaults (`check` returning the news, `diff` of inputs, `read` returning the
+//! leave to the defaults (`check` returning the inputs, `diff` of inputs, `read` returning the
 //! recorded state) cost no decoding at all, and properties never read cost nothing.
 
 use std::cell::OnceCell;

@@ -1,5 +1,40 @@
 //! The [`Provider`] trait a provider implements, its request and result types, and the default
 //! diff ([`diff_inputs`]).
+//!
+//! # Naming
+//!
+//! Every request names its properties by one rule:
+//!
+//! * `inputs`: the inputs the call is about, new from the program (checked by `check` before
+//!   `diff`, `create` and `update` see them). In a preview they may hold unknowns.
+//! * `old_inputs` / `old_outputs`: what the state recorded for the resource (its last checked
+//!   inputs and its outputs). Never unknown.
+//!
+//! Results say `inputs` and `outputs` for what they return. Pulumi's provider protocol names
+//! these per call, and the WIT records (the wire contract) mostly keep Pulumi's names:
+//!
+//! | request | here | Pulumi (`pulumirpc`) | WIT |
+//! | --- | --- | --- | --- |
+//! | [`CheckRequest`] | `inputs`, `old_inputs` | `news`, `olds` | `news`, `olds` |
+//! | [`DiffRequest`] | `inputs`, `old_inputs`, `old_outputs` | `news`, `old_inputs`, `olds` | `news`, `old-inputs`, `old-outputs` |
+//! | [`CreateRequest`] | `inputs` | `properties` | `properties` |
+//! | [`ReadRequest`] | `old_inputs`, `old_outputs` | `inputs`, `properties` | `inputs`, `state` |
+//! | [`UpdateRequest`] | `inputs`, `old_inputs`, `old_outputs` | `news`, `old_inputs`, `olds` | `news`, `old-inputs`, `old-outputs` |
+//! | [`DeleteRequest`] | `old_inputs`, `old_outputs` | `old_inputs`, `properties` | `inputs`, `outputs` |
+//!
+//! For `check_config` / `diff_config` the inputs are the provider's configuration.
+//!
+//! ```
+//! use cairn_sdk::{DiffRequest, diff_inputs, props};
+//!
+//! let request = DiffRequest {
+//!     old_inputs: props! {"size" => 1, "name" => "a"}.into(),
+//!     inputs: props! {"size" => 2, "name" => "a"}.into(),
+//!     ..DiffRequest::default()
+//! };
+//! let diff = diff_inputs(&request.old_inputs, &request.inputs, &["size"], &[]);
+//! assert_eq!(diff.replace_keys, ["size"]);
+//! ```
 
 use indexmap::IndexMap;
 
@@ -17,9 +52,9 @@ pub type Dependencies = IndexMap<String, Vec<String>>;
 pub struct CheckRequest {
     pub urn: String,
     /// The last recorded inputs; empty for a new resource or a replacement.
-    pub olds: Properties,
-    /// The new inputs; may contain unknowns.
-    pub news: Properties,
+    pub old_inputs: Properties,
+    /// The new inputs, as the program gave them; may contain unknowns.
+    pub inputs: Properties,
     /// A seed for generated values, stable for the resource.
     pub random_seed: Vec<u8>,
 }
@@ -59,10 +94,12 @@ pub struct PropertyDiff {
 pub struct DiffRequest {
     pub urn: String,
     pub id: String,
+    /// The recorded inputs.
     pub old_inputs: Properties,
+    /// The recorded outputs.
     pub old_outputs: Properties,
-    /// From `check`; may contain unknowns.
-    pub news: Properties,
+    /// The new inputs, from `check`; may contain unknowns.
+    pub inputs: Properties,
     /// Property paths whose changes are to be ignored.
     pub ignore_changes: Vec<String>,
 }
@@ -87,7 +124,7 @@ pub struct DiffResult {
 pub struct CreateRequest {
     pub urn: String,
     /// The checked inputs (what `check` returned); in a preview they may contain unknowns.
-    pub properties: Properties,
+    pub inputs: Properties,
     /// Seconds; 0 means the provider's default.
     pub timeout: f64,
 }
@@ -99,13 +136,16 @@ pub struct CreateResult {
     pub outputs: Properties,
 }
 
-/// `read`: `inputs` and `state` are empty when importing.
+/// `read`: the resource as recorded, to compare with what it is now. `old_inputs` and
+/// `old_outputs` are empty when importing.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ReadRequest {
     pub urn: String,
     pub id: String,
-    pub inputs: Properties,
-    pub state: Properties,
+    /// The recorded inputs.
+    pub old_inputs: Properties,
+    /// The recorded outputs (the state).
+    pub old_outputs: Properties,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -129,10 +169,12 @@ impl ReadResult {
 pub struct UpdateRequest {
     pub urn: String,
     pub id: String,
+    /// The recorded inputs.
     pub old_inputs: Properties,
+    /// The recorded outputs.
     pub old_outputs: Properties,
     /// The new checked inputs (what `check` returned); in a preview they may contain unknowns.
-    pub news: Properties,
+    pub inputs: Properties,
     /// Seconds; 0 means the provider's default.
     pub timeout: f64,
     pub ignore_changes: Vec<String>,
@@ -143,12 +185,16 @@ pub struct UpdateResult {
     pub outputs: Properties,
 }
 
+/// `delete`: the resource as recorded.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DeleteRequest {
     pub urn: String,
     pub id: String,
-    pub inputs: Properties,
-    pub outputs: Properties,
+    /// The recorded inputs.
+    pub old_inputs: Properties,
+    /// The recorded outputs.
+    pub old_outputs: Properties,
+    /// Seconds; 0 means the provider's default.
     pub timeout: f64,
 }
 
@@ -245,12 +291,12 @@ urn_accessors!(
 /// | method | default |
 /// | --- | --- |
 /// | `get_schema` | `None`: the schema embedded in the manifest |
-/// | `check_config`, `check` | accept the news as they are |
+/// | `check_config`, `check` | accept the inputs as they are |
 /// | `diff_config` | [`diff_inputs`] with no replacements |
 /// | `diff` | [`diff_inputs`] with [`Provider::replace_on_change`] |
 /// | `configure` | store nothing |
 /// | `preview_create` | the inputs as the outputs, no ID |
-/// | `preview_update` | the news as the outputs |
+/// | `preview_update` | the new inputs as the outputs |
 /// | `read` | the recorded state unchanged (no drift detection) |
 /// | `construct`, `invoke`, `call` | [`Error::Unimplemented`] |
 /// | `cancel` | nothing |
@@ -262,14 +308,14 @@ pub trait Provider: 'static {
 
     /// Validates the provider's configuration.
     fn check_config(&self, request: CheckRequest) -> Result<CheckResult> {
-        Ok(CheckResult::ok(request.news))
+        Ok(CheckResult::ok(request.inputs))
     }
 
     /// Compares configurations; a replacement here replaces every resource of the provider.
     fn diff_config(&self, request: DiffRequest) -> Result<DiffResult> {
         Ok(diff_inputs(
             &request.old_inputs,
-            &request.news,
+            &request.inputs,
             &[],
             &request.ignore_changes,
         ))
@@ -283,7 +329,7 @@ pub trait Provider: 'static {
 
     /// Validates a resource's inputs and applies defaults.
     fn check(&self, request: CheckRequest) -> Result<CheckResult> {
-        Ok(CheckResult::ok(request.news))
+        Ok(CheckResult::ok(request.inputs))
     }
 
     /// Top-level input properties of `resource_type` whose change forces replacement;
@@ -300,12 +346,12 @@ pub trait Provider: 'static {
         false
     }
 
-    /// Compares old inputs with the news; see [`diff_inputs`].
+    /// Compares the recorded inputs with the new ones; see [`diff_inputs`].
     fn diff(&self, request: DiffRequest) -> Result<DiffResult> {
         let resource_type = request.resource_type();
         let mut result = diff_inputs(
             &request.old_inputs,
-            &request.news,
+            &request.inputs,
             self.replace_on_change(resource_type),
             &request.ignore_changes,
         );
@@ -325,7 +371,7 @@ pub trait Provider: 'static {
     fn preview_create(&self, request: CreateRequest) -> Result<CreateResult> {
         Ok(CreateResult {
             id: String::new(),
-            outputs: request.properties,
+            outputs: request.inputs,
         })
     }
 
@@ -333,8 +379,8 @@ pub trait Provider: 'static {
     fn read(&self, request: ReadRequest) -> Result<ReadResult> {
         Ok(ReadResult {
             id: request.id,
-            inputs: request.inputs,
-            outputs: request.state,
+            inputs: request.old_inputs,
+            outputs: request.old_outputs,
         })
     }
 
@@ -343,11 +389,11 @@ pub trait Provider: 'static {
     fn update(&self, request: UpdateRequest) -> Result<UpdateResult>;
 
     /// In a preview, instead of `update`: describes the resource `update` would leave, without
-    /// acting. The default returns the news as the outputs. Override it to carry over or
+    /// acting. The default returns the new inputs as the outputs. Override it to carry over or
     /// compute the outputs `update` would (unknown where only updating tells).
     fn preview_update(&self, request: UpdateRequest) -> Result<UpdateResult> {
         Ok(UpdateResult {
-            outputs: request.news,
+            outputs: request.inputs,
         })
     }
 
@@ -376,7 +422,7 @@ pub trait Provider: 'static {
     fn cancel(&self) {}
 }
 
-/// Compares top-level properties of old inputs and news.
+/// Compares top-level properties of the recorded inputs (`old_inputs`) and the new ones.
 ///
 /// A key changed when it was added, removed or its value differs ([`Value::same_as`]: secret
 /// and output markers are ignored, unknowns always differ; null counts as absent). Changed keys
@@ -387,8 +433,8 @@ pub trait Provider: 'static {
 /// Properties still in the host's wire form are compared in place, without decoding; identical
 /// tables (an unchanged resource) are compared as blocks.
 pub fn diff_inputs(
-    olds: &Properties,
-    news: &Properties,
+    old_inputs: &Properties,
+    inputs: &Properties,
     replace: &[&str],
     ignore: &[String],
 ) -> DiffResult {
@@ -400,11 +446,11 @@ pub fn diff_inputs(
     };
     // The common case, an unchanged resource: the host encoded equal maps into identical
     // tables, compared as blocks without reading a node.
-    if olds.same_known_table(news) {
+    if old_inputs.same_known_table(inputs) {
         return diff.finish();
     }
     let same_node = |a: Node<'_>, b: Node<'_>| a.same_as(b);
-    match (olds.object(), news.object()) {
+    match (old_inputs.object(), inputs.object()) {
         (Some(old), Some(new)) => {
             // Keys are compared as bytes and only read as text when they changed.
             for (i, a) in members(old) {
@@ -425,12 +471,12 @@ pub fn diff_inputs(
         }
         _ => {
             let same_value = |a: &Value, b: &Value| a.same_as(b);
-            for (key, a) in olds.iter() {
-                let b = news.get(key).and_then(present);
+            for (key, a) in old_inputs.iter() {
+                let b = inputs.get(key).and_then(present);
                 diff.key(key.as_bytes(), || key, present(a), b, same_value);
             }
-            for (key, b) in news.iter() {
-                if !olds.contains_key(key) {
+            for (key, b) in inputs.iter() {
+                if !old_inputs.contains_key(key) {
                     diff.key(key.as_bytes(), || key, None, present(b), same_value);
                 }
             }
@@ -644,7 +690,7 @@ mod tests {
         let request = |ty: &str| DiffRequest {
             urn: format!("urn:pulumi:dev::proj::{ty}::r"),
             old_inputs: props! {"name" => "a", "size" => 1}.into(),
-            news: props! {"name" => "b", "size" => 2}.into(),
+            inputs: props! {"name" => "b", "size" => 2}.into(),
             ..DiffRequest::default()
         };
         let r = Forced.diff(request("p:index:Named")).unwrap();
@@ -662,8 +708,8 @@ mod tests {
             .read(ReadRequest {
                 urn: "u".into(),
                 id: "id1".into(),
-                inputs: props! {"a" => 1}.into(),
-                state: props! {"a" => 1, "out" => 2}.into(),
+                old_inputs: props! {"a" => 1}.into(),
+                old_outputs: props! {"a" => 1, "out" => 2}.into(),
             })
             .unwrap();
         assert_eq!(read.id, "id1");
@@ -681,13 +727,13 @@ mod tests {
             Forced.call(CallRequest::default()),
             Err(Error::Unimplemented("call".into()))
         );
-        let news = props! {"x" => Value::Unknown};
+        let inputs = props! {"x" => Value::Unknown};
         let checked = Forced
             .check(CheckRequest {
-                news: news.clone().into(),
+                inputs: inputs.clone().into(),
                 ..CheckRequest::default()
             })
             .unwrap();
-        assert_eq!(checked, CheckResult::ok(news));
+        assert_eq!(checked, CheckResult::ok(inputs));
     }
 }

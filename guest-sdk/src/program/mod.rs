@@ -1,26 +1,32 @@
 //! Programs: declare a stack's resources in Rust, compiled to a wasm component.
 //!
-//! ```text
+//! ```rust,standalone_crate
 //! use cairn_sdk::program::{Args, Context, ResourceOptions, Result, custom};
 //!
-//! fn main(ctx: &Context) -> Result<()> {
+//! fn program(ctx: &Context) -> Result<()> {
 //!     let config = ctx.config();
 //!     let length = config.get_i64("length")?.unwrap_or(16);
-//!     let password = custom("random:index:RandomPassword", "db",
-//!         Args::new().set("length", length), ResourceOptions::new());
+//!     let password = custom(
+//!         "random:index/randomPassword:RandomPassword",
+//!         "db",
+//!         Args::new().set("length", length),
+//!         ResourceOptions::new(),
+//!     );
 //!     ctx.export("password", password.output("result"));
 //!     Ok(())
 //! }
 //!
-//! cairn_sdk::export_program!(main);
+//! cairn_sdk::export_program!(program);
 //! ```
 //!
 //! Build with `cargo build --release --target wasm32-wasip2` (crate type `cdylib`) and point
 //! the project's `Pulumi.yaml` at it (`runtime: wasm`). The programming model is the spec's:
 //! [`Output`] / [`Input`] with dependencies, unknowns and secrets; custom, component,
 //! provider and remote-component resources with every resource option; reads, invokes, stack
-//! outputs, configuration and stack references. The same program runs for `preview` (new
-//! resources' outputs are unknown; callbacks on unknown values do not run) and `up`.
+//! outputs, configuration and stack references. The same program runs for `preview` and `up`
+//! ([`Context::is_dry_run`] tells which): in a preview a new resource's `id` is unknown and
+//! its outputs are what its provider's `preview_create` described (unknown where the provider
+//! cannot know them yet); callbacks on unknown values do not run.
 
 mod output;
 mod resource;
@@ -287,7 +293,18 @@ impl StackReference {
     }
 }
 
-/// Exports a program: `main` (`fn(&Context) -> Result<()>`) becomes the component's `run`.
+/// Exports a program: `main` (any `fn(&Context) -> Result<()>`) becomes the component's `run`.
+///
+/// ```rust,standalone_crate
+/// use cairn_sdk::program::{Context, Result};
+///
+/// fn program(ctx: &Context) -> Result<()> {
+///     ctx.export("greeting", "hello");
+///     Ok(())
+/// }
+///
+/// cairn_sdk::export_program!(program);
+/// ```
 #[macro_export]
 macro_rules! export_program {
     ($main:path) => {

@@ -171,16 +171,16 @@ impl Files {
             Err(e) => return Err(Error::failed(format!("reading {}: {e}", at.relative))),
         };
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        let was_secret = r.inputs.get("content").is_some_and(Value::is_secret);
+        let was_secret = r.old_inputs.get("content").is_some_and(Value::is_secret);
         let content = if was_secret {
             Value::secret(text)
         } else {
             Value::from(text)
         };
-        let mut inputs = if r.inputs.is_empty() {
+        let mut inputs = if r.old_inputs.is_empty() {
             props! {"path" => r.id.clone()}
         } else {
-            r.inputs.into_map()
+            r.old_inputs.into_map()
         };
         inputs.insert("content".into(), content.clone());
         let mut outputs = inputs.clone();
@@ -205,10 +205,10 @@ impl Files {
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(ReadResult::gone()),
             Err(e) => return Err(Error::failed(format!("inspecting {}: {e}", at.relative))),
         }
-        let inputs = if r.inputs.is_empty() {
+        let inputs = if r.old_inputs.is_empty() {
             props! {"path" => r.id.clone()}
         } else {
-            r.inputs.into_map()
+            r.old_inputs.into_map()
         };
         Ok(ReadResult {
             id: r.id,
@@ -222,8 +222,8 @@ impl Provider for Files {
     fn check(&self, r: CheckRequest) -> Result<CheckResult> {
         let resource_type = r.resource_type().to_owned();
         let name = r.name().to_owned();
-        let mut c = Checker::new(r.news);
-        c.auto_name("path", &name, &r.olds, &r.random_seed);
+        let mut c = Checker::new(r.inputs);
+        c.auto_name("path", &name, &r.old_inputs, &r.random_seed);
         if let Some(path) = c.required_string("path")
             && let Err(e) = resolve(&self.root, &path)
         {
@@ -252,11 +252,11 @@ impl Provider for Files {
     }
 
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
-        let outputs = planned(r.resource_type(), &r.properties);
-        let path = r.properties.require_str("path")?;
+        let outputs = planned(r.resource_type(), &r.inputs);
+        let path = r.inputs.require_str("path")?;
         let at = self.resolve(path)?;
         match r.resource_type() {
-            FILE => self.write_file(&at, r.properties.require_str("content")?, true)?,
+            FILE => self.write_file(&at, r.inputs.require_str("content")?, true)?,
             DIRECTORY => {
                 if let Some(parent) = at.absolute.parent() {
                     fs::create_dir_all(parent)
@@ -272,7 +272,7 @@ impl Provider for Files {
             }
             other => return Err(Error::failed(format!("unknown resource type {other:?}"))),
         }
-        self.note_mode(&r.urn, &r.properties);
+        self.note_mode(&r.urn, &r.inputs);
         Ok(CreateResult {
             id: at.relative,
             outputs,
@@ -284,7 +284,7 @@ impl Provider for Files {
         known_type(r.resource_type())?;
         Ok(CreateResult {
             id: String::new(),
-            outputs: planned(r.resource_type(), &r.properties),
+            outputs: planned(r.resource_type(), &r.inputs),
         })
     }
 
@@ -297,20 +297,20 @@ impl Provider for Files {
     }
 
     fn update(&self, r: UpdateRequest) -> Result<UpdateResult> {
-        let outputs = planned(r.resource_type(), &r.news);
+        let outputs = planned(r.resource_type(), &r.inputs);
         if r.resource_type() == FILE {
             let at = self.resolve(&r.id)?;
-            self.write_file(&at, r.news.require_str("content")?, false)?;
+            self.write_file(&at, r.inputs.require_str("content")?, false)?;
         }
-        self.note_mode(&r.urn, &r.news);
+        self.note_mode(&r.urn, &r.inputs);
         Ok(UpdateResult { outputs })
     }
 
-    /// Touches nothing: the outputs follow from the news (unknown where the content is).
+    /// Touches nothing: the outputs follow from the new inputs (unknown where the content is).
     fn preview_update(&self, r: UpdateRequest) -> Result<UpdateResult> {
         known_type(r.resource_type())?;
         Ok(UpdateResult {
-            outputs: planned(r.resource_type(), &r.news),
+            outputs: planned(r.resource_type(), &r.inputs),
         })
     }
 
@@ -349,10 +349,10 @@ mod tests {
         Files { root: t.0.clone() }
     }
 
-    fn check(p: &Files, ty: &str, news: PropertyMap) -> Vec<String> {
+    fn check(p: &Files, ty: &str, inputs: PropertyMap) -> Vec<String> {
         p.check(CheckRequest {
             urn: urn(ty),
-            news: news.into(),
+            inputs: inputs.into(),
             ..CheckRequest::default()
         })
         .unwrap()
@@ -362,20 +362,20 @@ mod tests {
         .collect()
     }
 
-    fn create(p: &Files, ty: &str, properties: PropertyMap) -> Result<CreateResult> {
+    fn create(p: &Files, ty: &str, inputs: PropertyMap) -> Result<CreateResult> {
         p.create(CreateRequest {
             urn: urn(ty),
-            properties: properties.into(),
+            inputs: inputs.into(),
             ..CreateRequest::default()
         })
     }
 
-    fn read(p: &Files, ty: &str, id: &str, inputs: PropertyMap) -> ReadResult {
+    fn read(p: &Files, ty: &str, id: &str, old_inputs: PropertyMap) -> ReadResult {
         p.read(ReadRequest {
             urn: urn(ty),
             id: id.into(),
-            inputs: inputs.into(),
-            state: PropertyMap::new().into(),
+            old_inputs: old_inputs.into(),
+            old_outputs: PropertyMap::new().into(),
         })
         .unwrap()
     }
@@ -384,10 +384,10 @@ mod tests {
     fn a_missing_path_is_auto_named_and_kept_across_updates() {
         let t = TempDir::new();
         let p = provider(&t);
-        let request = |olds: PropertyMap| CheckRequest {
+        let request = |old_inputs: PropertyMap| CheckRequest {
             urn: urn(FILE),
-            news: props! {"content" => "x"}.into(),
-            olds: olds.into(),
+            inputs: props! {"content" => "x"}.into(),
+            old_inputs: old_inputs.into(),
             random_seed: urn(FILE).into_bytes(),
         };
         let first = p.check(request(PropertyMap::new())).unwrap();
@@ -483,7 +483,7 @@ mod tests {
                 urn: urn(FILE),
                 id: created.id.clone(),
                 old_inputs: r.inputs.clone(),
-                news: news.clone().into(),
+                inputs: news.clone().into(),
                 ..UpdateRequest::default()
             })
             .unwrap();
@@ -509,11 +509,11 @@ mod tests {
     #[test]
     fn path_changes_replace_and_content_changes_update() {
         let p = Files::default();
-        let diff = |news| {
+        let diff = |inputs| {
             p.diff(DiffRequest {
                 urn: urn(FILE),
                 old_inputs: props! {"path" => "a", "content" => "x"}.into(),
-                news,
+                inputs,
                 ..DiffRequest::default()
             })
             .unwrap()
@@ -556,7 +556,7 @@ mod tests {
         let created = p
             .preview_create(CreateRequest {
                 urn: urn(FILE),
-                properties: props! {"path" => "p", "content" => Value::Unknown}.into(),
+                inputs: props! {"path" => "p", "content" => Value::Unknown}.into(),
                 ..CreateRequest::default()
             })
             .unwrap();
@@ -565,7 +565,7 @@ mod tests {
         let created = p
             .preview_create(CreateRequest {
                 urn: urn(DIRECTORY),
-                properties: props! {"path" => "d/e"}.into(),
+                inputs: props! {"path" => "d/e"}.into(),
                 ..CreateRequest::default()
             })
             .unwrap();
@@ -574,7 +574,7 @@ mod tests {
             .preview_update(UpdateRequest {
                 urn: urn(FILE),
                 id: "kept".into(),
-                news: props! {"path" => "kept", "content" => "new"}.into(),
+                inputs: props! {"path" => "kept", "content" => "new"}.into(),
                 ..UpdateRequest::default()
             })
             .unwrap();

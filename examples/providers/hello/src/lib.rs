@@ -24,14 +24,14 @@ fn greeting(inputs: &PropertyMap) -> PropertyMap {
 }
 
 impl Provider for Hello {
-    /// `properties`: the inputs as `check` returned them (the default `check` keeps the
+    /// `r.inputs`: the inputs as `check` returned them (the default `check` keeps the
     /// program's inputs).
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
-        let name = r.properties.require_str("name")?;
+        let name = r.inputs.require_str("name")?;
         // A real provider acts here: it calls the service that makes the resource.
         Ok(CreateResult {
             id: format!("greeting-{name}"),
-            outputs: greeting(&r.properties).into(),
+            outputs: greeting(&r.inputs).into(),
         })
     }
 
@@ -40,27 +40,31 @@ impl Provider for Hello {
     fn preview_create(&self, r: CreateRequest) -> Result<CreateResult> {
         Ok(CreateResult {
             id: String::new(),
-            outputs: greeting(&r.properties).into(),
+            outputs: greeting(&r.inputs).into(),
         })
     }
 
-    /// `news`: the new inputs as `check` returned them; `old_inputs` / `old_outputs`: what
-    /// the state recorded.
+    /// `r.inputs`: the new inputs as `check` returned them; `r.old_inputs` / `r.old_outputs`:
+    /// what the state recorded.
     fn update(&self, r: UpdateRequest) -> Result<UpdateResult> {
         // A real provider acts here.
         Ok(UpdateResult {
-            outputs: greeting(&r.news).into(),
+            outputs: greeting(&r.inputs).into(),
         })
     }
 
-    /// A preview calls this instead of `update` (the default shows the news as the outputs).
+    /// A preview calls this instead of `update` (the default shows the new inputs as the
+    /// outputs).
     fn preview_update(&self, r: UpdateRequest) -> Result<UpdateResult> {
         Ok(UpdateResult {
-            outputs: greeting(&r.news).into(),
+            outputs: greeting(&r.inputs).into(),
         })
     }
 
-    fn delete(&self, _: DeleteRequest) -> Result<()> {
+    /// `r.id`, `r.old_inputs` / `r.old_outputs`: the resource as recorded. Never called in a
+    /// preview.
+    fn delete(&self, _r: DeleteRequest) -> Result<()> {
+        // A real provider acts here: it deletes `r.id`.
         Ok(())
     }
 }
@@ -81,7 +85,7 @@ mod tests {
         let created = Hello
             .create(CreateRequest {
                 urn: URN.into(),
-                properties: inputs.clone().into(),
+                inputs: inputs.clone().into(),
                 timeout: 0.0,
             })
             .unwrap();
@@ -93,7 +97,7 @@ mod tests {
         let previewed = Hello
             .preview_create(CreateRequest {
                 urn: URN.into(),
-                properties: inputs.into(),
+                inputs: inputs.into(),
                 timeout: 0.0,
             })
             .unwrap();
@@ -106,7 +110,7 @@ mod tests {
         let previewed = Hello
             .preview_create(CreateRequest {
                 urn: URN.into(),
-                properties: props! {"name" => Value::Unknown}.into(),
+                inputs: props! {"name" => Value::Unknown}.into(),
                 timeout: 0.0,
             })
             .unwrap();
@@ -114,7 +118,7 @@ mod tests {
         let updated = Hello
             .preview_update(UpdateRequest {
                 urn: URN.into(),
-                news: props! {"name" => Value::Unknown}.into(),
+                inputs: props! {"name" => Value::Unknown}.into(),
                 ..UpdateRequest::default()
             })
             .unwrap();

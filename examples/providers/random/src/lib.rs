@@ -298,7 +298,7 @@ impl Random {
         now: impl FnOnce() -> Result<u64, String>,
     ) -> Result<CreateResult> {
         let kind = Kind::of(r.resource_type())?;
-        let inputs = r.properties.into_map();
+        let inputs = r.inputs.into_map();
         let (id, computed) = generate(kind, &inputs, src, now)
             .map_err(|e| Error::failed(format!("generating a {}: {e}", kind.name())))?;
         Ok(CreateResult {
@@ -308,7 +308,7 @@ impl Random {
     }
 }
 
-/// An update's outputs: the news with the recorded computed values.
+/// An update's outputs: the new inputs with the recorded computed values.
 fn kept(kind: Kind, r: UpdateRequest) -> UpdateResult {
     let computed = kind
         .computed()
@@ -316,14 +316,14 @@ fn kept(kind: Kind, r: UpdateRequest) -> UpdateResult {
         .filter_map(|key| Some(((*key).to_owned(), r.old_outputs.get(*key)?.clone())))
         .collect();
     UpdateResult {
-        outputs: outputs(r.news.into_map(), computed).into(),
+        outputs: outputs(r.inputs.into_map(), computed).into(),
     }
 }
 
 impl Provider for Random {
     fn check(&self, r: CheckRequest) -> Result<CheckResult> {
         let kind = Kind::of(r.resource_type())?;
-        let mut c = Checker::new(r.news);
+        let mut c = Checker::new(r.inputs);
         inputs::check(kind, &mut c);
         Ok(c.finish())
     }
@@ -333,7 +333,7 @@ impl Provider for Random {
     fn diff(&self, r: DiffRequest) -> Result<DiffResult> {
         let kind = Kind::of(r.resource_type())?;
         let olds = inputs::with_defaults(kind, r.old_inputs.into_map()).into();
-        Ok(diff_inputs(&olds, &r.news, &["*"], &r.ignore_changes))
+        Ok(diff_inputs(&olds, &r.inputs, &["*"], &r.ignore_changes))
     }
 
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
@@ -350,20 +350,20 @@ impl Provider for Random {
             .collect();
         Ok(CreateResult {
             id: String::new(),
-            outputs: outputs(r.properties.into_map(), computed).into(),
+            outputs: outputs(r.inputs.into_map(), computed).into(),
         })
     }
 
     /// A refresh returns the recorded state (nothing exists outside it); with no state, the
     /// ID is an import ID.
     fn read(&self, r: ReadRequest) -> Result<ReadResult> {
-        if r.state.is_empty() {
+        if r.old_outputs.is_empty() {
             return import::import(Kind::of(r.resource_type())?, &r.id, &mut Entropy);
         }
         Ok(ReadResult {
             id: r.id,
-            inputs: r.inputs,
-            outputs: r.state,
+            inputs: r.old_inputs,
+            outputs: r.old_outputs,
         })
     }
 

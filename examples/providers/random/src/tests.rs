@@ -12,7 +12,7 @@ fn check(kind: Kind, news: PropertyMap) -> CheckResult {
     Random
         .check(CheckRequest {
             urn: urn(kind),
-            news: news.into(),
+            inputs: news.into(),
             ..CheckRequest::default()
         })
         .unwrap()
@@ -31,7 +31,7 @@ fn create(kind: Kind, news: PropertyMap, seed: u64) -> CreateResult {
         .create_with(
             CreateRequest {
                 urn: urn(kind),
-                properties: checked(kind, news).into(),
+                inputs: checked(kind, news).into(),
                 ..CreateRequest::default()
             },
             &mut Seeded(seed),
@@ -229,7 +229,7 @@ fn the_system_sources_work() {
         let created = Random
             .create(CreateRequest {
                 urn: urn(kind),
-                properties: checked(kind, news).into(),
+                inputs: checked(kind, news).into(),
                 ..CreateRequest::default()
             })
             .unwrap();
@@ -251,7 +251,7 @@ fn previews_leave_the_computed_values_unknown() {
         let preview = Random
             .preview_create(CreateRequest {
                 urn: urn(kind),
-                properties: inputs.clone().into(),
+                inputs: inputs.clone().into(),
                 ..CreateRequest::default()
             })
             .unwrap();
@@ -270,7 +270,7 @@ fn previews_leave_the_computed_values_unknown() {
                 id: old.id.clone(),
                 old_inputs: inputs.clone().into(),
                 old_outputs: old.outputs.clone(),
-                news: inputs.into(),
+                inputs: inputs.into(),
                 ..UpdateRequest::default()
             })
             .unwrap();
@@ -289,7 +289,7 @@ fn every_change_replaces_and_recorded_defaults_are_no_change() {
             .diff(DiffRequest {
                 urn: urn(Kind::String),
                 old_inputs: old_inputs.into(),
-                news: checked(Kind::String, news).into(),
+                inputs: checked(Kind::String, news).into(),
                 ..DiffRequest::default()
             })
             .unwrap()
@@ -329,8 +329,8 @@ fn refresh_returns_the_recorded_state() {
         .read(ReadRequest {
             urn: urn(Kind::String),
             id: "ab".into(),
-            inputs: props! {"length" => 2}.into(),
-            state: state.clone().into(),
+            old_inputs: props! {"length" => 2}.into(),
+            old_outputs: state.clone().into(),
         })
         .unwrap();
     assert_eq!(read.outputs, state);

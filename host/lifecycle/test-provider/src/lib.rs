@@ -40,8 +40,8 @@ pub trait Values {
 /// side's cloud type, and the functions `diff_result` and `failure` that map this crate's
 /// [`Diff`] and [`Failure`] onto the side's provider types.
 ///
-/// The SDK mirrors the engine's names, so those types are the ones in scope where the macro is
-/// invoked: `DiffResult`, `DiffKind`, `PartialState`, and `error` (with a variant
+/// The SDK's result types mirror the engine's names, so those types are the ones in scope where
+/// the macro is invoked: `DiffResult`, `DiffKind`, `PartialState`, and `error` (with a variant
 /// `Failed { message, partial }`). They differ only in how a detailed diff holds its entries:
 /// `entry` makes one from a path and its `DiffKind`. Of the value type, `unknown` is its unknown
 /// and `unsecret` strips the secrets of a `&value`; the rest of [`Values`] forwards to the

@@ -57,10 +57,10 @@ fn wait_at(name: &str, entered: &str, open: &str) -> Result<()> {
 
 impl Provider for Gate {
     fn check(&self, r: CheckRequest) -> Result<CheckResult> {
-        if r.news.get_bool("checkGate") == Some(true) {
+        if r.inputs.get_bool("checkGate") == Some(true) {
             wait_at(r.name(), "checking", "check-open")?;
         }
-        Ok(CheckResult::ok(r.news))
+        Ok(CheckResult::ok(r.inputs))
     }
 
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
@@ -69,12 +69,12 @@ impl Provider for Gate {
         wait_at(&name, "entered", "open")?;
         Ok(CreateResult {
             id: name,
-            outputs: r.properties,
+            outputs: r.inputs,
         })
     }
 
     fn update(&self, r: UpdateRequest) -> Result<UpdateResult> {
-        Ok(UpdateResult { outputs: r.news })
+        Ok(UpdateResult { outputs: r.inputs })
     }
 
     fn delete(&self, r: DeleteRequest) -> Result<()> {

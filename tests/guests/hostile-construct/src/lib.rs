@@ -130,12 +130,12 @@ impl Provider for Hostile {
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
         Ok(CreateResult {
             id: r.urn,
-            outputs: r.properties,
+            outputs: r.inputs,
         })
     }
 
     fn update(&self, r: UpdateRequest) -> Result<UpdateResult> {
-        Ok(UpdateResult { outputs: r.news })
+        Ok(UpdateResult { outputs: r.inputs })
     }
 
     fn delete(&self, _: DeleteRequest) -> Result<()> {

@@ -23,7 +23,7 @@ fn outcome(result: std::io::Result<String>) -> Value {
 
 impl Provider for Fs {
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
-        let paths: Vec<String> = match r.properties.get_array("paths") {
+        let paths: Vec<String> = match r.inputs.get_array("paths") {
             Some(items) => items
                 .iter()
                 .filter_map(|v| v.as_str().map(str::to_owned))
@@ -51,7 +51,7 @@ impl Provider for Fs {
     }
 
     fn update(&self, r: UpdateRequest) -> Result<UpdateResult> {
-        Ok(UpdateResult { outputs: r.news })
+        Ok(UpdateResult { outputs: r.inputs })
     }
 
     fn delete(&self, _: DeleteRequest) -> Result<()> {

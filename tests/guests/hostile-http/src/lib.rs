@@ -42,7 +42,7 @@ fn get(scheme: &str, authority: &str, path: &str) -> std::result::Result<u16, St
 
 impl Provider for Http {
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
-        let p = &r.properties;
+        let p = &r.inputs;
         let response: Value = match get(
             p.get_str("scheme").unwrap_or("https"),
             p.get_str("authority").unwrap_or("example.com"),
@@ -58,7 +58,7 @@ impl Provider for Http {
     }
 
     fn update(&self, r: UpdateRequest) -> Result<UpdateResult> {
-        Ok(UpdateResult { outputs: r.news })
+        Ok(UpdateResult { outputs: r.inputs })
     }
 
     fn delete(&self, _: DeleteRequest) -> Result<()> {

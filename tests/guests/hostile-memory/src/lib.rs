@@ -16,8 +16,8 @@ const MIB: usize = 1 << 20;
 
 impl Provider for Memory {
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
-        let target = r.properties.get_i64("mib").unwrap_or(1024).max(0) as usize;
-        let graceful = r.properties.get_str("mode") == Some("try");
+        let target = r.inputs.get_i64("mib").unwrap_or(1024).max(0) as usize;
+        let graceful = r.inputs.get_str("mode") == Some("try");
         let mut held: Vec<u8> = Vec::new();
         for mib in 0..target {
             if graceful {
@@ -38,7 +38,7 @@ impl Provider for Memory {
     }
 
     fn update(&self, r: UpdateRequest) -> Result<UpdateResult> {
-        Ok(UpdateResult { outputs: r.news })
+        Ok(UpdateResult { outputs: r.inputs })
     }
 
     fn delete(&self, _: DeleteRequest) -> Result<()> {

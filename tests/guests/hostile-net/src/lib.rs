@@ -23,7 +23,7 @@ fn outcome(result: std::io::Result<String>) -> Value {
 
 impl Provider for Net {
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
-        let address = r.properties.get_str("address").unwrap_or("127.0.0.1:9");
+        let address = r.inputs.get_str("address").unwrap_or("127.0.0.1:9");
         let connect = TcpStream::connect(address).map(|s| format!("connected: {s:?}"));
         let lookup = ("localhost", 9)
             .to_socket_addrs()
@@ -35,7 +35,7 @@ impl Provider for Net {
     }
 
     fn update(&self, r: UpdateRequest) -> Result<UpdateResult> {
-        Ok(UpdateResult { outputs: r.news })
+        Ok(UpdateResult { outputs: r.inputs })
     }
 
     fn delete(&self, _: DeleteRequest) -> Result<()> {

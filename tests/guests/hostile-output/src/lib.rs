@@ -12,7 +12,7 @@ pub struct Output;
 
 impl Provider for Output {
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
-        let mib = r.properties.get_i64("mib").unwrap_or(64).max(0) as usize;
+        let mib = r.inputs.get_i64("mib").unwrap_or(64).max(0) as usize;
         Ok(CreateResult {
             id: "probe".into(),
             outputs: props! {"result" => "x".repeat(mib << 20)}.into(),
@@ -20,7 +20,7 @@ impl Provider for Output {
     }
 
     fn update(&self, r: UpdateRequest) -> Result<UpdateResult> {
-        Ok(UpdateResult { outputs: r.news })
+        Ok(UpdateResult { outputs: r.inputs })
     }
 
     fn delete(&self, _: DeleteRequest) -> Result<()> {

@@ -25,7 +25,7 @@ fn deep(n: u64, limit: u64) -> u64 {
 impl Provider for Recursion {
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
         let limit = r
-            .properties
+            .inputs
             .get_i64("limit")
             .map_or(u64::MAX, |l| l.max(0) as u64);
         let depth = deep(0, std::hint::black_box(limit));
@@ -36,7 +36,7 @@ impl Provider for Recursion {
     }
 
     fn update(&self, r: UpdateRequest) -> Result<UpdateResult> {
-        Ok(UpdateResult { outputs: r.news })
+        Ok(UpdateResult { outputs: r.inputs })
     }
 
     fn delete(&self, _: DeleteRequest) -> Result<()> {

@@ -202,7 +202,7 @@ impl TestProvider {
     fn created(&self, request: CreateRequest, preview: bool) -> Result<CreateResult> {
         let name = name_of(&request.urn);
         let resource_type = cairn_sdk::urn::resource_type(&request.urn).unwrap_or_default();
-        let properties = request.properties.into_map();
+        let properties = request.inputs.into_map();
         let (id, outputs) =
             logic::create(self, name, resource_type, properties, preview).map_err(failure)?;
         Ok(CreateResult {
@@ -214,7 +214,7 @@ impl TestProvider {
     /// An update, or in a preview what it would return.
     fn updated(&self, request: UpdateRequest, preview: bool) -> Result<UpdateResult> {
         let (urn, id) = (&request.urn, &request.id);
-        let news = request.news.into_map();
+        let news = request.inputs.into_map();
         logic::update(
             self,
             urn,
@@ -233,15 +233,16 @@ impl TestProvider {
 
 impl Provider for TestProvider {
     fn diff_config(&self, request: DiffRequest) -> Result<DiffResult> {
-        logic::diff_config(self, &request.old_inputs, &request.news)
+        logic::diff_config(self, &request.old_inputs, &request.inputs)
             .map(diff_result)
             .map_err(failure)
     }
 
     fn check(&self, request: CheckRequest) -> Result<CheckResult> {
         let name = name_of(&request.urn);
-        let news = request.news.into_map();
-        let (inputs, failures) = logic::check(self, name, &request.olds, news).map_err(failure)?;
+        let news = request.inputs.into_map();
+        let (inputs, failures) =
+            logic::check(self, name, &request.old_inputs, news).map_err(failure)?;
         Ok(CheckResult {
             inputs: inputs.into(),
             failures: failures
@@ -256,7 +257,7 @@ impl Provider for TestProvider {
             self,
             name_of(&request.urn),
             &request.old_inputs,
-            &request.news,
+            &request.inputs,
         )
         .map(diff_result)
         .map_err(failure)

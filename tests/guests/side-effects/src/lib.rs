@@ -53,16 +53,16 @@ fn name_of(urn: &str) -> &str {
 impl Provider for SideEffects {
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
         let name = name_of(&r.urn).to_owned();
-        write(&name, &r.properties)?;
+        write(&name, &r.inputs)?;
         Ok(CreateResult {
             id: name,
-            outputs: r.properties,
+            outputs: r.inputs,
         })
     }
 
     fn update(&self, r: UpdateRequest) -> Result<UpdateResult> {
-        write(name_of(&r.urn), &r.news)?;
-        Ok(UpdateResult { outputs: r.news })
+        write(name_of(&r.urn), &r.inputs)?;
+        Ok(UpdateResult { outputs: r.inputs })
     }
 
     fn delete(&self, r: DeleteRequest) -> Result<()> {
@@ -71,7 +71,7 @@ impl Provider for SideEffects {
             Err(e) if e.kind() == ErrorKind::NotFound => {}
             Err(e) => return Err(Error::failed(format!("removing {OUT}/{}: {e}", r.id))),
         }
-        trap(r.inputs.get_str("trapOnDelete"))
+        trap(r.old_inputs.get_str("trapOnDelete"))
     }
 }
 

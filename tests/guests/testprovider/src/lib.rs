@@ -96,9 +96,9 @@ fn present<'a>(map: &'a PropertyMap, key: &str) -> Option<&'a Value> {
 impl cairn_sdk::Provider for TestProvider {
     fn check(&self, r: CheckRequest) -> Result<CheckResult> {
         if Kind::of(r.resource_type())? != Kind::Named {
-            return Ok(CheckResult::ok(r.news));
+            return Ok(CheckResult::ok(r.inputs));
         }
-        let mut news = r.news.into_map();
+        let mut news = r.inputs.into_map();
         if present(&news, "name").is_none() {
             news.insert("name".into(), Value::from("default-name"));
         }
@@ -111,7 +111,7 @@ impl cairn_sdk::Provider for TestProvider {
         let kind = Kind::of(r.resource_type())?;
         let mut replace_keys = Vec::new();
         for key in kind.replace_keys() {
-            let changed = match (present(&r.old_outputs, key), present(&r.news, key)) {
+            let changed = match (present(&r.old_outputs, key), present(&r.inputs, key)) {
                 (None, None) => false,
                 (Some(old), Some(new)) => !old.same_as(new),
                 _ => true,
@@ -135,7 +135,7 @@ impl cairn_sdk::Provider for TestProvider {
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
         match Kind::of(r.resource_type())? {
             Kind::Random => {
-                let inputs = r.properties.into_map();
+                let inputs = r.inputs.into_map();
                 let length = match present(&inputs, "length").map(Value::reveal) {
                     Some(Value::Number(n)) if *n >= 0.0 => *n as usize,
                     other => {
@@ -170,7 +170,7 @@ impl cairn_sdk::Provider for TestProvider {
             }
             Kind::Echo | Kind::Named => Ok(CreateResult {
                 id: self.next_id(),
-                outputs: r.properties,
+                outputs: r.inputs,
             }),
             Kind::FailsOnDelete => Ok(CreateResult {
                 id: self.next_id(),
@@ -186,7 +186,7 @@ impl cairn_sdk::Provider for TestProvider {
     /// `result`; otherwise the recorded state.
     fn read(&self, r: ReadRequest) -> Result<ReadResult> {
         let kind = Kind::of(r.resource_type())?;
-        if kind == Kind::Random && r.state.is_empty() && r.inputs.is_empty() {
+        if kind == Kind::Random && r.old_outputs.is_empty() && r.old_inputs.is_empty() {
             let (prefix, result) = r.id.split_once(':').unwrap_or(("", r.id.as_str()));
             let length = result.chars().count() as f64;
             return Ok(ReadResult {
@@ -199,8 +199,8 @@ impl cairn_sdk::Provider for TestProvider {
         // recorded ones, which is what returning them does.)
         Ok(ReadResult {
             id: r.id,
-            inputs: r.inputs,
-            outputs: r.state,
+            inputs: r.old_inputs,
+            outputs: r.old_outputs,
         })
     }
 

@@ -71,7 +71,7 @@ impl Provider for Probe {
     }
 
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
-        let p = &r.properties;
+        let p = &r.inputs;
         if let Some(ms) = p.get_i64("sleepMs") {
             std::thread::sleep(Duration::from_millis(ms.max(0) as u64));
         }
@@ -122,7 +122,7 @@ impl Provider for Probe {
     }
 
     fn update(&self, r: UpdateRequest) -> Result<UpdateResult> {
-        Ok(UpdateResult { outputs: r.news })
+        Ok(UpdateResult { outputs: r.inputs })
     }
 
     fn delete(&self, _: DeleteRequest) -> Result<()> {
