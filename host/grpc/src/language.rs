@@ -106,8 +106,13 @@ except RunError as e:
     print(f"error: {e}", file=sys.stderr)
     sys.exit(1)
 except BaseException:
-    traceback.print_exc()
-    sys.exit(1)
+    # As Pulumi's language host does: the traceback is logged once, as the stack's error.
+    try:
+        from pulumi import log
+        log.error("Program failed with an unhandled exception:\n" + traceback.format_exc())
+    except BaseException:
+        traceback.print_exc()
+    sys.exit(32)
 finally:
     sys.stdout.flush()
     sys.stderr.flush()
@@ -368,10 +373,24 @@ impl Program for LanguageProgram {
         }
         let errors = lock(&logged.errors).clone();
         if !errors.is_empty() {
+            // The errors themselves are shown once, as diagnostics; this names the failure by
+            // its last line (a traceback's exception).
+            let last = errors
+                .iter()
+                .flat_map(|e| e.lines())
+                .rev()
+                .find(|line| !line.trim().is_empty())
+                .unwrap_or_default()
+                .trim();
+            let more = if errors.len() > 1 || errors[0].trim().contains('\n') {
+                " (the full error is in the diagnostics above)"
+            } else {
+                ""
+            };
             return Err(ProgramError::new(format!(
-                "the {} program failed: {}",
+                "the {} program failed: {}{more}",
                 self.name(),
-                cap_message(&errors.join("\n"))
+                cap_message(last)
             )));
         }
         let tail = visible_text(lock(&tail).trim()).into_owned();
