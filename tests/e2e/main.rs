@@ -26,4 +26,5 @@ mod stack;
 mod state;
 mod support;
 mod terminal;
+mod tty;
 mod wasm;

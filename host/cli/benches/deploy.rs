@@ -1,11 +1,15 @@
 //! Deployment benchmark: N independent resources with an instant in-process provider, the state
 //! kept in memory (the engine alone), a directory or a PostgreSQL database (Cairn's backends).
 //!
-//! `cargo bench -p cairn-cli --bench deploy [-- [--backend URL]... N...]` (default N = 1000
+//! `cargo bench -p cairn-cli --bench deploy [-- [--backend URL]... [--display MODE]... N...]` (default N = 1000
 //! 10000 100000, backend `memory`; `--backend file:///tmp/x --backend postgres://u@h/db` compares
 //! both, phase by phase). Each phase runs in a child process (with its starting state built
 //! directly and, for a backend, stored first, outside the timing) so its peak RSS is its own.
 //! Phases: `preview` with no changes, `up` creating all, `up` with all same, `destroy`.
+//! `--display MODE` (repeatable) runs the phases with Cairn's display receiving the events,
+//! writing to /dev/null: `live` (the terminal view), `plain` (the piped lines), `suppressed`
+//! (`--suppress-progress`); the default, `none`, sends events nowhere (the engine alone). The
+//! display's cost is `live` against `suppressed`.
 //! Reported: wall time, peak RSS, the bytes handed to the backend (journal lines + checkpoint),
 //! the bytes the backend wrote for them (a directory: bytes passed to `write`, history copy
 //! included; PostgreSQL: the WAL the server generated), and the size of the checkpoint.
@@ -17,7 +21,8 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use cairn_cli::backend::{Backend, pgconfig};
-use cairn_engine::deploy::events::NullSink;
+use cairn_cli::display::{Display, DisplayOptions};
+use cairn_engine::deploy::events::{EventSink, NullSink};
 use cairn_engine::deploy::journal::{PersistError, Persister, SnapshotManager};
 use cairn_engine::deploy::monitor::Monitor;
 use cairn_engine::deploy::program::{Program, ProgramError, RegisterResourceRequest};
@@ -269,7 +274,7 @@ async fn phase(n: usize, base: Snapshot, phase: Phase, store: &Store) -> Measure
     );
     let mut options = DeploymentOptions::new("bench", "dev");
     options.preview = preview;
-    let deployment = Deployment::new(options, Arc::new(Loader), Arc::new(NullSink), journal)
+    let deployment = Deployment::new(options, Arc::new(Loader), display_sink(), journal)
         .expect("deployment");
     let started = Instant::now();
     let outcome = match phase {
@@ -292,6 +297,33 @@ async fn phase(n: usize, base: Snapshot, phase: Phase, store: &Store) -> Measure
         written,
         checkpoint: counter.last_checkpoint.load(Ordering::Relaxed),
     }
+}
+
+/// Where the events go: the display mode `CAIRN_BENCH_DISPLAY` names, writing to /dev/null, or
+/// nowhere.
+fn display_sink() -> Arc<dyn EventSink> {
+    let mode = std::env::var("CAIRN_BENCH_DISPLAY").unwrap_or_default();
+    if mode.is_empty() || mode == "none" {
+        return Arc::new(NullSink);
+    }
+    let null = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/null")
+        .expect("/dev/null");
+    Arc::new(Display::new(DisplayOptions {
+        json: false,
+        interactive: mode == "live",
+        show_secrets: false,
+        show_sames: false,
+        suppress_outputs: false,
+        show_replacement_steps: false,
+        show_diff: false,
+        keep_details: false,
+        suppress_progress: mode == "suppressed",
+        colors: true,
+        stack: Some("dev".into()),
+        writer: Box::new(null),
+    }))
 }
 
 /// One line of the report (only figures and the backend's scheme: nothing to escape).
@@ -370,9 +402,12 @@ fn child(n: usize, which: &str, url: &str) {
             expected_changes,
             "{which}"
         );
-        let backend = url.split("://").next().unwrap_or(url);
+        let backend = match std::env::var("CAIRN_BENCH_DISPLAY") {
+            Ok(mode) if !mode.is_empty() && mode != "none" => mode,
+            _ => url.split("://").next().unwrap_or(url).to_owned(),
+        };
         print_row(&format!(
-            "{n:>7} | {which:<8} | {backend:<8} | {:>8.3} | {:>8.1} | {:>11} | {:>11} | {:>11}",
+            "{n:>7} | {which:<8} | {backend:<15} | {:>8.3} | {:>8.1} | {:>11} | {:>11} | {:>11}",
             m.seconds,
             peak_rss_mb(),
             m.handed,
@@ -394,11 +429,13 @@ fn main() {
         return;
     }
     let mut backends = Vec::new();
+    let mut displays = Vec::new();
     let mut sizes = Vec::new();
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
             "--backend" => backends.push(rest.next().expect("--backend URL").clone()),
+            "--display" => displays.push(rest.next().expect("--display MODE").clone()),
             other => sizes.push(other.parse::<usize>().expect("N")),
         }
     }
@@ -408,21 +445,27 @@ fn main() {
     if backends.is_empty() {
         backends.push("memory".to_owned());
     }
+    if displays.is_empty() {
+        displays.push("none".to_owned());
+    }
     print_row(
-        "      N | phase    | backend  |   wall s |  peak MB | handed B    | written B   | state B",
+        "      N | phase    | backend/display |   wall s |  peak MB | handed B    | written B   | state B",
     );
     let exe = std::env::current_exe().expect("current exe");
     for n in sizes {
         for which in ["preview", "create", "same", "destroy"] {
             for url in &backends {
-                let status = Command::new(&exe)
-                    .args(["--child", &n.to_string(), which, url])
-                    .status()
-                    .expect("run child");
-                assert!(
-                    status.success(),
-                    "benchmark {which} for N={n} on {url} failed"
-                );
+                for display in &displays {
+                    let status = Command::new(&exe)
+                        .args(["--child", &n.to_string(), which, url])
+                        .env("CAIRN_BENCH_DISPLAY", display)
+                        .status()
+                        .expect("run child");
+                    assert!(
+                        status.success(),
+                        "benchmark {which} for N={n} on {url} ({display}) failed"
+                    );
+                }
             }
         }
     }

@@ -6,7 +6,7 @@ pub mod backend;
 mod builtins;
 mod commands;
 mod credentials;
-mod display;
+pub mod display;
 mod interrupt;
 mod names;
 mod passphrase;
