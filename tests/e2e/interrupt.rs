@@ -138,7 +138,7 @@ fn a_first_signal_lets_the_create_in_flight_finish_and_records_it() {
         // The summary is printed as usual, with the finished create.
         assert_contains(
             &up.stdout(),
-            &["gate:index:Gate  first  created", "Duration:"],
+            &["gate:index:Gate first created", "Duration:"],
         );
 
         // Recorded, not pending; `second` (which waited for `first`) never started.

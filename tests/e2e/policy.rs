@@ -233,7 +233,7 @@ fn policy_config_sets_levels_and_properties_and_is_checked() {
     );
     let (ok, out) = run(&sandbox, &["destroy", "--yes", "--policy-pack", &pack]);
     assert!(!ok);
-    assert_contains(&out, &["belong to `cairn up` and `cairn preview`"]);
+    assert_contains(&out, &["unexpected argument '--policy-pack' found"]);
 }
 
 #[test]

@@ -108,7 +108,7 @@ fn quick_start_up_noop_preview_update_replace_and_destroy() {
     // Edited config: preview shows the update with its diff and leaves state and files alone.
     sandbox.ok(&["config", "set", "greeting", "Howdy"]);
     let before = std::fs::read(sandbox.state_file("quickstart", "dev")).unwrap();
-    let preview = sandbox.ok(&["preview"]);
+    let preview = sandbox.ok(&["preview", "--diff"]);
     assert_contains(
         &preview,
         &[
@@ -255,7 +255,7 @@ fn independent_resources_deploy_in_parallel() {
     let events: Vec<Value> = json
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
-        .filter(|e: &Value| e["resourceType"] == "probe:index:Thing")
+        .filter(|e: &Value| e["resourceType"] == "probe:index:Thing" && e["preview"] != true)
         .collect();
     let first_finish = events
         .iter()
@@ -278,7 +278,10 @@ fn preview_runs_the_program_with_unknowns_and_changes_nothing() {
     sandbox.ok(&["config", "set", "sleepMs", "0"]);
     let before = std::fs::read(sandbox.state_file("prog", "dev")).unwrap();
     let out = sandbox.ok(&["preview"]);
-    assert_contains(&out, &["5 to create", "probe:index:Thing  t3", "count: 4"]);
+    assert_contains(
+        &out,
+        &["5 to create", "probe:index:Thing t3 create", "count: 4"],
+    );
     assert_eq!(
         std::fs::read(sandbox.state_file("prog", "dev")).unwrap(),
         before
@@ -315,7 +318,7 @@ fn expect_no_changes_fails_only_when_something_changes() {
     assert_eq!(outputs(&sandbox, false)["count"], 5);
     assert_contains(
         &sandbox.fails(&["destroy", "--yes", "--expect-no-changes"]),
-        &["--expect-no-changes belongs to `cairn up`"],
+        &["unexpected argument '--expect-no-changes' found"],
     );
 }
 

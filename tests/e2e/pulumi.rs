@@ -533,7 +533,8 @@ impl CaseRun<'_> {
             .is_some_and(|s| s.command == Command::Destroy);
         if case.destroy && !last_destroys {
             for stack in self.stacks.clone().iter().rev() {
-                let output = self.cairn(&["destroy", "--yes", "--stack", stack])?;
+                let output =
+                    self.cairn(&["destroy", "--yes", "--skip-preview", "--stack", stack])?;
                 if !output.success {
                     return Err(format!(
                         "  the final destroy of stack {stack} failed:\n{}",
@@ -664,10 +665,11 @@ impl CaseRun<'_> {
             }
         }
         let mut args: Vec<&str> = match step.command {
-            Command::Up => vec!["up", "--yes"],
-            Command::Preview => vec!["preview"],
-            Command::Refresh => vec!["refresh", "--yes"],
-            Command::Destroy => vec!["destroy", "--yes"],
+            // As ProgramTest runs them (it previews on its own, above), with every step shown.
+            Command::Up => vec!["up", "--yes", "--skip-preview", "--show-replacement-steps"],
+            Command::Preview => vec!["preview", "--show-replacement-steps"],
+            Command::Refresh => vec!["refresh", "--yes", "--skip-preview"],
+            Command::Destroy => vec!["destroy", "--yes", "--skip-preview"],
             Command::Cairn => vec![],
         };
         args.extend(step.args.iter().map(String::as_str));
@@ -1076,32 +1078,61 @@ fn summary(text: &str) -> Option<BTreeMap<String, usize>> {
     Some(counts)
 }
 
-/// The step labels Cairn's display shows (`  +- replace  <type>  <name>  replaced (0.1s)`).
-const STEP_LABELS: [&str; 13] = [
-    "same",
-    "create",
-    "update",
-    "delete",
-    "replace",
-    "create-replacement",
-    "delete-replaced",
-    "read",
-    "read-replacement",
-    "import",
-    "import-replacement",
-    "refresh",
-    "discard",
+/// What the status column of Cairn's plain display says once a step is done (or, in a
+/// preview, planned), and the step it names.
+const STATUS_OPS: [(&str, &str); 24] = [
+    ("created replacement", "create-replacement"),
+    ("deleted original", "delete-replaced"),
+    ("read for replacement", "read-replacement"),
+    ("imported replacement", "import-replacement"),
+    ("created", "create"),
+    ("updated", "update"),
+    ("deleted", "delete"),
+    ("replaced", "replace"),
+    ("read", "read"),
+    ("refreshed", "refresh"),
+    ("imported", "import"),
+    ("discarded", "discard"),
+    ("create-replacement", "create-replacement"),
+    ("delete-replaced", "delete-replaced"),
+    ("read-replacement", "read-replacement"),
+    ("import-replacement", "import-replacement"),
+    ("create", "create"),
+    ("update", "update"),
+    ("delete", "delete"),
+    ("replace", "replace"),
+    ("read", "read"),
+    ("refresh", "refresh"),
+    ("import", "import"),
+    ("discard", "discard"),
 ];
 
-/// `(op, resource name)` of every step line of a command's output, in order.
+/// The symbols before a step line's type (Pulumi's).
+const SYMBOLS: [&str; 10] = ["+", "~", "-", "+-", "++", "--", ">", ">>", "=", "=>"];
+
+/// `(op, resource name)` of every step done (or planned) in a command's plain output
+/// (` +  my:index:R a created (0.1s)`), in order; lines of steps still running are left out.
 fn step_lines(text: &str) -> Vec<(String, String)> {
     text.lines()
-        .filter(|line| line.starts_with("  ") && !line.starts_with("      "))
+        .filter(|line| line.starts_with(' ') && !line.starts_with("    "))
         .filter_map(|line| {
             let words: Vec<&str> = line.split_whitespace().collect();
-            let at = words.iter().take(2).position(|w| STEP_LABELS.contains(w))?;
-            let name = words.get(at + 2)?;
-            Some((words[at].to_owned(), (*name).to_owned()))
+            let rest = match words.first() {
+                Some(w) if SYMBOLS.contains(w) => &words[1..],
+                _ => return None,
+            };
+            let name = rest.get(1)?;
+            let status: Vec<&str> = rest[2..]
+                .iter()
+                .take_while(|w| !w.starts_with('(') && !w.starts_with('['))
+                .copied()
+                .collect();
+            let status = status.join(" ");
+            let op = STATUS_OPS
+                .iter()
+                .find(|(words, _)| *words == status)
+                .map(|(_, op)| *op)?;
+            Some((op.to_owned(), (*name).to_owned()))
         })
         .collect()
 }
@@ -1213,7 +1244,7 @@ mod runner {
 
     #[test]
     fn step_lines_are_read_in_order() {
-        let text = "  +  create   my:index:R  a  created (0.1s)\n      + value: true\n  -- delete-replaced my:index:R  b  deleted original (0.1s)\n  ++ create-replacement my:index:R  b  created replacement (0.1s)\n  +- replace  my:index:R  b  replaced (0.2s)\n      ~ value: true => false\n    same: 2\n";
+        let text = " +  my:index:R a creating (0.0s)\n +  my:index:R a created (0.1s)\n -- my:index:R b deleted original (0.1s)\n ++ my:index:R b created replacement (0.1s)\n +- my:index:R b replaced (0.2s) [diff: ~value]\n ~  my:index:R c **updating failed**\n    same: 2\n";
         assert_eq!(
             step_lines(text),
             [

@@ -406,8 +406,8 @@ fn settled_state(sandbox: &Sandbox) -> Value {
 fn resource<'a>(state: &'a Value, name: &str) -> Option<&'a Value> {
     state["deployment"]["resources"]
         .as_array()
-        .unwrap()
-        .iter()
+        .into_iter()
+        .flatten()
         .find(|r| r["urn"].as_str().unwrap().ends_with(&format!("::{name}")))
 }
 
@@ -706,4 +706,49 @@ pulumi.export("echo", thing.echo)
         "{thing}"
     );
     assert_eq!(thing["inputs"]["note"], "visible");
+}
+
+/// A program that raises: its traceback (Python) or stack (Node.js) is shown once, in the
+/// Diagnostics section under the stack, and the command's error names the exception without
+/// repeating the trace.
+#[test]
+fn an_unhandled_exception_is_told_once() {
+    for sdk in [Sdk::Python, Sdk::Node] {
+        let (sandbox, _, project) = sdk_project(sdk);
+        let marker = "the-marker-of-a-failed-program";
+        match sdk {
+            Sdk::Python => sandbox.write(
+                "__main__.py",
+                &format!("def deep():\n    raise ValueError(\"{marker}\")\n\ndeep()\n"),
+            ),
+            Sdk::Node => sandbox.write(
+                "index.js",
+                &format!("function deep() {{ throw new Error(\"{marker}\"); }}\ndeep();\n"),
+            ),
+        };
+        sandbox.ok(&["stack", "init", "dev"]);
+        let out = sandbox.run(&["up", "--yes"]);
+        assert!(!out.status.success());
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let all = format!("{stdout}{stderr}");
+        assert_eq!(
+            all.matches(marker).count(),
+            2,
+            "once in the diagnostics, once named in the error:\n{all}"
+        );
+        let trace_line = match sdk {
+            Sdk::Python => "in deep",
+            Sdk::Node => "at deep",
+        };
+        assert_eq!(all.matches(trace_line).count(), 1, "the trace once:\n{all}");
+        assert_contains(
+            &stdout,
+            &[
+                "Diagnostics:\n",
+                &format!("  pulumi:pulumi:Stack ({project}-dev):\n    error: "),
+            ],
+        );
+        assert!(stderr.contains(marker), "{stderr}");
+    }
 }

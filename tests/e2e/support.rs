@@ -597,7 +597,7 @@ pub fn outputs(sandbox: &Sandbox, show_secrets: bool) -> serde_json::Value {
 pub fn finished_steps(json: &str) -> Vec<(String, String)> {
     json.lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|e| e["type"] == "stepFinished")
+        .filter(|e| e["type"] == "stepFinished" && e["preview"] != true)
         .map(|e| {
             let urn = e["urn"].as_str().unwrap_or_default();
             (

@@ -79,7 +79,7 @@ fn text_from_programs_and_providers_is_shown_escaped_in_every_mode() {
     let sandbox = probe_stack("hostile");
 
     // Planned creates show the inputs as quoted values.
-    let preview = clean_ok(&sandbox, &["preview"]);
+    let preview = clean_ok(&sandbox, &["preview", "--diff"]);
     assert_contains(
         &preview,
         &[
@@ -193,7 +193,7 @@ fn errors_quoting_providers_and_programs_are_escaped_and_indented() {
     assert_contains(
         &stdout,
         &[&format!(
-            "      error: {FIRST}\n        Resources:\n            + 99 created\n"
+            "    error: {FIRST}\n      Resources:\n          + 99 created\n"
         )],
     );
     assert_eq!(faked(&stdout), Vec::<&str>::new(), "{stdout}");

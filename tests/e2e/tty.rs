@@ -32,7 +32,11 @@ fn quickstart() -> Sandbox {
     );
     sandbox.ok(&["stack", "init", "dev"]);
     for provider in ["random", "file"] {
-        sandbox.ok(&["plugin", "install", example_wasm(provider).to_str().unwrap()]);
+        sandbox.ok(&[
+            "plugin",
+            "install",
+            example_wasm(provider).to_str().unwrap(),
+        ]);
     }
     std::fs::create_dir_all(sandbox.project.join("out")).unwrap();
     for (path, value) in [
@@ -54,7 +58,12 @@ struct TtyRun {
 /// Runs `cairn args` in a pseudo-terminal, answering each `(prompt, answer)` in turn once the
 /// prompt's text has appeared (typed as a person would, after the question, so the echo lands
 /// where a person sees it).
-fn in_tty(sandbox: &Sandbox, args: &[&str], answers: &[(&str, &str)], env: &[(&str, &str)]) -> TtyRun {
+fn in_tty(
+    sandbox: &Sandbox,
+    args: &[&str],
+    answers: &[(&str, &str)],
+    env: &[(&str, &str)],
+) -> TtyRun {
     let template = sandbox.command(args);
     let mut line = shell_quote(template.get_program().to_str().unwrap());
     for arg in template.get_args() {
@@ -199,7 +208,9 @@ fn mask_durations(text: &str) -> String {
         let starts = chars[i].is_ascii_digit() && (i == 0 || !chars[i - 1].is_ascii_alphanumeric());
         if starts {
             let mut j = i;
-            while j < chars.len() && (chars[j].is_ascii_digit() || matches!(chars[j], '.' | 'm' | 'h')) {
+            while j < chars.len()
+                && (chars[j].is_ascii_digit() || matches!(chars[j], '.' | 'm' | 'h'))
+            {
                 j += 1;
             }
             if j < chars.len()
@@ -220,15 +231,21 @@ fn mask_durations(text: &str) -> String {
 
 /// Compares `actual` with the snapshot `name` (or writes it, with `CAIRN_UPDATE_SNAPSHOTS=1`).
 fn assert_snapshot(name: &str, actual: &str) {
-    let path: PathBuf = repo().join("tests/e2e/snapshots").join(format!("{name}.txt"));
+    let path: PathBuf = repo()
+        .join("tests/e2e/snapshots")
+        .join(format!("{name}.txt"));
     let actual = format!("{actual}\n");
     if std::env::var_os("CAIRN_UPDATE_SNAPSHOTS").is_some() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, &actual).unwrap();
         return;
     }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (CAIRN_UPDATE_SNAPSHOTS=1 writes it)", path.display()));
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (CAIRN_UPDATE_SNAPSHOTS=1 writes it)",
+            path.display()
+        )
+    });
     assert!(
         expected == actual,
         "the screen differs from {}:\n--- expected\n{expected}\n--- actual\n{actual}",
@@ -262,7 +279,10 @@ fn tty_up_shows_the_tree_in_colour_and_the_prompt_with_details() {
     assert!(run.success, "{}", String::from_utf8_lossy(&run.bytes));
     assert_no_raw_controls_but_styles(&run.bytes);
     let plain = screen(&run.bytes, false);
-    assert_snapshot("up-prompt-details", from_line(&plain, "Previewing update (dev):"));
+    assert_snapshot(
+        "up-prompt-details",
+        from_line(&plain, "Previewing update (dev):"),
+    );
     let styled = screen(&run.bytes, true);
     assert_snapshot("up-colours", from_line(&styled, "«b|Updating (dev):»"));
 
@@ -296,8 +316,14 @@ fn tty_up_shows_the_tree_in_colour_and_the_prompt_with_details() {
     );
     assert!(!run.success, "declining fails the command");
     let plain = screen(&run.bytes, false);
-    assert_snapshot("destroy-declined", from_line(&plain, "Previewing destroy (dev):"));
-    assert!(sandbox.project.join("out/site/index.html").exists(), "nothing was destroyed");
+    assert_snapshot(
+        "destroy-declined",
+        from_line(&plain, "Previewing destroy (dev):"),
+    );
+    assert!(
+        sandbox.project.join("out/site/index.html").exists(),
+        "nothing was destroyed"
+    );
 }
 
 #[test]
@@ -323,10 +349,12 @@ fn tty_a_failing_resource_is_marked_and_its_error_told_once() {
 /// pty's own line handling (no SGR colour).
 fn only_cursor_moves(bytes: &[u8]) -> bool {
     let text = String::from_utf8_lossy(bytes);
-    !text
-        .split('\x1b')
-        .skip(1)
-        .any(|seq| seq.starts_with('[') && seq[1..].trim_start_matches(|c: char| c.is_ascii_digit() || c == ';').starts_with('m'))
+    !text.split('\x1b').skip(1).any(|seq| {
+        seq.starts_with('[')
+            && seq[1..]
+                .trim_start_matches(|c: char| c.is_ascii_digit() || c == ';')
+                .starts_with('m')
+    })
 }
 
 /// The raw-control scan of `support`, after taking out Cairn's own colour and cursor sequences.
@@ -343,7 +371,10 @@ fn assert_no_raw_controls_but_styles(bytes: &[u8]) {
             .filter(|&end| matches!(body.as_bytes().get(end), Some(b'm' | b'F' | b'J')));
         match len {
             Some(end) => rest = &body[end + 1..],
-            None => panic!("an escape sequence that is not Cairn's: {:?}", &after[..after.len().min(20)]),
+            None => panic!(
+                "an escape sequence that is not Cairn's: {:?}",
+                &after[..after.len().min(20)]
+            ),
         }
     }
     cleaned.push_str(rest);

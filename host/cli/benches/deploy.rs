@@ -274,8 +274,8 @@ async fn phase(n: usize, base: Snapshot, phase: Phase, store: &Store) -> Measure
     );
     let mut options = DeploymentOptions::new("bench", "dev");
     options.preview = preview;
-    let deployment = Deployment::new(options, Arc::new(Loader), display_sink(), journal)
-        .expect("deployment");
+    let deployment =
+        Deployment::new(options, Arc::new(Loader), display_sink(), journal).expect("deployment");
     let started = Instant::now();
     let outcome = match phase {
         Phase::Up | Phase::Preview => deployment.update(Arc::new(Fleet(n))).await,

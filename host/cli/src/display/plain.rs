@@ -321,6 +321,9 @@ impl Human {
         }
         out.push('\n');
         out.push_str(&format_summary(summary));
+        // A blank line closes the deployment's output, as Pulumi's does (before the next
+        // header, or the prompt).
+        out.push('\n');
         out
     }
 }
@@ -385,6 +388,7 @@ Resources:
     1 warning
 
 Duration: 1.2s
+
 "#;
 
     /// The transcript with durations rounded away: they depend on the clock.
@@ -478,7 +482,7 @@ Duration: 1.2s
         });
         display.emit(summary_event(false, &[], 0, false));
         drop(display);
-        let expected = " ~  random:index:RandomPet pet updating (Ts) [diff: ~length]\n ~  random:index:RandomPet pet **updating failed** [diff: ~length]; error: quota exceeded\n\nDiagnostics:\n  random:index:RandomPet (pet):\n    error: quota exceeded\n      retry later\n\nResources:\n    no changes\n    1 error\n\nDuration: 1.2s\n\nThe update failed: 1 step failed.\n";
+        let expected = " ~  random:index:RandomPet pet updating (Ts) [diff: ~length]\n ~  random:index:RandomPet pet **updating failed** [diff: ~length]; error: quota exceeded\n\nDiagnostics:\n  random:index:RandomPet (pet):\n    error: quota exceeded\n      retry later\n\nResources:\n    no changes\n    1 error\n\nDuration: 1.2s\n\nThe update failed: 1 step failed.\n\n";
         assert_eq!(timeless(&buf.text()), expected);
         assert_eq!(buf.text().matches("retry later").count(), 1);
     }
