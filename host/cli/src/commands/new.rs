@@ -94,30 +94,32 @@ pub fn run(context: &Context, args: NewArgs) -> Result<()> {
         names::check_stack_name(&stack_name, "given to --stack")?;
     }
 
-    // The directory: created if missing, and empty unless --force.
+    // The directory: created if missing (once the name it gives is known to be usable), and
+    // empty unless --force.
     let dir = match args.directory.as_ref().or(args.dir.as_ref()) {
-        Some(dir) => {
-            let dir = context.cwd.join(dir);
-            std::fs::create_dir_all(&dir)
-                .with_context(|| format!("creating the directory {}", dir.display()))?;
-            dir
-        }
+        Some(dir) => context.cwd.join(dir),
         None => context.cwd.clone(),
     };
+    let default_name = templates::project_name_from_dir(&dir);
+    if args.name.is_none() && args.yes {
+        check_name(
+            template,
+            &default_name,
+            "(made from the directory's name; pass --name)",
+        )?;
+    }
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("creating the directory {}", dir.display()))?;
     if !args.force {
         check_empty(&dir)?;
     }
 
     // Name and description: the flags, else asked for (with --yes, the defaults).
-    let default_name = templates::project_name_from_dir(&dir);
     let name = match args.name.clone() {
         Some(name) => name,
-        None if args.yes => {
-            check_name(template, &default_name, "(made from the directory's name; pass --name)")?;
-            default_name
-        }
+        None if args.yes => default_name,
         None => ask("Project name", &default_name, |answer| {
-            check_name(template, answer, "")
+            check_name(template, answer, "given")
         })?,
     };
     let description = match args.description.clone() {
@@ -178,7 +180,7 @@ pub fn run(context: &Context, args: NewArgs) -> Result<()> {
             stack_name
         } else {
             ask("Stack name", DEFAULT_STACK, |answer| {
-                names::check_stack_name(answer, "")
+                names::check_stack_name(answer, "given")
             })?
         };
         crate::commands::stack::init(&workspace, &stack_name)?;
