@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 fn main() {
-    let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    let manifest_dir =
+        PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let repo = manifest_dir.join("../..");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets it"));
 
@@ -42,7 +43,12 @@ fn main() {
         std::fs::write(out.join(file), code).unwrap_or_else(|e| panic!("writing {file}: {e}"));
     }
 
-    for dir in ["guest-sdk/src", "wit", "guest-sdk/Cargo.toml", "guest-sdk/README.md"] {
+    for dir in [
+        "guest-sdk/src",
+        "wit",
+        "guest-sdk/Cargo.toml",
+        "guest-sdk/README.md",
+    ] {
         println!("cargo:rerun-if-changed={}", repo.join(dir).display());
     }
     println!(
@@ -99,7 +105,12 @@ fn table(code: &mut String, name: &str, files: &[(String, PathBuf)]) {
     writeln!(code, "pub static {name}: &[(&str, &[u8])] = &[").unwrap();
     for (relative, path) in files {
         let path = path.canonicalize().expect("an embedded file");
-        writeln!(code, "    ({relative:?}, include_bytes!({:?})),", path.display().to_string()).unwrap();
+        writeln!(
+            code,
+            "    ({relative:?}, include_bytes!({:?})),",
+            path.display().to_string()
+        )
+        .unwrap();
     }
     writeln!(code, "];").unwrap();
 }

@@ -85,8 +85,7 @@ fn write(dir: &Path) -> Result<()> {
     let parent = dir
         .parent()
         .ok_or_else(|| anyhow!("{} has no parent directory", dir.display()))?;
-    std::fs::create_dir_all(parent)
-        .with_context(|| format!("creating {}", parent.display()))?;
+    std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
     let staging = parent.join(format!(
         ".staging-{}-{}",
         std::process::id(),

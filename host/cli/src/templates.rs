@@ -94,7 +94,9 @@ impl Template {
         let prefix = format!("{}/", self.name);
         embedded::TEMPLATE_FILES
             .iter()
-            .filter_map(move |(path, bytes)| path.strip_prefix(prefix.as_str()).map(|p| (p, *bytes)))
+            .filter_map(move |(path, bytes)| {
+                path.strip_prefix(prefix.as_str()).map(|p| (p, *bytes))
+            })
     }
 }
 
@@ -171,8 +173,21 @@ pub fn package_name(project: &str) -> String {
 /// suffix when it is one cargo or rustc refuses.
 pub fn crate_name(project: &str) -> String {
     const RESERVED: &[&str] = &[
-        "alloc", "core", "proc-macro", "proc_macro", "std", "test", "self", "super", "crate",
-        "build", "deps", "examples", "incremental", "cairn-sdk", "cairn_sdk",
+        "alloc",
+        "core",
+        "proc-macro",
+        "proc_macro",
+        "std",
+        "test",
+        "self",
+        "super",
+        "crate",
+        "build",
+        "deps",
+        "examples",
+        "incremental",
+        "cairn-sdk",
+        "cairn_sdk",
     ];
     let name = package_name(project).to_ascii_lowercase();
     if RESERVED.contains(&name.as_str()) || is_keyword(&name) {
@@ -233,11 +248,23 @@ mod tests {
     fn every_template_has_files_and_a_project_file() {
         for template in TEMPLATES {
             let files: Vec<_> = template.files().map(|(p, _)| p).collect();
-            assert!(files.contains(&"Pulumi.yaml"), "{}: {files:?}", template.name);
+            assert!(
+                files.contains(&"Pulumi.yaml"),
+                "{}: {files:?}",
+                template.name
+            );
             assert!(files.contains(&"README.md"), "{}: {files:?}", template.name);
-            assert!(files.contains(&".gitignore"), "{}: {files:?}", template.name);
+            assert!(
+                files.contains(&".gitignore"),
+                "{}: {files:?}",
+                template.name
+            );
             for (path, bytes) in template.files() {
-                assert!(std::str::from_utf8(bytes).is_ok(), "{}/{path}", template.name);
+                assert!(
+                    std::str::from_utf8(bytes).is_ok(),
+                    "{}/{path}",
+                    template.name
+                );
             }
         }
         assert_eq!(names(), "rust, rust-provider, python, typescript");

@@ -348,7 +348,9 @@ fn dependencies(workspace: &Workspace, runtime: &str) -> Vec<Dependency> {
         }
         _ => {
             // The guest SDK's version as the program's Cargo.lock pins it.
-            let main = workspace.dir.join(workspace.project.main.as_deref().unwrap_or("."));
+            let main = workspace
+                .dir
+                .join(workspace.project.main.as_deref().unwrap_or("."));
             let lock = main
                 .ancestors()
                 .take(3)
@@ -498,7 +500,10 @@ fn print(about: &About) {
     outln!("Rust         {}", field(&cli.rust_version));
     outln!("wasmtime     {}", cli.wasmtime_version);
     outln!("Guest SDK    cairn-sdk {} ({})", cli.sdk_version, cli.wit);
-    outln!("SDK path     {}", field(&cli.sdk_path.display().to_string()));
+    outln!(
+        "SDK path     {}",
+        field(&cli.sdk_path.display().to_string())
+    );
     outln!("Home         {}", field(&cli.home.display().to_string()));
     outln!("");
     outln!("Host");

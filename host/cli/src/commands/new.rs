@@ -77,7 +77,9 @@ pub fn run(context: &Context, args: NewArgs) -> Result<()> {
         )
     })?;
     if !context.interactive && !args.yes {
-        bail!("--yes must be given to `cairn new` when it runs non-interactively (it then takes the defaults)");
+        bail!(
+            "--yes must be given to `cairn new` when it runs non-interactively (it then takes the defaults)"
+        );
     }
     if let Some(name) = &args.name {
         check_name(template, name, "given to --name")?;
@@ -89,7 +91,10 @@ pub fn run(context: &Context, args: NewArgs) -> Result<()> {
         bail!("--config-path needs --config KEY=VALUE");
     }
     let config = crate::commands::config::key_values("--config", &args.config, false)?;
-    let stack_name = context.stack.clone().unwrap_or_else(|| DEFAULT_STACK.to_owned());
+    let stack_name = context
+        .stack
+        .clone()
+        .unwrap_or_else(|| DEFAULT_STACK.to_owned());
     if !args.generate_only {
         names::check_stack_name(&stack_name, "given to --stack")?;
     }
@@ -125,7 +130,11 @@ pub fn run(context: &Context, args: NewArgs) -> Result<()> {
     let description = match args.description.clone() {
         Some(description) => description,
         None if args.yes => template.description.to_owned(),
-        None => ask("Project description", template.description, check_description)?,
+        None => ask(
+            "Project description",
+            template.description,
+            check_description,
+        )?,
     };
     let backend = if args.generate_only {
         None
@@ -253,8 +262,8 @@ fn check_description(description: &str) -> Result<()> {
 
 /// Refuses a directory with anything in it but version-control metadata.
 fn check_empty(dir: &Path) -> Result<()> {
-    let entries =
-        std::fs::read_dir(dir).with_context(|| format!("reading the directory {}", dir.display()))?;
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("reading the directory {}", dir.display()))?;
     for entry in entries {
         let entry = entry.with_context(|| format!("reading the directory {}", dir.display()))?;
         if !INVISIBLE.iter().any(|n| entry.file_name() == *n) {
@@ -277,7 +286,9 @@ fn ask(label: &str, default: &str, check: impl Fn(&str) -> Result<()>) -> Result
             .read_line(&mut answer)
             .context("reading the answer")?;
         if read == 0 {
-            bail!("no answer for {label:?} (standard input is closed); pass it as a flag, or --yes for the defaults");
+            bail!(
+                "no answer for {label:?} (standard input is closed); pass it as a flag, or --yes for the defaults"
+            );
         }
         let answer = answer.trim();
         let answer = if answer.is_empty() { default } else { answer };
@@ -341,7 +352,9 @@ fn install(template: &Template, dir: &Path) -> Result<()> {
             Ok(status) if status.success() => {}
             Ok(status) => return Err(failed(format!("exited with {status}"))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(failed(format!("could not start: {program} is not installed")));
+                return Err(failed(format!(
+                    "could not start: {program} is not installed"
+                )));
             }
             Err(e) => return Err(failed(format!("could not start: {e}"))),
         }
@@ -380,9 +393,8 @@ fn next_steps(
     }
     if generate_only {
         match template.kind {
-            Kind::Python => {
-                commands.push("python3 -m venv venv && venv/bin/pip install -r requirements.txt".into())
-            }
+            Kind::Python => commands
+                .push("python3 -m venv venv && venv/bin/pip install -r requirements.txt".into()),
             Kind::TypeScript => commands.push("npm install".into()),
             Kind::RustProgram | Kind::RustProvider => {}
         }
@@ -408,8 +420,6 @@ fn next_steps(
     }
     if matches!(template.kind, Kind::RustProgram | Kind::RustProvider) {
         outln!("");
-        outln!(
-            "Building needs Rust's wasm32-wasip2 target (`rustup target add wasm32-wasip2`)."
-        );
+        outln!("Building needs Rust's wasm32-wasip2 target (`rustup target add wasm32-wasip2`).");
     }
 }
