@@ -3,6 +3,9 @@
 //! projects), the project templates (`templates/`), and the versions of the Rust compiler and
 //! of wasmtime this binary is built with.
 
+// A build script talks to cargo through its stdout (`cargo:` lines), not to a terminal.
+#![allow(clippy::disallowed_macros)]
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
