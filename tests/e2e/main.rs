@@ -13,6 +13,7 @@ mod interrupt;
 mod journal;
 mod lock;
 mod names;
+mod new;
 mod package;
 mod pgserver;
 mod policy;

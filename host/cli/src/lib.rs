@@ -7,6 +7,7 @@ mod builtins;
 mod commands;
 mod credentials;
 pub mod display;
+mod guest_sdk;
 mod interrupt;
 mod names;
 mod passphrase;
@@ -15,6 +16,7 @@ mod program;
 mod providers;
 mod shell;
 mod stack;
+mod templates;
 mod terminal;
 mod workspace;
 mod yaml;
@@ -88,6 +90,11 @@ enum Command {
     Logout(commands::login::LogoutArgs),
     /// Print the user the backend knows you as (with -v, the backend too).
     Whoami(commands::login::WhoamiArgs),
+    /// Create a project from a template (rust, rust-provider, python, typescript) and its stack.
+    New(commands::new::NewArgs),
+    /// Show the CLI's versions, the host, installed providers, language tools, and the
+    /// current project, stack and backend.
+    About(commands::about::AboutArgs),
 }
 
 /// Runs the `cairn` command line and returns its exit status.
@@ -136,6 +143,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Login(args) => commands::login::login(&context, args),
         Command::Logout(args) => commands::login::logout(&context, args),
         Command::Whoami(args) => commands::login::whoami(&context, args),
+        Command::New(args) => commands::new::run(&context, args),
+        Command::About(args) => commands::about::run(&context, args),
     }
 }
 

@@ -122,7 +122,9 @@ pub fn dynamic_providers(project_dir: &Path, project: &Project) -> Vec<(String, 
             command.env = vec![("PYTHONUNBUFFERED".into(), "1".into())];
             ("pulumi-python", command)
         }
-        Language::Node { node, run_script } => {
+        Language::Node {
+            node, run_script, ..
+        } => {
             // `.../@pulumi/pulumi/cmd/run` → `.../@pulumi/pulumi/cmd/dynamic-provider`.
             let script = run_script.with_file_name("dynamic-provider");
             let mut command = PluginCommand::new("nodejs dynamic provider", node);
@@ -230,9 +232,18 @@ fn language(project_dir: &Path, project: &Project) -> Result<Language> {
                     run_script.display()
                 );
             }
+            let typescript = match project.runtime.options.get("typescript") {
+                None => true,
+                Some(serde_json::Value::Bool(typescript)) => *typescript,
+                Some(other) => bail!(
+                    "Pulumi.yaml: runtime.options.typescript must be true or false, not {other}"
+                ),
+            };
             Ok(Language::Node {
                 node: PathBuf::from("node"),
                 run_script,
+                typescript,
+                tsconfig: project.runtime.option_str("tsconfig").map(str::to_owned),
             })
         }
         other => bail!("runtime {other:?} has no language host"),

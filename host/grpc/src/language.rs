@@ -58,8 +58,15 @@ const KEPT_ERRORS: usize = 20;
 pub enum Language {
     /// `python` with the bootstrap; `main` is a file or a directory with `__main__.py`.
     Python { python: PathBuf },
-    /// `node <run script>` (the SDK's `cmd/run`).
-    Node { node: PathBuf, run_script: PathBuf },
+    /// `node <run script>` (the SDK's `cmd/run`). As Pulumi's Node.js language host does, a
+    /// TypeScript program is compiled on the fly by the SDK (ts-node) when `typescript` (the
+    /// runtime option, default true) is set, with `tsconfig` (the option) as its settings file.
+    Node {
+        node: PathBuf,
+        run_script: PathBuf,
+        typescript: bool,
+        tsconfig: Option<String>,
+    },
 }
 
 /// A program in a language process.
@@ -209,8 +216,22 @@ impl LanguageProgram {
                     .env("PYTHONUNBUFFERED", "1");
                 cmd
             }
-            Language::Node { node, run_script } => {
+            Language::Node {
+                node,
+                run_script,
+                typescript,
+                tsconfig,
+            } => {
                 let mut cmd = Command::new(node);
+                // The SDK's cmd/run reads these (Pulumi's language host sets them).
+                cmd.env_remove("PULUMI_NODEJS_TYPESCRIPT")
+                    .env_remove("PULUMI_NODEJS_TSCONFIG_PATH");
+                if *typescript {
+                    cmd.env("PULUMI_NODEJS_TYPESCRIPT", "true");
+                }
+                if let Some(tsconfig) = tsconfig {
+                    cmd.env("PULUMI_NODEJS_TSCONFIG_PATH", tsconfig);
+                }
                 cmd.args(["-e", NODE_BOOTSTRAP])
                     .arg(run_script)
                     .args(["--monitor", address, "--engine", address])

@@ -1,10 +1,12 @@
 //! One module per `cairn` command group.
 
+pub mod about;
 pub mod config;
 pub mod deploy;
 pub mod gen_sdk;
 pub mod import;
 pub mod login;
+pub mod new;
 pub mod package;
 pub mod plugin;
 pub mod provider;

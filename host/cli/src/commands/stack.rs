@@ -181,7 +181,8 @@ fn show(workspace: &Workspace, show_urns: bool) -> Result<()> {
     Ok(())
 }
 
-fn init(workspace: &Workspace, name: &str) -> Result<()> {
+/// `cairn stack init` (also `cairn new`'s stack): create the stack and select it.
+pub fn init(workspace: &Workspace, name: &str) -> Result<()> {
     let name = workspace.parse_stack_name(name, "given to `cairn stack init`")?;
     let project = workspace.name();
     if workspace.backend.stack_exists(project, &name)? {
