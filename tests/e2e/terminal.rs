@@ -149,14 +149,17 @@ fn text_from_programs_and_providers_is_shown_escaped_in_every_mode() {
     json_lines(&clean_ok(&sandbox, &["refresh", "--yes", "--json"]));
     clean_ok(&sandbox, &["destroy", "--yes"]);
 
-    // The progress view and summary: messages keep their lines, indented under their first.
-    let up = clean_ok(&sandbox, &["up", "--yes"]);
+    // The progress view and the Diagnostics section: messages keep their lines, indented
+    // under their first, grouped under their resource (the program's under the stack).
+    let up = clean_ok(&sandbox, &["up", "--yes", "--skip-preview"]);
     assert_contains(
         &up,
         &[
-            &format!("info: loud: probe@0.3.0: {FIRST}\n    Resources:\n        + 99 created\n"),
-            &format!("info: program prog: {FIRST}\ninfo: program prog: Resources:\n"),
-            &format!("warning: loud: probe@0.3.0: {FIRST}\n"),
+            "\nDiagnostics:\n  pulumi:pulumi:Stack (prog-dev):\n",
+            &format!("    program prog: {FIRST}\n    program prog: Resources:\n"),
+            "  probe:index:Thing (loud):\n",
+            &format!("    probe@0.3.0: {FIRST}\n      Resources:\n          + 99 created\n"),
+            &format!("    warning: probe@0.3.0: {FIRST}\n"),
             &format!("Outputs:\n    note: {QUOTED}\n    {FIELD}: {QUOTED}\n"),
         ],
     );

@@ -395,14 +395,15 @@ impl Program for LanguageProgram {
         let errors = lock(&logged.errors).clone();
         if !errors.is_empty() {
             // The errors themselves are shown once, as diagnostics; this names the failure by
-            // its last line (a traceback's exception).
+            // its last line that is not a stack frame (a Python traceback's exception, a
+            // JavaScript stack's `Error: …`).
             let last = errors
                 .iter()
                 .flat_map(|e| e.lines())
+                .map(str::trim)
                 .rev()
-                .find(|line| !line.trim().is_empty())
-                .unwrap_or_default()
-                .trim();
+                .find(|line| !line.is_empty() && !line.starts_with("at "))
+                .unwrap_or_default();
             let more = if errors.len() > 1 || errors[0].trim().contains('\n') {
                 " (the full error is in the diagnostics above)"
             } else {

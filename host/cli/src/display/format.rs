@@ -475,7 +475,7 @@ pub(super) fn format_diagnostics(groups: &[DiagnosticGroup], colors: bool) -> St
                 let _ = writeln!(
                     out,
                     "  {} ({}):",
-                    terminal::field(urn.qualified_type()),
+                    terminal::field(urn.resource_type()),
                     terminal::field(urn.name())
                 );
                 "    "

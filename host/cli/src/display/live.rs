@@ -1,6 +1,6 @@
 //! Interactive mode (a TTY): Pulumi's live view. Under the header, a table of the resources
 //! as a tree by parent (Type, Name, Status or Plan, Info) and a progress line are redrawn in
-//! place, with ANSI cursor movement, at most every [`TICK`] (so a fast deployment is not slowed
+//! place (carriage return, cursor up, clear below), at most every [`TICK`] (so a fast deployment is not slowed
 //! by its display); elapsed times advance on every tick. The area fits the terminal: lines are
 //! cut to its width, and when there are more rows than lines, the running and failed rows are
 //! kept, then the latest. When the deployment ends, the area is replaced by the whole table
@@ -171,12 +171,13 @@ impl Screen {
 
     /// Writes `text` above the live area: erases the area, writes, and draws it again.
     fn write(&mut self, text: &str) {
-        // Cursor to the start of the live area's first line, then clear to the screen's end.
+        // Cursor to the start of the live area's first line (carriage return, up n lines: what
+        // every terminal knows), then clear to the screen's end.
         let cursor = match self.live_lines {
             0 => String::new(),
-            n => format!("\x1b[{n}F\x1b[J"),
+            n => format!("\r\x1b[{n}A\x1b[J"),
         };
-        let live = if self.active {
+        let live = if self.active && self.human.rows.progress().2 > 0 {
             self.live_area()
         } else {
             Vec::new()

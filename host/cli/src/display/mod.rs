@@ -454,18 +454,18 @@ mod tests {
         ]
     }
 
-    /// `text` without the live area's cursor movements (`ESC [ n F ESC [ J`).
+    /// `text` without the live area's cursor movements (`CR ESC [ n A ESC [ J`).
     fn strip_cursor_moves(text: &str) -> String {
         let mut out = String::new();
         let mut rest = text;
-        while let Some(at) = rest.find("\x1b[") {
+        while let Some(at) = rest.find("\r\x1b[") {
             out.push_str(&rest[..at]);
-            let after = &rest[at + 2..];
+            let after = &rest[at + 3..];
             let digits = after.chars().take_while(char::is_ascii_digit).count();
-            match after[digits..].strip_prefix("F\x1b[J") {
+            match after[digits..].strip_prefix("A\x1b[J") {
                 Some(tail) if digits > 0 => rest = tail,
                 _ => {
-                    out.push('\x1b');
+                    out.push('\r');
                     rest = &rest[at + 1..];
                 }
             }

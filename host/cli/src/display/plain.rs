@@ -275,7 +275,10 @@ impl Human {
             "{}\n",
             Style::HEADLINE.paint(self.options.colors, "Changes:")
         );
-        for (i, step) in self.details.iter().enumerate() {
+        // By URN, as the tree: not in the order parallel steps happened to run.
+        let mut steps: Vec<&StepInfo> = self.details.iter().collect();
+        steps.sort_by(|a, b| a.urn.as_str().cmp(b.urn.as_str()));
+        for (i, step) in steps.into_iter().enumerate() {
             if i > 0 {
                 out.push('\n');
             }
@@ -305,8 +308,18 @@ impl Human {
             .iter()
             .any(|(_, messages)| !messages.is_empty())
         {
+            // Those about no resource first, then the stack's, then by URN, as the tree.
+            let root = self.root.clone();
+            let mut groups = std::mem::take(&mut self.diagnostics);
+            groups.sort_by_key(|(urn, _)| {
+                (
+                    urn.is_some(),
+                    urn != &root,
+                    urn.as_ref().map(|u| u.as_str().to_owned()),
+                )
+            });
             out.push('\n');
-            out.push_str(&format_diagnostics(&self.diagnostics, colors));
+            out.push_str(&format_diagnostics(&groups, colors));
         }
         let policies = std::mem::take(&mut self.policies);
         if !policies.is_empty() {

@@ -64,7 +64,7 @@ pub(super) struct Row {
 impl Row {
     fn new(urn: Urn) -> Row {
         Row {
-            resource_type: terminal::field(urn.qualified_type()).into_owned(),
+            resource_type: terminal::field(urn.resource_type()).into_owned(),
             urn,
             parent: None,
             op: None,
@@ -455,7 +455,7 @@ impl Rows {
     }
 
     /// The rows shown, in tree order (each child under its parent, siblings in the order
-    /// met), with their tree prefixes (`├─ `, `│  └─ `). A row is shown if it is noteworthy, is
+    /// sorted by URN), with their tree prefixes (`├─ `, `│  └─ `). A row is shown if it is noteworthy, is
     /// the root stack, or has a shown descendant.
     pub fn tree(&self) -> Vec<(usize, String)> {
         let n = self.rows.len();
@@ -466,6 +466,14 @@ impl Rows {
                 Some(&p) if p != i => children[p].push(i),
                 _ => roots.push(i),
             }
+        }
+        // Siblings by URN (type, then name), as Pulumi sorts them: the tree does not depend on
+        // the order parallel steps happened to run in.
+        let by_urn =
+            |a: &usize, b: &usize| self.rows[*a].urn.as_str().cmp(self.rows[*b].urn.as_str());
+        roots.sort_by(by_urn);
+        for kids in &mut children {
+            kids.sort_by(by_urn);
         }
         // Shown: noteworthy, the root stack, or an ancestor of one shown (children before
         // parents, by a post-order walk).
