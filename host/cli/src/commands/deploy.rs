@@ -21,6 +21,7 @@ use cairn_engine::value::PropertyValue;
 use clap::Args;
 use indexmap::IndexMap;
 
+use crate::display::engine_events::EventSettings;
 use crate::display::{Display, DisplayOptions};
 use crate::interrupt::{Interrupted, Signals};
 use crate::stack::{LazyCrypter, Stack};
@@ -45,9 +46,13 @@ pub struct DeployArgs {
     /// Provider operations to run at once (default: 4 × cores).
     #[arg(short, long, value_name = "N")]
     parallel: Option<usize>,
-    /// Print one JSON object per engine event instead of the progress view.
+    /// Print Pulumi's machine-readable output instead of the progress view: a preview's
+    /// digest (one JSON document), or one engine event per line.
     #[arg(long)]
     json: bool,
+    /// Also write every engine event to FILE, one JSON object per line (Pulumi's event log).
+    #[arg(long, value_name = "FILE")]
+    event_log: Option<std::path::PathBuf>,
     /// Show secret values in diffs and outputs.
     #[arg(long)]
     show_secrets: bool,
@@ -116,6 +121,7 @@ impl DeployArgs {
         parallel: Option<usize>,
         json: bool,
         show_secrets: bool,
+        event_log: Option<std::path::PathBuf>,
     ) -> DeployArgs {
         DeployArgs {
             yes,
@@ -123,6 +129,7 @@ impl DeployArgs {
             parallel,
             json,
             show_secrets,
+            event_log,
             ..DeployArgs::default()
         }
     }
@@ -207,6 +214,12 @@ fn run_deployment(
         .build()
         .context("starting the async runtime")?;
     let signals = Signals::install(&runtime)?;
+    // Created first: a path that cannot be written fails before anything else happens.
+    let event_log = args
+        .event_log
+        .as_deref()
+        .map(crate::display::engine_events::EventLog::create)
+        .transpose()?;
     let workspace = context.project()?;
     let stack = Stack::current(&workspace)?;
     let project = stack.project().to_owned();
@@ -326,13 +339,28 @@ fn run_deployment(
         Ok(Setup { loader, program })
     };
 
-    let display_options = |interactive: bool| DisplayOptions {
+    let event_settings = EventSettings {
+        config: config_file
+            .resolve(None, &workspace.project)?
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.value.clone()))
+            .collect(),
+        secrets: resolved
+            .values()
+            .filter(|v| v.secret)
+            .map(|v| v.value.clone())
+            .collect(),
+        log: event_log,
+    };
+    let display_options = |interactive: bool, preview: bool| DisplayOptions {
         json: args.json,
         interactive,
         show_secrets: args.show_secrets,
         show_sames: args.show_sames,
         suppress_outputs: args.suppress_outputs,
         writer: Box::new(std::io::stdout()),
+        preview,
+        events: event_settings.clone(),
     };
 
     if !kind.previews_only() && !args.yes && !context.interactive {
@@ -354,7 +382,7 @@ fn run_deployment(
             snapshot.clone(),
             None,
             crypter.clone(),
-            display_options(context.interactive),
+            display_options(context.interactive, true),
             &setup,
             &policies,
             &signals,
@@ -378,7 +406,7 @@ fn run_deployment(
             snapshot,
             Some(persister.clone()),
             crypter.clone(),
-            display_options(context.interactive),
+            display_options(context.interactive, false),
             &setup,
             &Policies::none(&wasm),
             &signals,
@@ -398,7 +426,7 @@ fn run_deployment(
         snapshot,
         Some(persister),
         crypter,
-        display_options(context.interactive),
+        display_options(context.interactive, false),
         &setup,
         &policies,
         &signals,

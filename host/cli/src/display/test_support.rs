@@ -67,6 +67,8 @@ pub(super) fn display(
         show_sames,
         suppress_outputs: false,
         writer: Box::new(buf.clone()),
+        preview: false,
+        events: Default::default(),
     });
     (display, buf)
 }
