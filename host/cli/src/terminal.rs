@@ -107,7 +107,6 @@ pub fn message(first: &str, indent: &str, text: &str) -> String {
     out
 }
 
-
 /// `value` as indented JSON, control characters in strings escaped.
 pub fn json_pretty(value: &impl serde::Serialize) -> serde_json::Result<String> {
     serde_json::to_string_pretty(value).map(escape_json)

@@ -195,8 +195,7 @@ impl PreviewDigest {
         } else {
             pulumi_op(step, operation)
         };
-        let suppress =
-            self.suppress_outputs && step.urn.qualified_type() == ROOT_STACK_TYPE;
+        let suppress = self.suppress_outputs && step.urn.qualified_type() == ROOT_STACK_TYPE;
         PreviewStep {
             op,
             urn: step.urn.to_string(),
@@ -207,13 +206,20 @@ impl PreviewDigest {
             replace_reasons: step.replace_keys.clone(),
             detailed_diff: detailed_diff(step, operation).map(|diff| {
                 diff.into_iter()
-                    .map(|(path, (kind, input_diff))| (path, DigestPropertyDiff { kind, input_diff }))
+                    .map(|(path, (kind, input_diff))| {
+                        (path, DigestPropertyDiff { kind, input_diff })
+                    })
                     .collect()
             }),
         }
     }
 
-    fn diagnostic(&self, severity: Severity, urn: Option<&Urn>, message: &str) -> PreviewDiagnostic {
+    fn diagnostic(
+        &self,
+        severity: Severity,
+        urn: Option<&Urn>,
+        message: &str,
+    ) -> PreviewDiagnostic {
         let (prefix, severity) = match severity {
             Severity::Debug => ("debug: ", "debug"),
             Severity::Info => ("", "info"),
@@ -325,7 +331,9 @@ fn masked_value(value: &PropertyValue) -> PropertyValue {
             None => PropertyValue::Computed,
             Some(inner) => masked_value(inner),
         },
-        PropertyValue::Array(items) => PropertyValue::Array(items.iter().map(masked_value).collect()),
+        PropertyValue::Array(items) => {
+            PropertyValue::Array(items.iter().map(masked_value).collect())
+        }
         PropertyValue::Object(map) => PropertyValue::Object(masked_map(map)),
         other => other.clone(),
     }
@@ -416,9 +424,209 @@ fn wrap(kind: &str, inner: Map<String, Json>) -> Json {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::display::engine_events::EventSettings;
     use crate::display::test_support::*;
     use cairn_engine::asset::Asset;
+    use cairn_engine::deploy::events::EventSink;
+    use cairn_engine::state::codec::UNKNOWN_SENTINEL;
     use cairn_engine::{ResourceReference, props};
+
+    fn digest(
+        events: Vec<EngineEvent>,
+        show_sames: bool,
+        settings: EventSettings,
+    ) -> (String, Json) {
+        let (display, buf) = json_display(true, show_sames, settings);
+        for event in events {
+            display.emit(event);
+        }
+        drop(display);
+        let text = buf.text();
+        let json = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+        (text, json)
+    }
+
+    #[test]
+    fn a_preview_is_one_document_in_pulumis_shape() {
+        let settings = EventSettings {
+            config: [("proj:pw".to_owned(), "[secret]".to_owned())].into(),
+            secrets: vec!["hunter2".to_owned()],
+            log: None,
+        };
+        let mut events = update_events(true);
+        events.insert(
+            1,
+            EngineEvent::Diagnostic {
+                severity: Severity::Info,
+                urn: None,
+                message: "the password is hunter2".into(),
+            },
+        );
+        let (text, digest) = digest(events, false, settings);
+        assert!(
+            text.starts_with("{\n    \"config\": {"),
+            "four-space indent:\n{text}"
+        );
+        assert!(text.ends_with("}\n"));
+        assert!(!text.contains("hunter"), "{text}");
+        let keys: Vec<&String> = digest.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            [
+                "config",
+                "steps",
+                "diagnostics",
+                "duration",
+                "changeSummary"
+            ],
+            "maybeCorrupt is left out when false"
+        );
+        assert_eq!(digest["config"], serde_json::json!({"proj:pw": "[secret]"}));
+        let steps: Vec<(&str, &str)> = digest["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["op"].as_str().unwrap(), s["urn"].as_str().unwrap()))
+            .collect();
+        // The stack's `same` step is listed, the halves of the replacement are not.
+        assert_eq!(
+            steps,
+            [
+                (
+                    "same",
+                    "urn:pulumi:dev::proj::pulumi:pulumi:Stack::proj-dev"
+                ),
+                (
+                    "create",
+                    "urn:pulumi:dev::proj::random:index:RandomPet::pet"
+                ),
+                ("update", "urn:pulumi:dev::proj::aws:s3:Bucket::logs"),
+                ("replace", "urn:pulumi:dev::proj::aws:ec2:Instance::web"),
+                ("delete", "urn:pulumi:dev::proj::aws:s3:Bucket::old"),
+            ]
+        );
+        assert_eq!(
+            digest["steps"][2],
+            serde_json::json!({
+                "op": "update",
+                "urn": "urn:pulumi:dev::proj::aws:s3:Bucket::logs",
+                "diffReasons": ["tags", "size", "legacy", "password"],
+                "detailedDiff": {
+                    "legacy": {"kind": "delete", "inputDiff": true},
+                    "password": {"kind": "update", "inputDiff": true},
+                    "size": {"kind": "add", "inputDiff": true},
+                    "tags.env": {"kind": "update", "inputDiff": true},
+                },
+            })
+        );
+        assert_eq!(
+            digest["steps"][3]["replaceReasons"],
+            serde_json::json!(["ami"])
+        );
+        assert_eq!(
+            digest["steps"][1]["detailedDiff"],
+            Json::Null,
+            "always present"
+        );
+        assert_eq!(
+            digest["diagnostics"],
+            serde_json::json!([
+                {"message": "the password is [secret]\n", "severity": "info"},
+                {"urn": "urn:pulumi:dev::proj::aws:s3:Bucket::logs",
+                    "message": "warning: versioning is disabled\n", "severity": "warning"},
+            ])
+        );
+        assert_eq!(digest["duration"], 1_234_000_000u64, "nanoseconds");
+        assert_eq!(
+            digest["changeSummary"],
+            serde_json::json!({"create": 1, "delete": 1, "replace": 1, "same": 1, "update": 1})
+        );
+    }
+
+    #[test]
+    fn sames_are_listed_with_show_sames_and_default_providers_never() {
+        let mut same = pet(StepOp::Same);
+        same.preview = true;
+        let mut provider = step(StepOp::Create, "pulumi:providers:random", "default");
+        provider.preview = true;
+        for show_sames in [false, true] {
+            let events = vec![
+                EngineEvent::StepStarted(provider.clone()),
+                EngineEvent::StepFinished {
+                    step: provider.clone(),
+                    duration: ms(0),
+                },
+                EngineEvent::StepFinished {
+                    step: same.clone(),
+                    duration: ms(0),
+                },
+            ];
+            let (_, digest) = digest(events, show_sames, EventSettings::default());
+            let steps = digest
+                .get("steps")
+                .and_then(Json::as_array)
+                .map_or(0, Vec::len);
+            assert_eq!(steps, usize::from(show_sames), "{digest}");
+        }
+    }
+
+    #[test]
+    fn states_are_resource_v3_with_secrets_masked() {
+        let mut step = pet(StepOp::Update);
+        step.preview = true;
+        let urn = step.urn.clone();
+        step.old = Some(state(
+            &urn,
+            props! {"length" => 2i64, "pw" => secret("hunter2")},
+            props! {"id" => "x"},
+        ));
+        step.new = Some(state(
+            &urn,
+            props! {"length" => 3i64, "pw" => secret("hunter2")},
+            props! {"later" => output(None, false), "hidden" => output(Some("hunter3".into()), true)},
+        ));
+        let (text, digest) = digest(
+            vec![EngineEvent::StepStarted(step)],
+            false,
+            EventSettings::default(),
+        );
+        assert!(!text.contains("hunter"), "{text}");
+        assert_eq!(
+            digest["steps"][0]["newState"],
+            serde_json::json!({
+                "urn": urn.as_str(),
+                "custom": true,
+                "id": "pet-id",
+                "type": "random:index:RandomPet",
+                "inputs": {"length": 3, "pw": "[secret]"},
+                "outputs": {"later": UNKNOWN_SENTINEL, "hidden": "[secret]"},
+            })
+        );
+        assert_eq!(digest["steps"][0]["oldState"]["inputs"]["pw"], "[secret]");
+    }
+
+    #[test]
+    fn a_failed_preview_reports_it_and_nothing_is_written_before_any_event() {
+        let mut failing = pet(StepOp::Create);
+        failing.preview = true;
+        let (_, digest) = digest(
+            vec![EngineEvent::StepFailed {
+                step: failing,
+                error: "boom".into(),
+                duration: ms(0),
+            }],
+            false,
+            EventSettings::default(),
+        );
+        assert_eq!(
+            digest["diagnostics"],
+            serde_json::json!([{"urn": "urn:pulumi:dev::proj::random:index:RandomPet::pet",
+                "message": "error: Preview failed: boom\n", "severity": "error"}])
+        );
+        let (display, buf) = json_display(true, false, EventSettings::default());
+        drop(display);
+        assert_eq!(buf.text(), "");
+    }
 
     #[test]
     fn values_convert_to_json() {
@@ -485,5 +693,4 @@ mod tests {
             assert_eq!(value_to_json(&value, true), shown, "{value:?} shown");
         }
     }
-
 }

@@ -508,6 +508,5 @@ mod tests {
             assert!(!buf.text().contains("plaintext-in-state"));
             assert!(buf.text().contains("pet"));
         }
-}
     }
 }
