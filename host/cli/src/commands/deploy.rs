@@ -341,9 +341,9 @@ fn run_deployment(
 
     let event_settings = EventSettings {
         config: config_file
-            .resolve(None, &workspace.project)?
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.value.clone()))
+            .list(&workspace.project, None, false)?
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.value))
             .collect(),
         secrets: resolved
             .values()
