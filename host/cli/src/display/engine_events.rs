@@ -210,6 +210,10 @@ struct Stamped {
 
 /// The one event a line carries, under its `apitype.EngineEvent` field name.
 #[derive(Serialize)]
+#[allow(
+    clippy::enum_variant_names,
+    reason = "the variants are Pulumi's field names"
+)]
 #[serde(rename_all = "camelCase")]
 enum Payload {
     CancelEvent(Empty),
@@ -1404,8 +1408,9 @@ mod tests {
 
     #[test]
     fn change_summaries_count_logical_steps() {
+        type Case = (Vec<(StepOp, usize)>, usize, Json);
         // (changes, unchanged, summary)
-        let cases: Vec<(Vec<(StepOp, usize)>, usize, Json)> = vec![
+        let cases: Vec<Case> = vec![
             (vec![], 0, serde_json::json!({})),
             (vec![], 3, serde_json::json!({"same": 3})),
             (
