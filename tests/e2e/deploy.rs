@@ -105,17 +105,17 @@ fn events_can_be_printed_as_json_lines() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
         .collect();
-    assert_eq!(events[0]["type"], "started");
-    assert_eq!(events[0]["operation"], "destroy");
+    assert!(events[0].get("preludeEvent").is_some(), "{out}");
     let deletes = events
         .iter()
-        .filter(|e| e["type"] == "stepFinished" && e["op"] == "delete")
+        .filter(|e| e["resOutputsEvent"]["metadata"]["op"] == "delete")
         .count();
-    assert_eq!(deletes, 3);
-    let summary = events.last().unwrap();
-    assert_eq!(summary["type"], "summary");
-    assert_eq!(summary["succeeded"], true);
-    assert_eq!(summary["changes"]["delete"], 3);
+    assert_eq!(deletes, 3, "{out}");
+    assert_eq!(events.last().unwrap()["cancelEvent"], serde_json::json!({}));
+    let summary = &events[events.len() - 2]["summaryEvent"];
+    assert_eq!(summary["result"], "succeeded", "{out}");
+    assert_eq!(summary["isPreview"], false);
+    assert_eq!(summary["resourceChanges"], serde_json::json!({"delete": 3}));
 }
 
 #[test]

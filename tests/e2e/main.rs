@@ -11,6 +11,7 @@ mod import;
 mod input;
 mod interrupt;
 mod journal;
+mod json_output;
 mod lock;
 mod names;
 mod new;

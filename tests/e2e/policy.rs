@@ -113,9 +113,9 @@ fn a_python_pack_reports_advisory_resource_and_stack_violations() {
     assert_contains(
         &out,
         &[
-            r#""type":"policyPacks""#,
-            r#""type":"policyViolation""#,
-            r#""policy":"count""#,
+            r#""policyLoadEvent":{}"#,
+            r#""policyEvent":{"#,
+            r#""policyName":"count""#,
             r#""enforcementLevel":"advisory""#,
         ],
     );

@@ -242,7 +242,7 @@ fn up_refresh_recreates_what_was_deleted_out_of_band() {
 }
 
 /// A stack running `program-probe` against the `probe` provider, in `mode`.
-fn probe_stack(mode: &str) -> Sandbox {
+pub(crate) fn probe_stack(mode: &str) -> Sandbox {
     let sandbox = program_stack("prog", &test_wasm("program-probe"), &[&test_wasm("probe")]);
     sandbox.ok(&["config", "set", "mode", mode]);
     sandbox
@@ -255,15 +255,15 @@ fn independent_resources_deploy_in_parallel() {
     let events: Vec<Value> = json
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
-        .filter(|e: &Value| e["resourceType"] == "probe:index:Thing" && e["preview"] != true)
         .collect();
+    let of_thing = |e: &Value, kind: &str| e[kind]["metadata"]["type"] == "probe:index:Thing";
     let first_finish = events
         .iter()
-        .position(|e| e["type"] == "stepFinished")
+        .position(|e| of_thing(e, "resOutputsEvent"))
         .expect("a thing finished");
     let started_before = events[..first_finish]
         .iter()
-        .filter(|e| e["type"] == "stepStarted")
+        .filter(|e| of_thing(e, "resourcePreEvent"))
         .count();
     assert_eq!(
         started_before, 4,

@@ -593,18 +593,43 @@ pub fn outputs(sandbox: &Sandbox, show_secrets: bool) -> serde_json::Value {
     serde_json::from_str(&sandbox.ok(&args)).unwrap()
 }
 
-/// `(op, resource name)` of every finished step in a `--json` event stream.
+/// `(op, resource name)` of every step that did not fail, in Pulumi's `--json` output: the
+/// steps of a preview's digest (one document), or, for a deployment's engine events (one per
+/// line), every step's `resourcePreEvent` but those a `resOpFailedEvent` ended.
 pub fn finished_steps(json: &str) -> Vec<(String, String)> {
-    json.lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|e| e["type"] == "stepFinished" && e["preview"] != true)
-        .map(|e| {
-            let urn = e["urn"].as_str().unwrap_or_default();
-            (
-                e["op"].as_str().unwrap_or_default().to_owned(),
-                urn.rsplit("::").next().unwrap_or_default().to_owned(),
-            )
-        })
+    let name = |urn: &serde_json::Value| {
+        let urn = urn.as_str().unwrap_or_default();
+        urn.rsplit("::").next().unwrap_or_default().to_owned()
+    };
+    let op = |step: &serde_json::Value| step["op"].as_str().unwrap_or_default().to_owned();
+    // `up --yes --json` prints the preview's digest, then the update's events (as Pulumi's
+    // does): the events, when there are any, tell what was done.
+    let values: Vec<serde_json::Value> = serde_json::Deserializer::from_str(json)
+        .into_iter::<serde_json::Value>()
+        .filter_map(Result::ok)
+        .collect();
+    let events: Vec<&serde_json::Value> = values
+        .iter()
+        .filter(|v| v.get("sequence").is_some())
+        .collect();
+    if events.is_empty() {
+        return values
+            .iter()
+            .filter_map(|v| v["steps"].as_array())
+            .flatten()
+            .map(|s| (op(s), name(&s["urn"])))
+            .collect();
+    }
+    let failed: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| e.get("resOpFailedEvent"))
+        .map(|e| (op(&e["metadata"]), name(&e["metadata"]["urn"])))
+        .collect();
+    events
+        .iter()
+        .filter_map(|e| e.get("resourcePreEvent"))
+        .map(|e| (op(&e["metadata"]), name(&e["metadata"]["urn"])))
+        .filter(|step| !failed.contains(step))
         .collect()
 }
 

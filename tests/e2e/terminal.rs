@@ -87,30 +87,53 @@ fn text_from_programs_and_providers_is_shown_escaped_in_every_mode() {
             &format!("+ [\"{FIELD}\"]: {QUOTED}"),
         ],
     );
-    json_lines(&clean_ok(&sandbox, &["preview", "--json"]));
+    // The preview digest, one document, keeps the exact text too.
+    let digest: Value = serde_json::from_str(&clean_ok(&sandbox, &["preview", "--json"])).unwrap();
+    assert!(
+        digest["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["newState"]["inputs"]["note"] == HOSTILE),
+        "{digest:#}"
+    );
 
-    // JSON lines carry the exact text (escaped as JSON, which decodes to it).
-    let events = json_lines(&clean_ok(&sandbox, &["up", "--yes", "--json"]));
+    // Engine events carry the exact text (escaped as JSON, which decodes to it); so does the
+    // event log.
+    let log = sandbox.project.join("events.jsonl");
+    let events = json_lines(&clean_ok(
+        &sandbox,
+        &[
+            "up",
+            "--yes",
+            "--json",
+            "--event-log",
+            log.to_str().unwrap(),
+        ],
+    ));
+    let logged = std::fs::read(&log).unwrap();
+    assert_no_raw_controls("the event log", &logged);
+    let logged = json_lines(&String::from_utf8(logged).unwrap());
+    assert!(logged.len() >= events.len(), "the log has every event");
     let messages: Vec<&str> = events
         .iter()
-        .filter(|e| e["type"] == "diagnostic")
-        .filter_map(|e| e["message"].as_str())
+        .filter_map(|e| e["diagnosticEvent"]["message"].as_str())
         .collect();
     assert!(
-        messages.contains(&format!("probe@0.3.0: {HOSTILE}").as_str()),
+        messages.contains(&format!("probe@0.3.0: {HOSTILE}\n").as_str()),
         "the provider's log line: {messages:#?}"
     );
     assert!(
         messages
-            .contains(&format!("program prog: {}", HOSTILE.split('\n').next().unwrap()).as_str()),
+            .contains(&format!("program prog: {}\n", HOSTILE.split('\n').next().unwrap()).as_str()),
         "the program's stdout, line by line: {messages:#?}"
     );
-    let outputs = events
+    let outputs = &events
         .iter()
-        .find(|e| e["type"] == "outputs" && e["urn"].as_str().unwrap().contains("Stack"))
-        .expect("stack outputs");
-    assert_eq!(outputs["outputs"][HOSTILE], HOSTILE);
-    assert_eq!(outputs["outputs"]["note"], HOSTILE);
+        .rfind(|e| e["resOutputsEvent"]["metadata"]["type"] == "pulumi:pulumi:Stack")
+        .expect("stack outputs")["resOutputsEvent"]["metadata"]["new"]["outputs"];
+    assert_eq!(outputs[HOSTILE], HOSTILE);
+    assert_eq!(outputs["note"], HOSTILE);
 
     // Stack outputs from the state file: one row each, one value alone, or JSON.
     let listed = clean_ok(&sandbox, &["stack", "output"]);
@@ -205,9 +228,13 @@ fn errors_quoting_providers_and_programs_are_escaped_and_indented() {
     );
     let failed = events
         .iter()
-        .find(|e| e["type"] == "stepFailed")
+        .position(|e| e.get("resOpFailedEvent").is_some())
         .expect("a failed step");
-    assert_eq!(failed["error"], HOSTILE, "JSON keeps the exact text");
+    assert_eq!(
+        events[failed - 1]["diagnosticEvent"]["message"],
+        format!("{HOSTILE}\n"),
+        "JSON keeps the exact text"
+    );
 
     sandbox.ok(&["config", "set", "mode", "hostile-panic"]);
     for args in [

@@ -323,6 +323,8 @@ fn display_sink() -> Arc<dyn EventSink> {
         colors: true,
         stack: Some("dev".into()),
         writer: Box::new(null),
+        preview: false,
+        events: Default::default(),
     }))
 }
 

@@ -278,14 +278,25 @@ pub fn message(first: &str, indent: &str, text: &str) -> String {
     out
 }
 
-/// `value` as one line of JSON, control characters in strings escaped.
-pub fn json(value: &serde_json::Value) -> String {
-    escape_json(serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned()))
-}
-
 /// `value` as indented JSON, control characters in strings escaped.
 pub fn json_pretty(value: &impl serde::Serialize) -> serde_json::Result<String> {
     serde_json::to_string_pretty(value).map(escape_json)
+}
+
+/// `value` as compact JSON on one line (no newline), control characters in strings escaped.
+pub fn json_line(value: &impl serde::Serialize) -> serde_json::Result<String> {
+    serde_json::to_string(value).map(escape_json)
+}
+
+/// `value` as JSON indented by `indent` (Pulumi's documents use four spaces), control
+/// characters in strings escaped.
+pub fn json_indented(value: &impl serde::Serialize, indent: &[u8]) -> serde_json::Result<String> {
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(indent);
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
+    value.serialize(&mut serializer)?;
+    // serde_json writes UTF-8 only.
+    Ok(escape_json(String::from_utf8_lossy(&out).into_owned()))
 }
 
 /// A string as a JSON string literal (in double quotes), control characters escaped.
@@ -426,7 +437,7 @@ mod tests {
             HOSTILE: [HOSTILE, {"nested\u{2066}": "x\ny"}],
             "plain": "ünïcödé 名前 😀",
         });
-        for text in [json(&value), json_pretty(&value).unwrap()] {
+        for text in [json_line(&value).unwrap(), json_pretty(&value).unwrap()] {
             assert_eq!(raw_controls(&text), Vec::<char>::new(), "{text}");
             let back: serde_json::Value = serde_json::from_str(&text).unwrap();
             assert_eq!(back, value, "the escape is lossless");

@@ -113,10 +113,12 @@ fn masked_event(event: &EngineEvent) -> EngineEvent {
 
 fn masked_step(step: &StepInfo) -> StepInfo {
     let state = |s: &Option<StepState>| {
-        s.as_ref().map(|s| StepState {
-            id: s.id.clone(),
-            inputs: masked_map(&s.inputs),
-            outputs: masked_map(&s.outputs),
+        s.as_ref().map(|s| {
+            StepState::new(cairn_engine::state::ResourceState {
+                inputs: masked_map(&s.inputs),
+                outputs: masked_map(&s.outputs),
+                ..(**s).clone()
+            })
         })
     };
     let mut masked = step.clone();

@@ -21,6 +21,7 @@ use cairn_engine::value::PropertyValue;
 use clap::Args;
 use indexmap::IndexMap;
 
+use crate::display::engine_events::EventSettings;
 use crate::display::{Display, DisplayOptions};
 use crate::interrupt::{Interrupted, Signals};
 use crate::stack::{LazyCrypter, Stack};
@@ -48,9 +49,13 @@ pub struct OutputArgs {
     /// Provider operations to run at once (default: 4 × cores).
     #[arg(short, long, value_name = "N")]
     parallel: Option<usize>,
-    /// Print machine-readable JSON instead of the progress view.
+    /// Print Pulumi's machine-readable output instead of the progress view: a preview's
+    /// digest (one JSON document), or one engine event per line.
     #[arg(short = 'j', long)]
     json: bool,
+    /// Also write every engine event to FILE, one JSON object per line (Pulumi's event log).
+    #[arg(long, value_name = "FILE")]
+    event_log: Option<std::path::PathBuf>,
     /// Show secret values in diffs and outputs.
     #[arg(long)]
     show_secrets: bool,
@@ -197,6 +202,7 @@ pub struct DeployArgs {
     diff: bool,
     suppress_outputs: bool,
     suppress_progress: bool,
+    event_log: Option<std::path::PathBuf>,
     refresh: bool,
     replaces: Vec<String>,
     target_replaces: Vec<String>,
@@ -231,6 +237,7 @@ impl DeployArgs {
             diff: output.diff,
             suppress_outputs: output.suppress_outputs,
             suppress_progress: output.suppress_progress,
+            event_log: output.event_log,
             ..DeployArgs::default()
         }
     }
@@ -296,6 +303,7 @@ impl DeployArgs {
         parallel: Option<usize>,
         json: bool,
         show_secrets: bool,
+        event_log: Option<std::path::PathBuf>,
     ) -> DeployArgs {
         DeployArgs {
             yes,
@@ -303,6 +311,7 @@ impl DeployArgs {
             parallel,
             json,
             show_secrets,
+            event_log,
             ..DeployArgs::default()
         }
     }
@@ -387,6 +396,12 @@ fn run_deployment(
         .build()
         .context("starting the async runtime")?;
     let signals = Signals::install(&runtime)?;
+    // Created first: a path that cannot be written fails before anything else happens.
+    let event_log = args
+        .event_log
+        .as_deref()
+        .map(crate::display::engine_events::EventLog::create)
+        .transpose()?;
     let workspace = context.project()?;
     let stack = Stack::current(&workspace)?;
     let project = stack.project().to_owned();
@@ -493,7 +508,20 @@ fn run_deployment(
         Ok(Setup { loader, program })
     };
 
-    let display = |keep_details: bool| {
+    let event_settings = EventSettings {
+        config: config_file
+            .list(&workspace.project, None, false)?
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.value))
+            .collect(),
+        secrets: resolved
+            .values()
+            .filter(|v| v.secret)
+            .map(|v| v.value.clone())
+            .collect(),
+        log: event_log,
+    };
+    let display = |keep_details: bool, preview: bool| {
         Arc::new(Display::new(DisplayOptions {
             json: args.json,
             interactive: context.interactive,
@@ -507,6 +535,8 @@ fn run_deployment(
             colors: crate::terminal::colors(),
             stack: Some(stack.name.clone()),
             writer: Box::new(std::io::stdout()),
+            preview,
+            events: event_settings.clone(),
         }))
     };
 
@@ -524,7 +554,7 @@ fn run_deployment(
     if previews {
         let mut preview = options.clone();
         preview.preview = true;
-        let preview_display = display(!args.yes && !kind.previews_only());
+        let preview_display = display(!args.yes && !kind.previews_only(), true);
         let outcome = runtime.block_on(deploy(
             kind,
             preview,
@@ -556,7 +586,7 @@ fn run_deployment(
             snapshot,
             Some(persister.clone()),
             crypter.clone(),
-            display(false),
+            display(false, false),
             &setup,
             &Policies::none(&wasm),
             &signals,
@@ -576,7 +606,7 @@ fn run_deployment(
         snapshot,
         Some(persister),
         crypter,
-        display(false),
+        display(false, false),
         &setup,
         &policies,
         &signals,

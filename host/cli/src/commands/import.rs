@@ -73,12 +73,16 @@ pub struct ImportArgs {
     /// Provider operations to run at once (default: 4 × cores).
     #[arg(short, long, value_name = "N")]
     parallel: Option<usize>,
-    /// Print one JSON object per engine event instead of the progress view.
+    /// Print Pulumi's machine-readable output instead of the progress view: a preview's
+    /// digest (one JSON document), or one engine event per line.
     #[arg(long)]
     json: bool,
     /// Show secret values in the preview and the generated code's messages.
     #[arg(long)]
     show_secrets: bool,
+    /// Also write every engine event to FILE, one JSON object per line (Pulumi's event log).
+    #[arg(long, value_name = "FILE")]
+    event_log: Option<std::path::PathBuf>,
 }
 
 pub fn run(context: &Context, args: ImportArgs) -> Result<()> {
@@ -117,6 +121,7 @@ pub fn run(context: &Context, args: ImportArgs) -> Result<()> {
         args.parallel,
         args.json,
         args.show_secrets,
+        args.event_log.clone(),
     );
     let outcome = super::deploy::run_import(context, kind, deploy_args, &planner)?;
     let (Some(outcome), true) = (outcome, args.generate_code) else {

@@ -1,237 +1,342 @@
-//! JSON mode (`--json`): one JSON object per event, one per line. `cairn stack output --json`
-//! writes values with [`value_to_json`] too.
+//! `--json` on a preview: Pulumi's preview digest, one JSON document written when the preview
+//! ends (its `ShowPreviewDigest`); `cairn stack output --json` writes values with
+//! [`value_to_json`]. (`--json` on a deployment that is not a preview streams Pulumi's engine
+//! events: [`super::engine_events`].)
 //!
-//! Each line is one object; `type` names the event and keys come in this order:
-//!
-//! | `type`         | further keys                                                                    |
-//! |----------------|---------------------------------------------------------------------------------|
-//! | `started`      | `operation` (`update`, `refresh`, `destroy`), `preview`                         |
-//! | `stepStarted`  | `op`, `urn`, `resourceType`, `preview`, `changes`, `replaceKeys`                |
-//! | `stepFinished` | as `stepStarted`, then `durationMs`                                             |
-//! | `stepFailed`   | as `stepStarted`, then `error`, `durationMs`                                    |
-//! | `diagnostic`   | `severity` (`info`, `warning`, `error`), `urn` (or `null`), `message`; debug ones are left out |
-//! | `outputs`      | `urn`, `outputs` (an object of values)                                          |
-//! | `summary`      | `operation`, `preview`, `changes` (op → count), `unchanged`, `durationMs`, `succeeded` |
-//!
-//! `op` is a step label: `same`, `create`, `update`, `delete`, `replace`, `create-replacement`,
-//! `delete-replaced`, `read`, `read-replacement`, `refresh`, `import`, `import-replacement`,
-//! `discard`. Each element of `changes` is
-//! `{"path": "tags.env", "kind": "add"|"update"|"delete", "old": v, "new": v, "replace": bool}`,
-//! `old`/`new` left out when absent. Durations are whole milliseconds.
-//!
-//! Values are plain JSON, except: a secret is `"[secret]"` (its contents with `show_secrets`), an
-//! unknown is `"[unknown]"`, a non-finite number is its string (`"NaN"`, `"inf"`), a resource
-//! reference is its URN string, an output is its value (or the markers above), an asset is
-//! `{"asset": {"hash": "…"|null, "source": "text"|"path"|"uri"|"hash", "location": "…"}}` and an
-//! archive `{"archive": {"hash": …, "source": "assets"|"path"|"uri"|"hash", "location": "…",
-//! "members": n}}` (`location` for `path`/`uri` only, `members` for `assets` only).
+//! The document is Pulumi's `PreviewDigest`, indented by four spaces, empty fields left out as
+//! Go's `omitempty` leaves them out:
 //!
 //! ```text
-//! {"type":"stepFinished","op":"update","urn":"urn:pulumi:dev::p::aws:s3:Bucket::logs","resourceType":"aws:s3:Bucket","preview":false,"changes":[{"path":"tags.env","kind":"update","old":"dev","new":"prod","replace":false}],"replaceKeys":[],"durationMs":1200}
-//! {"type":"summary","operation":"update","preview":false,"changes":{"create":1,"update":1},"unchanged":4,"durationMs":1612,"succeeded":true}
+//! {
+//!     "config": {"proj:name": "x", "proj:pw": "[secret]"},
+//!     "steps": [
+//!         {
+//!             "op": "update",
+//!             "urn": "urn:pulumi:dev::proj::random:index:RandomPet::pet",
+//!             "provider": "urn:pulumi:dev::proj::pulumi:providers:random::default::id",
+//!             "oldState": { Resource V3, as in a checkpoint },
+//!             "newState": { ... },
+//!             "diffReasons": ["length"],
+//!             "detailedDiff": {"length": {"kind": "update", "inputDiff": true}}
+//!         }
+//!     ],
+//!     "diagnostics": [{"urn": "…", "message": "warning: …\n", "severity": "warning"}],
+//!     "duration": 1234000000,
+//!     "changeSummary": {"create": 1, "same": 2}
+//! }
 //! ```
 //!
-//! Every line is escaped by [`terminal::json`]: DEL, C1 controls and bidi characters too (as
-//! `\uXXXX`, which decodes to the original).
+//! As in Pulumi: steps of default providers, `same` steps (unless `--show-sames`) and the
+//! halves of a replacement (`create-replacement`, `delete-replaced`) are left out, the stack's
+//! own step never is; `detailedDiff` is `null` for steps without one; `duration` is in
+//! nanoseconds; debug diagnostics are left out and the others carry their prefix in `message`;
+//! states show every secret as the string `[secret]` whatever `--show-secrets` says (Pulumi
+//! masks them there unconditionally), unknowns as the state format's sentinel; the stack's
+//! inputs and outputs are left empty with `--suppress-outputs`.
+//!
+//! [`value_to_json`]'s values are plain JSON, except: a secret is `"[secret]"` (its contents
+//! with `show_secrets`), an unknown is `"[unknown]"`, a non-finite number is its string
+//! (`"NaN"`, `"inf"`), a resource reference is its URN string, an output is its value (or the
+//! markers above), an asset is `{"asset": {"hash": "…"|null, "source": "text"|"path"|"uri"|"hash",
+//! "location": "…"}}` and an archive `{"archive": {"hash": …, "source":
+//! "assets"|"path"|"uri"|"hash", "location": "…", "members": n}}` (`location` for `path`/`uri`
+//! only, `members` for `assets` only).
+//!
+//! Everything is escaped by [`terminal::json_indented`]: DEL, C1 controls and bidi characters
+//! too (as `\uXXXX`, which decodes to the original).
 
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Mutex;
-use std::time::Duration;
 
 use cairn_engine::asset::{ArchiveSource, AssetSource};
-use cairn_engine::deploy::events::{ChangeKind, EngineEvent, Severity, StepInfo};
-use cairn_engine::{PropertyMap, PropertyValue};
+use cairn_engine::deploy::events::{EngineEvent, Operation, Severity, StepInfo, StepOp};
+use cairn_engine::state::ResourceState;
+use cairn_engine::state::codec::{SecretsMode, encode_property_map};
+use cairn_engine::urn::ROOT_STACK_TYPE;
+use cairn_engine::{PropertyMap, PropertyValue, Urn};
+use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
-use super::{Output, Renderer, SECRET, UNKNOWN, lock, operation_label, severity_label};
+use super::engine_events::{
+    EventSettings, change_summary, detailed_diff, diff_keys, filtered_message, is_internal,
+    is_logical, pulumi_op, secret_filter, step_provider,
+};
+use super::{Output, Renderer, SECRET, UNKNOWN, lock};
 use crate::terminal;
 
-/// JSON mode: each event formatted as it arrives and written as one line.
-pub(super) struct JsonLines {
-    show_secrets: bool,
+/// The preview digest: built from the events, written once when the display finishes.
+pub(super) struct PreviewDigest {
+    show_sames: bool,
+    suppress_outputs: bool,
+    secrets: Vec<String>,
+    state: Mutex<DigestState>,
     output: Mutex<Output>,
 }
 
-impl JsonLines {
-    pub(super) fn new(output: Output, show_secrets: bool) -> JsonLines {
-        JsonLines {
-            show_secrets,
+struct DigestState {
+    digest: Digest,
+    operation: Operation,
+    /// The steps already in the digest (a step may be reported started and finished).
+    added: HashSet<(Urn, StepOp)>,
+    /// An event arrived: there is a preview to describe.
+    any: bool,
+    written: bool,
+}
+
+/// Pulumi's `display.PreviewDigest`.
+#[derive(Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Digest {
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    config: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    steps: Vec<PreviewStep>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    diagnostics: Vec<PreviewDiagnostic>,
+    /// Nanoseconds (a Go `time.Duration`).
+    #[serde(skip_serializing_if = "is_zero")]
+    duration: u64,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    change_summary: BTreeMap<&'static str, usize>,
+    #[serde(skip_serializing_if = "is_false")]
+    maybe_corrupt: bool,
+}
+
+/// Pulumi's `display.PreviewStep`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PreviewStep {
+    op: &'static str,
+    urn: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    provider: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    old_state: Option<Json>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    new_state: Option<Json>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    diff_reasons: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    replace_reasons: Vec<String>,
+    detailed_diff: Option<BTreeMap<String, DigestPropertyDiff>>,
+}
+
+/// Pulumi's `display.PropertyDiff` (not the engine events' `apitype.PropertyDiff`: `kind`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DigestPropertyDiff {
+    kind: &'static str,
+    input_diff: bool,
+}
+
+/// Pulumi's `display.PreviewDiagnostic` (its `prefix` is folded into `message`).
+#[derive(Serialize)]
+struct PreviewDiagnostic {
+    #[serde(skip_serializing_if = "String::is_empty")]
+    urn: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    message: String,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    severity: &'static str,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl PreviewDigest {
+    pub(super) fn new(
+        output: Output,
+        settings: &EventSettings,
+        show_sames: bool,
+        suppress_outputs: bool,
+    ) -> PreviewDigest {
+        PreviewDigest {
+            show_sames,
+            suppress_outputs,
+            secrets: secret_filter(settings.secrets.clone()),
+            state: Mutex::new(DigestState {
+                digest: Digest {
+                    config: settings.config.clone(),
+                    ..Digest::default()
+                },
+                operation: Operation::Update,
+                added: HashSet::new(),
+                any: false,
+                written: false,
+            }),
             output: Mutex::new(output),
         }
     }
+
+    /// Whether the digest lists `step` (Pulumi's `shouldShow`, or the stack's own step).
+    fn shows(&self, step: &StepInfo) -> bool {
+        if is_internal(step) {
+            return false;
+        }
+        if step.urn.qualified_type() == ROOT_STACK_TYPE {
+            return true;
+        }
+        match step.op {
+            StepOp::Same => self.show_sames,
+            op => is_logical(op),
+        }
+    }
+
+    fn step(&self, step: &StepInfo, operation: Operation) -> PreviewStep {
+        // A refresh that finds nothing is listed as the `refresh` it is; drift and deletions
+        // replace it with what it found, as Pulumi's digest does.
+        let op = if operation == Operation::Refresh && step.op == StepOp::Refresh {
+            "refresh"
+        } else {
+            pulumi_op(step, operation)
+        };
+        let suppress = self.suppress_outputs && step.urn.qualified_type() == ROOT_STACK_TYPE;
+        PreviewStep {
+            op,
+            urn: step.urn.to_string(),
+            provider: step_provider(step),
+            old_state: step.old.as_deref().and_then(|s| digest_state(s, suppress)),
+            new_state: step.new.as_deref().and_then(|s| digest_state(s, suppress)),
+            diff_reasons: diff_keys(step),
+            replace_reasons: step.replace_keys.clone(),
+            detailed_diff: detailed_diff(step, operation).map(|diff| {
+                diff.into_iter()
+                    .map(|(path, (kind, input_diff))| {
+                        (path, DigestPropertyDiff { kind, input_diff })
+                    })
+                    .collect()
+            }),
+        }
+    }
+
+    fn diagnostic(
+        &self,
+        severity: Severity,
+        urn: Option<&Urn>,
+        message: &str,
+    ) -> PreviewDiagnostic {
+        let (prefix, severity) = match severity {
+            Severity::Debug => ("debug: ", "debug"),
+            Severity::Info => ("", "info"),
+            Severity::Warning => ("warning: ", "warning"),
+            Severity::Error => ("error: ", "error"),
+        };
+        PreviewDiagnostic {
+            urn: urn.map(|u| u.to_string()).unwrap_or_default(),
+            message: format!("{prefix}{}", filtered_message(&self.secrets, message)),
+            severity,
+        }
+    }
 }
 
-impl Renderer for JsonLines {
+impl Renderer for PreviewDigest {
     fn event(&self, event: EngineEvent) {
-        // Debug diagnostics stay out, as in the other displays: SDKs log their RPC traffic at
-        // debug level, resolved secrets included (the Node.js SDK's RegisterResource results).
-        if let EngineEvent::Diagnostic {
-            severity: Severity::Debug,
-            ..
-        } = event
-        {
+        let mut state = lock(&self.state);
+        state.any = true;
+        match event {
+            EngineEvent::Started { operation, .. } => state.operation = operation,
+            EngineEvent::StepStarted(step) | EngineEvent::StepFinished { step, .. } => {
+                if !self.shows(&step) {
+                    return;
+                }
+                let key = (step.urn.clone(), step.op);
+                if state.added.insert(key) {
+                    let entry = self.step(&step, state.operation);
+                    state.digest.steps.push(entry);
+                }
+            }
+            EngineEvent::StepFailed { step, error, .. } => {
+                let urn = (!is_internal(&step)).then_some(&step.urn);
+                let message = format!("Preview failed: {error}");
+                let diagnostic = self.diagnostic(Severity::Error, urn, &message);
+                state.digest.diagnostics.push(diagnostic);
+            }
+            EngineEvent::Diagnostic {
+                severity: Severity::Debug,
+                ..
+            } => {}
+            EngineEvent::Diagnostic {
+                severity,
+                urn,
+                message,
+            } => {
+                let diagnostic = self.diagnostic(severity, urn.as_ref(), &message);
+                state.digest.diagnostics.push(diagnostic);
+            }
+            EngineEvent::Summary {
+                changes,
+                unchanged,
+                duration,
+                ..
+            } => {
+                state.digest.duration = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+                state.digest.change_summary =
+                    change_summary(changes.iter().map(|(op, n)| (*op, *n)), unchanged);
+            }
+            // Pulumi's digest leaves policy events and outputs out.
+            EngineEvent::PolicyPacks(_)
+            | EngineEvent::PolicyViolation { .. }
+            | EngineEvent::PolicyRemediation { .. }
+            | EngineEvent::Outputs { .. } => {}
+        }
+    }
+
+    fn finish(&self) {
+        let mut state = lock(&self.state);
+        if !state.any || state.written {
             return;
         }
-        // Formatted before taking the lock: only the write is serialised.
-        let mut line = terminal::json(&event_to_json(&event, self.show_secrets));
-        line.push('\n');
-        lock(&self.output).write(&line);
+        state.written = true;
+        match terminal::json_indented(&state.digest, b"    ") {
+            Ok(mut text) => {
+                text.push('\n');
+                lock(&self.output).write(&text);
+            }
+            Err(e) => tracing::warn!("the preview digest could not be written: {e}"),
+        }
     }
 }
 
-/// One event as its JSON line (see the module docs for the schema).
-fn event_to_json(event: &EngineEvent, show_secrets: bool) -> Json {
-    let mut m = Map::new();
-    match event {
-        EngineEvent::Started { operation, preview } => {
-            m.insert("type".into(), "started".into());
-            m.insert("operation".into(), operation_label(*operation).into());
-            m.insert("preview".into(), (*preview).into());
-        }
-        EngineEvent::StepStarted(step) => {
-            step_json(&mut m, "stepStarted", step, show_secrets);
-        }
-        EngineEvent::StepFinished { step, duration } => {
-            step_json(&mut m, "stepFinished", step, show_secrets);
-            m.insert("durationMs".into(), millis(*duration));
-        }
-        EngineEvent::StepFailed {
-            step,
-            error,
-            duration,
-        } => {
-            step_json(&mut m, "stepFailed", step, show_secrets);
-            m.insert("error".into(), error.as_str().into());
-            m.insert("durationMs".into(), millis(*duration));
-        }
-        EngineEvent::Diagnostic {
-            severity,
-            urn,
-            message,
-        } => {
-            m.insert("type".into(), "diagnostic".into());
-            m.insert("severity".into(), severity_label(*severity).into());
-            m.insert(
-                "urn".into(),
-                urn.as_ref().map_or(Json::Null, |u| u.as_str().into()),
-            );
-            m.insert("message".into(), message.as_str().into());
-        }
-        EngineEvent::PolicyPacks(packs) => {
-            m.insert("type".into(), "policyPacks".into());
-            let packs: Vec<Json> = packs.iter().map(pack_json).collect();
-            m.insert("packs".into(), Json::Array(packs));
-        }
-        EngineEvent::PolicyViolation {
-            pack,
-            urn,
-            violation,
-        } => {
-            m.insert("type".into(), "policyViolation".into());
-            m.insert("pack".into(), pack_json(pack));
-            m.insert(
-                "urn".into(),
-                urn.as_ref().map_or(Json::Null, |u| u.as_str().into()),
-            );
-            m.insert("policy".into(), violation.policy.as_str().into());
-            m.insert(
-                "enforcementLevel".into(),
-                violation.enforcement.as_str().into(),
-            );
-            m.insert("description".into(), violation.description.as_str().into());
-            m.insert("message".into(), violation.message.as_str().into());
-            m.insert(
-                "severity".into(),
-                violation.severity.map_or(Json::Null, |s| s.as_str().into()),
-            );
-        }
-        EngineEvent::PolicyRemediation { pack, urn, policy } => {
-            m.insert("type".into(), "policyRemediation".into());
-            m.insert("pack".into(), pack_json(pack));
-            m.insert("urn".into(), urn.as_str().into());
-            m.insert("policy".into(), policy.as_str().into());
-        }
-        EngineEvent::Outputs { urn, outputs } => {
-            m.insert("type".into(), "outputs".into());
-            m.insert("urn".into(), urn.as_str().into());
-            m.insert("outputs".into(), map_to_json(outputs, show_secrets));
-        }
-        EngineEvent::Summary {
-            operation,
-            preview,
-            changes,
-            unchanged,
-            duration,
-            succeeded,
-        } => {
-            m.insert("type".into(), "summary".into());
-            m.insert("operation".into(), operation_label(*operation).into());
-            m.insert("preview".into(), (*preview).into());
-            let counts: Map<String, Json> = changes
-                .iter()
-                .map(|(op, n)| (op.label().to_owned(), Json::from(*n)))
-                .collect();
-            m.insert("changes".into(), Json::Object(counts));
-            m.insert("unchanged".into(), Json::from(*unchanged));
-            m.insert("durationMs".into(), millis(*duration));
-            m.insert("succeeded".into(), (*succeeded).into());
-        }
-    }
-    Json::Object(m)
-}
-
-fn pack_json(pack: &cairn_engine::deploy::analyzer::PackSummary) -> Json {
-    let mut m = Map::new();
-    m.insert("name".into(), pack.name.as_str().into());
-    m.insert("version".into(), pack.version.as_str().into());
-    m.insert("location".into(), pack.location.as_str().into());
-    Json::Object(m)
-}
-
-fn step_json(m: &mut Map<String, Json>, kind: &str, step: &StepInfo, show_secrets: bool) {
-    m.insert("type".into(), kind.into());
-    m.insert("op".into(), step.op.label().into());
-    m.insert("urn".into(), step.urn.as_str().into());
-    m.insert("resourceType".into(), step.resource_type.as_str().into());
-    m.insert("preview".into(), step.preview.into());
-    let changes = step
-        .changes
-        .iter()
-        .map(|change| {
-            let mut c = Map::new();
-            c.insert("path".into(), change.path.to_string().into());
-            c.insert("kind".into(), kind_label(change.kind).into());
-            if let Some(old) = &change.old {
-                c.insert("old".into(), value_to_json(old, show_secrets));
+/// A state as the digest shows it: Resource V3 (the checkpoint's shape) with every secret the
+/// string `[secret]` (`None` if it cannot be encoded, as Pulumi then leaves it out).
+fn digest_state(state: &ResourceState, suppress: bool) -> Option<Json> {
+    let encoded = state
+        .try_map_properties(|map, _| {
+            if suppress {
+                return Ok(Map::new());
             }
-            if let Some(new) = &change.new {
-                c.insert("new".into(), value_to_json(new, show_secrets));
-            }
-            c.insert("replace".into(), change.replace.into());
-            Json::Object(c)
+            encode_property_map(&masked_map(map), SecretsMode::Plaintext)
         })
-        .collect();
-    m.insert("changes".into(), Json::Array(changes));
-    m.insert(
-        "replaceKeys".into(),
-        step.replace_keys
-            .iter()
-            .map(|k| Json::from(k.as_str()))
-            .collect(),
-    );
+        .ok()?;
+    serde_json::to_value(encoded).ok()
 }
 
-/// A change's `kind`.
-fn kind_label(kind: ChangeKind) -> &'static str {
-    match kind {
-        ChangeKind::Add => "add",
-        ChangeKind::Update => "update",
-        ChangeKind::Delete => "delete",
+/// Pulumi's `MassageSecrets`: secrets become the string `[secret]`, outputs their values.
+fn masked_map(map: &PropertyMap) -> PropertyMap {
+    map.iter()
+        .map(|(k, v)| (k.clone(), masked_value(v)))
+        .collect()
+}
+
+fn masked_value(value: &PropertyValue) -> PropertyValue {
+    match value {
+        PropertyValue::Secret(_) => PropertyValue::String(SECRET.to_owned()),
+        PropertyValue::Output(output) if output.secret => PropertyValue::String(SECRET.to_owned()),
+        PropertyValue::Output(output) => match &output.value {
+            None => PropertyValue::Computed,
+            Some(inner) => masked_value(inner),
+        },
+        PropertyValue::Array(items) => {
+            PropertyValue::Array(items.iter().map(masked_value).collect())
+        }
+        PropertyValue::Object(map) => PropertyValue::Object(masked_map(map)),
+        other => other.clone(),
     }
-}
-
-/// A duration in whole milliseconds.
-fn millis(duration: Duration) -> Json {
-    Json::from(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
 }
 
 fn map_to_json(map: &PropertyMap, show_secrets: bool) -> Json {
@@ -318,121 +423,209 @@ fn wrap(kind: &str, inner: Map<String, Json>) -> Json {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
+    use crate::display::engine_events::EventSettings;
     use crate::display::test_support::*;
     use cairn_engine::asset::Asset;
-    use cairn_engine::deploy::events::{EventSink, StepOp};
+    use cairn_engine::deploy::events::EventSink;
+    use cairn_engine::state::codec::UNKNOWN_SENTINEL;
     use cairn_engine::{ResourceReference, props};
 
-    #[test]
-    fn json_lines_parse_back_with_the_documented_fields() {
-        let (display, buf) = display(true, true, false, false);
-        for event in update_events(false) {
+    fn digest(
+        events: Vec<EngineEvent>,
+        show_sames: bool,
+        settings: EventSettings,
+    ) -> (String, Json) {
+        let (display, buf) = json_display(true, show_sames, settings);
+        for event in events {
             display.emit(event);
         }
         drop(display);
         let text = buf.text();
-        assert!(!text.contains('\x1b'), "no terminal control in JSON mode");
-        let lines: Vec<Json> = text
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        let debug = update_events(false)
-            .iter()
-            .filter(|e| {
-                matches!(
-                    e,
-                    EngineEvent::Diagnostic {
-                        severity: Severity::Debug,
-                        ..
-                    }
-                )
-            })
-            .count();
-        assert!(debug > 0, "the events include a debug diagnostic");
-        assert_eq!(
-            lines.len(),
-            update_events(false).len() - debug,
-            "one line per event, debug diagnostics left out"
-        );
-        let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
-        assert_eq!(types[..3], ["started", "stepStarted", "stepFinished"]);
-        assert_eq!(
-            lines[0],
-            serde_json::json!({"type": "started", "operation": "update", "preview": false})
-        );
+        let json = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+        (text, json)
+    }
 
-        let update = lines
-            .iter()
-            .find(|l| l["type"] == "stepFinished" && l["op"] == "update")
-            .unwrap();
-        let keys: Vec<&String> = update.as_object().unwrap().keys().collect();
+    #[test]
+    fn a_preview_is_one_document_in_pulumis_shape() {
+        let settings = EventSettings {
+            config: [("proj:pw".to_owned(), "[secret]".to_owned())].into(),
+            secrets: vec!["hunter2".to_owned()],
+            log: None,
+        };
+        let mut events = update_events(true);
+        events.insert(
+            1,
+            EngineEvent::Diagnostic {
+                severity: Severity::Info,
+                urn: None,
+                message: "the password is hunter2".into(),
+            },
+        );
+        let (text, digest) = digest(events, false, settings);
+        assert!(
+            text.starts_with("{\n    \"config\": {"),
+            "four-space indent:\n{text}"
+        );
+        assert!(text.ends_with("}\n"));
+        assert!(!text.contains("hunter"), "{text}");
+        let keys: Vec<&String> = digest.as_object().unwrap().keys().collect();
         assert_eq!(
             keys,
             [
-                "type",
-                "op",
-                "urn",
-                "resourceType",
-                "preview",
-                "changes",
-                "replaceKeys",
-                "durationMs"
+                "config",
+                "steps",
+                "diagnostics",
+                "duration",
+                "changeSummary"
+            ],
+            "maybeCorrupt is left out when false"
+        );
+        assert_eq!(digest["config"], serde_json::json!({"proj:pw": "[secret]"}));
+        let steps: Vec<(&str, &str)> = digest["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["op"].as_str().unwrap(), s["urn"].as_str().unwrap()))
+            .collect();
+        // The stack's `same` step is listed, the halves of the replacement are not.
+        assert_eq!(
+            steps,
+            [
+                (
+                    "same",
+                    "urn:pulumi:dev::proj::pulumi:pulumi:Stack::proj-dev"
+                ),
+                (
+                    "create",
+                    "urn:pulumi:dev::proj::random:index:RandomPet::pet"
+                ),
+                ("update", "urn:pulumi:dev::proj::aws:s3:Bucket::logs"),
+                ("replace", "urn:pulumi:dev::proj::aws:ec2:Instance::web"),
+                ("delete", "urn:pulumi:dev::proj::aws:s3:Bucket::old"),
             ]
         );
-        assert_eq!(update["urn"], "urn:pulumi:dev::proj::aws:s3:Bucket::logs");
-        assert_eq!(update["resourceType"], "aws:s3:Bucket");
-        assert_eq!(update["durationMs"], 300);
         assert_eq!(
-            update["changes"],
+            digest["steps"][2],
+            serde_json::json!({
+                "op": "update",
+                "urn": "urn:pulumi:dev::proj::aws:s3:Bucket::logs",
+                "diffReasons": ["tags", "size", "legacy", "password"],
+                "detailedDiff": {
+                    "legacy": {"kind": "delete", "inputDiff": true},
+                    "password": {"kind": "update", "inputDiff": true},
+                    "size": {"kind": "add", "inputDiff": true},
+                    "tags.env": {"kind": "update", "inputDiff": true},
+                },
+            })
+        );
+        assert_eq!(
+            digest["steps"][3]["replaceReasons"],
+            serde_json::json!(["ami"])
+        );
+        assert_eq!(
+            digest["steps"][1]["detailedDiff"],
+            Json::Null,
+            "always present"
+        );
+        assert_eq!(
+            digest["diagnostics"],
             serde_json::json!([
-                {"path": "tags.env", "kind": "update", "old": "dev", "new": "prod", "replace": false},
-                {"path": "size", "kind": "add", "new": 3, "replace": false},
-                {"path": "legacy", "kind": "delete", "old": true, "replace": false},
-                {"path": "password", "kind": "update", "old": "[secret]", "new": "[secret]", "replace": false},
+                {"message": "the password is [secret]\n", "severity": "info"},
+                {"urn": "urn:pulumi:dev::proj::aws:s3:Bucket::logs",
+                    "message": "warning: versioning is disabled\n", "severity": "warning"},
             ])
         );
-        let replace = lines.iter().find(|l| l["op"] == "replace").unwrap();
-        assert_eq!(replace["changes"][0]["new"], "[unknown]");
-        assert_eq!(replace["changes"][0]["replace"], true);
-        assert_eq!(replace["replaceKeys"], serde_json::json!(["ami"]));
-
-        let diagnostics: Vec<&Json> = lines.iter().filter(|l| l["type"] == "diagnostic").collect();
+        assert_eq!(digest["duration"], 1_234_000_000u64, "nanoseconds");
         assert_eq!(
-            *diagnostics[0],
-            serde_json::json!({"type": "diagnostic", "severity": "warning",
-                "urn": "urn:pulumi:dev::proj::aws:s3:Bucket::logs", "message": "versioning is disabled"})
-        );
-        assert_eq!(diagnostics.len(), 1, "the debug diagnostic is left out");
-        assert!(!text.contains("debug chatter"));
-        let outputs = lines.iter().rfind(|l| l["type"] == "outputs").unwrap();
-        assert_eq!(
-            outputs["outputs"],
-            serde_json::json!({"petName": "brave-ant", "dbPassword": "[secret]"})
-        );
-        assert_eq!(
-            *lines.last().unwrap(),
-            serde_json::json!({"type": "summary", "operation": "update", "preview": false,
-                "changes": {"create": 1, "update": 1, "replace": 1, "create-replacement": 1,
-                    "delete-replaced": 1, "delete": 1},
-                "unchanged": 1, "durationMs": 1234, "succeeded": true})
+            digest["changeSummary"],
+            serde_json::json!({"create": 1, "delete": 1, "replace": 1, "same": 1, "update": 1})
         );
     }
 
     #[test]
-    fn failed_steps_carry_their_error_in_json() {
-        let event = EngineEvent::StepFailed {
-            step: pet(StepOp::Create),
-            error: "boom".into(),
-            duration: ms(12),
-        };
-        let json = event_to_json(&event, false);
-        assert_eq!(json["type"], "stepFailed");
-        assert_eq!(json["op"], "create");
-        assert_eq!(json["error"], "boom");
-        assert_eq!(json["durationMs"], 12);
+    fn sames_are_listed_with_show_sames_and_default_providers_never() {
+        let mut same = pet(StepOp::Same);
+        same.preview = true;
+        let mut provider = step(StepOp::Create, "pulumi:providers:random", "default");
+        provider.preview = true;
+        for show_sames in [false, true] {
+            let events = vec![
+                EngineEvent::StepStarted(provider.clone()),
+                EngineEvent::StepFinished {
+                    step: provider.clone(),
+                    duration: ms(0),
+                },
+                EngineEvent::StepFinished {
+                    step: same.clone(),
+                    duration: ms(0),
+                },
+            ];
+            let (_, digest) = digest(events, show_sames, EventSettings::default());
+            let steps = digest
+                .get("steps")
+                .and_then(Json::as_array)
+                .map_or(0, Vec::len);
+            assert_eq!(steps, usize::from(show_sames), "{digest}");
+        }
+    }
+
+    #[test]
+    fn states_are_resource_v3_with_secrets_masked() {
+        let mut step = pet(StepOp::Update);
+        step.preview = true;
+        let urn = step.urn.clone();
+        step.old = Some(state(
+            &urn,
+            props! {"length" => 2i64, "pw" => secret("hunter2")},
+            props! {"id" => "x"},
+        ));
+        step.new = Some(state(
+            &urn,
+            props! {"length" => 3i64, "pw" => secret("hunter2")},
+            props! {"later" => output(None, false), "hidden" => output(Some("hunter3".into()), true)},
+        ));
+        let (text, digest) = digest(
+            vec![EngineEvent::StepStarted(step)],
+            false,
+            EventSettings::default(),
+        );
+        assert!(!text.contains("hunter"), "{text}");
+        assert_eq!(
+            digest["steps"][0]["newState"],
+            serde_json::json!({
+                "urn": urn.as_str(),
+                "custom": true,
+                "id": "pet-id",
+                "type": "random:index:RandomPet",
+                "inputs": {"length": 3, "pw": "[secret]"},
+                "outputs": {"later": UNKNOWN_SENTINEL, "hidden": "[secret]"},
+            })
+        );
+        assert_eq!(digest["steps"][0]["oldState"]["inputs"]["pw"], "[secret]");
+    }
+
+    #[test]
+    fn a_failed_preview_reports_it_and_nothing_is_written_before_any_event() {
+        let mut failing = pet(StepOp::Create);
+        failing.preview = true;
+        let (_, digest) = digest(
+            vec![EngineEvent::StepFailed {
+                step: failing,
+                error: "boom".into(),
+                duration: ms(0),
+            }],
+            false,
+            EventSettings::default(),
+        );
+        assert_eq!(
+            digest["diagnostics"],
+            serde_json::json!([{"urn": "urn:pulumi:dev::proj::random:index:RandomPet::pet",
+                "message": "error: Preview failed: boom\n", "severity": "error"}])
+        );
+        let (display, buf) = json_display(true, false, EventSettings::default());
+        drop(display);
+        assert_eq!(buf.text(), "");
     }
 
     #[test]
@@ -499,44 +692,5 @@ mod tests {
             assert_eq!(value_to_json(&value, false), masked, "{value:?}");
             assert_eq!(value_to_json(&value, true), shown, "{value:?} shown");
         }
-    }
-
-    #[test]
-    fn concurrent_emitters_write_whole_lines() {
-        let (display, buf) = display(true, false, false, false);
-        let display = Arc::new(display);
-        let threads: Vec<_> = (0..8)
-            .map(|t| {
-                let display = Arc::clone(&display);
-                std::thread::spawn(move || {
-                    for i in 0..50 {
-                        display.emit(EngineEvent::StepFinished {
-                            step: step(
-                                StepOp::Create,
-                                "random:index:RandomPet",
-                                &format!("p{t}-{i}"),
-                            ),
-                            duration: ms(i),
-                        });
-                    }
-                })
-            })
-            .collect();
-        for t in threads {
-            t.join().unwrap();
-        }
-        let text = buf.text();
-        let lines: Vec<Json> = text
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        assert_eq!(lines.len(), 400);
-        let mut names: Vec<String> = lines
-            .iter()
-            .map(|l| l["urn"].as_str().unwrap().to_owned())
-            .collect();
-        names.sort();
-        names.dedup();
-        assert_eq!(names.len(), 400);
     }
 }

@@ -10,7 +10,12 @@
 //! * **Interactive** ([`live`], a TTY): the same lines, plus a live area under them listing
 //!   running steps with their elapsed time, redrawn with ANSI cursor movement on every event and
 //!   every 200 ms.
-//! * **JSON** ([`json`], `--json`): one JSON object per event, one per line.
+//! * **JSON** (`--json`): Pulumi's machine-readable output. A preview prints Pulumi's preview
+//!   digest, one document, when it ends ([`json`]); any other deployment streams Pulumi's engine
+//!   events, one JSON object per line ([`engine_events`]).
+//!
+//! Independently of the mode, `--event-log FILE` writes every event as Pulumi's engine event
+//! ([`engine_events`], the same conversion as the `--json` stream).
 //!
 //! What the human modes share (step lines, diffs, values, diagnostics, outputs, the summary) is
 //! in [`format`]. The modes are split behind one interface because they change apart: a new
@@ -28,6 +33,7 @@
 //! area's own cursor movements are written raw). JSON lines escape DEL, C1 controls and bidi
 //! characters too (as `\uXXXX`, which decodes to the original).
 
+pub mod engine_events;
 pub mod format;
 pub mod json;
 mod live;
@@ -44,10 +50,11 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use cairn_engine::Urn;
-use cairn_engine::deploy::events::{EngineEvent, EventSink, Operation, Severity, StepOp};
+use cairn_engine::deploy::events::{EngineEvent, EventSink, Operation, StepOp};
 use cairn_engine::urn::ROOT_STACK_TYPE;
 
-use self::json::JsonLines;
+use self::engine_events::{EventSettings, EventStream};
+use self::json::PreviewDigest;
 use self::live::Live;
 use self::plain::{HumanOptions, Plain};
 use crate::terminal;
@@ -83,6 +90,10 @@ pub struct DisplayOptions {
     pub stack: Option<String>,
     /// Where output goes (stdout, or a buffer in tests).
     pub writer: Box<dyn Write + Send>,
+    /// The deployment is a preview (`--json` then prints the preview digest).
+    pub preview: bool,
+    /// What Pulumi's engine events need (`--json` outside previews, `--event-log`).
+    pub events: EventSettings,
 }
 
 impl DisplayOptions {
@@ -102,6 +113,8 @@ impl DisplayOptions {
             colors: false,
             stack: None,
             writer,
+            preview: false,
+            events: EventSettings::default(),
         }
     }
 }
@@ -113,6 +126,8 @@ pub struct Display {
     suppress_outputs: bool,
     ticker: Mutex<Option<Ticker>>,
     tracked: Mutex<Tracked>,
+    /// Pulumi's engine events, if `--json` streams them or `--event-log` records them.
+    engine_events: Option<EventStream>,
 }
 
 /// What one output mode does with the event stream. [`Display`] calls it from many tasks at
@@ -201,8 +216,18 @@ impl Display {
             colors,
             stack: options.stack,
         };
-        let renderer: Arc<dyn Renderer> = if options.json {
-            Arc::new(JsonLines::new(output, options.show_secrets))
+        let mut stdout_events = None;
+        let renderer: Arc<dyn Renderer> = if options.json && options.preview {
+            Arc::new(PreviewDigest::new(
+                output,
+                &options.events,
+                options.show_sames,
+                options.suppress_outputs,
+            ))
+        } else if options.json {
+            // The engine-event stream writes stdout; nothing else does.
+            stdout_events = Some(output);
+            Arc::new(Silent)
         } else if options.interactive {
             Arc::new(Live::new(output, human))
         } else {
@@ -216,6 +241,7 @@ impl Display {
             suppress_outputs: options.suppress_outputs && !options.json,
             ticker: Mutex::new(ticker),
             tracked: Mutex::new(Tracked::default()),
+            engine_events: EventStream::new(options.events, stdout_events),
         }
     }
 
@@ -264,6 +290,9 @@ impl Display {
             let _ = handle.join();
         }
         self.renderer.finish();
+        if let Some(stream) = &self.engine_events {
+            stream.finish();
+        }
     }
 }
 
@@ -276,6 +305,9 @@ impl Drop for Display {
 impl EventSink for Display {
     fn emit(&self, event: EngineEvent) {
         self.track(&event);
+        if let Some(stream) = &self.engine_events {
+            stream.emit(&event);
+        }
         if self.suppress_outputs
             && let EngineEvent::Outputs { urn, .. } = &event
             && urn.qualified_type() == ROOT_STACK_TYPE
@@ -284,6 +316,13 @@ impl EventSink for Display {
         }
         self.renderer.event(event);
     }
+}
+
+/// `--json` outside previews: the engine-event stream writes stdout, nothing renders.
+struct Silent;
+
+impl Renderer for Silent {
+    fn event(&self, _event: EngineEvent) {}
 }
 
 /// Calls `renderer.tick()` every `every` until the returned ticker's `stop` is dropped.
@@ -315,21 +354,12 @@ fn operation_label(operation: Operation) -> &'static str {
     }
 }
 
-/// A severity as both human and JSON output name it.
-fn severity_label(severity: Severity) -> &'static str {
-    match severity {
-        Severity::Debug => "debug",
-        Severity::Info => "info",
-        Severity::Warning => "warning",
-        Severity::Error => "error",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::test_support::*;
     use super::*;
     use cairn_engine::asset::Asset;
+    use cairn_engine::deploy::events::Severity;
     use cairn_engine::deploy::events::{ChangeKind, PropertyChange, StepInfo, StepState};
     use cairn_engine::path::PropertyPath;
     use cairn_engine::urn::ROOT_STACK_TYPE;
@@ -393,13 +423,15 @@ mod tests {
                 }
                 drop(display);
                 let text = buf.text();
+                // Pulumi's JSON output never shows secrets, whatever --show-secrets says.
+                let shown = show && !json;
                 assert_eq!(
                     text.contains("hunter2"),
-                    show,
+                    shown,
                     "json={json} show={show}:\n{text}"
                 );
-                assert_eq!(text.contains("hunter3"), show, "json={json} show={show}");
-                assert_eq!(text.contains("[secret]"), !show, "json={json} show={show}");
+                assert_eq!(text.contains("hunter3"), shown, "json={json} show={show}");
+                assert_eq!(text.contains("[secret]"), !shown, "json={json} show={show}");
             }
         }
     }
@@ -496,12 +528,19 @@ mod tests {
             }
             assert_eq!(raw_controls(&text), Vec::<char>::new(), "{text}");
             if json {
+                let mut diagnostics = 0;
                 for line in text.lines() {
                     let event: Json = serde_json::from_str(line).unwrap();
-                    if event["type"] == "diagnostic" {
-                        assert_eq!(event["message"], HOSTILE, "JSON keeps the exact text");
+                    if event["diagnosticEvent"]["severity"] == "warning" {
+                        diagnostics += 1;
+                        let expected = format!("{HOSTILE}\n");
+                        assert_eq!(
+                            event["diagnosticEvent"]["message"], *expected,
+                            "JSON keeps the exact text"
+                        );
                     }
                 }
+                assert_eq!(diagnostics, 1, "{text}");
                 continue;
             }
             // No line of the message starts where Cairn's own lines do: the diagnostic and
@@ -523,15 +562,19 @@ mod tests {
     }
 
     #[test]
-    fn step_states_are_not_rendered() {
+    fn step_states_are_not_rendered_by_human_modes() {
         let mut s = pet(StepOp::Create);
-        s.new = Some(StepState {
+        s.new = Some(StepState::new(cairn_engine::state::ResourceState {
             id: Some("id-1".into()),
             inputs: props! {"pw" => "plaintext-in-state"},
-            outputs: props! {},
-        });
-        for json in [false, true] {
-            let (display, buf) = display(json, false, false, false);
+            ..cairn_engine::state::ResourceState::new(
+                s.urn.clone(),
+                cairn_engine::urn::TypeToken::parse("random:index:RandomPet").unwrap(),
+                true,
+            )
+        }));
+        for interactive in [false, true] {
+            let (display, buf) = display(false, interactive, false, false);
             display.emit(EngineEvent::StepFinished {
                 step: s.clone(),
                 duration: ms(1),

@@ -88,6 +88,39 @@ pub(super) fn display(
     (display, buf)
 }
 
+/// A `--json` display (the preview digest when `preview`, else the engine-event stream) with
+/// these engine-event settings, writing to a buffer.
+pub(super) fn json_display(
+    preview: bool,
+    show_sames: bool,
+    events: super::engine_events::EventSettings,
+) -> (Display, Buf) {
+    let buf = Buf::default();
+    let display = Display::new(DisplayOptions {
+        json: true,
+        show_sames,
+        preview,
+        events,
+        ..DisplayOptions::plain(Box::new(buf.clone()))
+    });
+    (display, buf)
+}
+
+/// The recorded state of a custom resource `urn`, with these inputs and outputs.
+pub(super) fn state(
+    urn: &Urn,
+    inputs: cairn_engine::PropertyMap,
+    outputs: cairn_engine::PropertyMap,
+) -> cairn_engine::deploy::events::StepState {
+    let token = cairn_engine::urn::TypeToken::parse(urn.qualified_type()).unwrap();
+    cairn_engine::deploy::events::StepState::new(cairn_engine::state::ResourceState {
+        id: Some(format!("{}-id", urn.name())),
+        inputs,
+        outputs,
+        ..cairn_engine::state::ResourceState::new(urn.clone(), token, true)
+    })
+}
+
 /// An archive of one text asset, `a.txt`.
 pub(super) fn one_member_archive() -> Archive {
     Archive::from_assets(

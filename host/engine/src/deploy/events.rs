@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::analyzer::{PackSummary, Violation};
 use crate::path::PropertyPath;
+use crate::state::ResourceState;
 use crate::urn::Urn;
 use crate::value::{PropertyMap, PropertyValue};
 
@@ -97,13 +98,11 @@ pub struct PropertyChange {
     pub new: Option<PropertyValue>,
 }
 
-/// A resource's state as a step sees it.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct StepState {
-    pub id: Option<String>,
-    pub inputs: PropertyMap,
-    pub outputs: PropertyMap,
-}
+/// A resource's state as a step sees it: the whole recorded resource (provider reference,
+/// protect, dependencies, ...), as machine-readable output (Pulumi's step metadata and preview
+/// digest) shows it. Shared, so the started and finished events of a step copy no properties.
+/// Secrets stay `Secret` values: renderers must mask them.
+pub type StepState = std::sync::Arc<ResourceState>;
 
 /// A step, as reported to front ends.
 #[derive(Debug, Clone, PartialEq)]

@@ -27,7 +27,7 @@ use crate::value::PropertyMap;
 use super::StepFailure;
 use super::admission::{accept_read, storable_outputs};
 use super::engine::{Engine, err, lock};
-use super::events::{EngineEvent, StepInfo, StepOp};
+use super::events::{EngineEvent, StepInfo, StepOp, StepState};
 use super::journal::{Mutation, PendingId};
 use super::monitor::MonitorError;
 use super::provider::{Provider, ProviderError, ReadRequest, ReadResult};
@@ -97,6 +97,30 @@ impl Engine {
         counted: bool,
         work: impl Future<Output = Result<T, String>>,
     ) -> Result<T, MonitorError> {
+        self.run_step_reporting(info, counted, work, |_| None).await
+    }
+
+    /// [`Engine::run_step`] for a step that makes a new state (create, update, import, read):
+    /// its finished event shows that state (ID, outputs) as the step's `new` one.
+    pub async fn run_step_to(
+        &self,
+        info: StepInfo,
+        counted: bool,
+        work: impl Future<Output = Result<ResourceState, String>>,
+    ) -> Result<ResourceState, MonitorError> {
+        self.run_step_reporting(info, counted, work, |done| {
+            Some(super::steps::step_state(done))
+        })
+        .await
+    }
+
+    async fn run_step_reporting<T>(
+        &self,
+        mut info: StepInfo,
+        counted: bool,
+        work: impl Future<Output = Result<T, String>>,
+        finished_state: impl FnOnce(&T) -> Option<StepState>,
+    ) -> Result<T, MonitorError> {
         let _permit = self.permit().await?;
         self.ensure_running()?;
         let started = Instant::now();
@@ -105,6 +129,9 @@ impl Engine {
             Ok(value) => {
                 if counted {
                     self.count(info.op, &info.urn);
+                }
+                if let Some(state) = finished_state(&value) {
+                    info.new = Some(state);
                 }
                 self.emit(EngineEvent::StepFinished {
                     step: info,

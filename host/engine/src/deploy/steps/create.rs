@@ -62,7 +62,7 @@ impl CreateStep {
         };
         let pending = state;
         let done = engine
-            .run_step(info, counted, async {
+            .run_step_to(info, counted, async {
                 let work = async {
                     let created = with_timeout(timeout, provider.create(request)).await?;
                     let outputs =

@@ -46,7 +46,7 @@ impl ImportStep {
         info.old = self.old.as_ref().map(|(_, o)| step_state(o));
         let preview = engine.preview();
         let done = engine
-            .run_step(info, !replacing, async {
+            .run_step_to(info, !replacing, async {
                 let work = async {
                     let read = self.read().await?;
                     if let Some(planned) = &self.planned {

@@ -80,11 +80,7 @@ pub(crate) fn timeout_of(
 
 /// A resource's state as step events show it.
 pub(crate) fn step_state(resource: &ResourceState) -> StepState {
-    StepState {
-        id: resource.id.clone(),
-        inputs: resource.inputs.clone(),
-        outputs: resource.outputs.clone(),
-    }
+    StepState::new(resource.clone())
 }
 
 /// The provider's `Delete` of a recorded resource.

@@ -41,7 +41,7 @@ impl ReadStep {
         let mut info = engine.step_info(op, &pending);
         info.old = old.as_ref().map(|(_, o)| step_state(o));
         let done = engine
-            .run_step(info, true, async {
+            .run_step_to(info, true, async {
                 let read = provider
                     .read(ReadRequest {
                         urn: urn.clone(),

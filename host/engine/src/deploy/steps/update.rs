@@ -62,7 +62,7 @@ impl UpdateStep {
             superseding: vec![Mutation::RemoveBase(index)],
         };
         let done = engine
-            .run_step(info, true, async {
+            .run_step_to(info, true, async {
                 let work = async {
                     let updated = with_timeout(timeout, provider.update(request)).await?;
                     let outputs = accept_result(&*provider, &urn, &id, updated.outputs, false)?;
