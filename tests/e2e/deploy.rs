@@ -100,7 +100,7 @@ fn destroy_with_a_missing_provider_names_the_package_and_keeps_the_state() {
 #[test]
 fn events_can_be_printed_as_json_lines() {
     let sandbox = stack_with(COMPONENTS);
-    let out = sandbox.ok(&["destroy", "--yes", "--json"]);
+    let out = sandbox.ok(&["destroy", "--yes", "--skip-preview", "--json"]);
     let events: Vec<Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))

@@ -32,9 +32,10 @@ fn options_stack() -> Sandbox {
 }
 
 fn lines(text: &str) -> Vec<Value> {
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
+    for line in text.lines().skip_while(|l| !l.starts_with("{\"sequence\"")) {
+        serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    }
+    crate::support::json_events(text)
 }
 
 /// The event kind of a line: its one key besides `sequence` and `timestamp`.

@@ -593,6 +593,17 @@ pub fn outputs(sandbox: &Sandbox, show_secrets: bool) -> serde_json::Value {
     serde_json::from_str(&sandbox.ok(&args)).unwrap()
 }
 
+/// The engine events of a command's `--json` output, one JSON object per line; a preview's
+/// digest printed before them (`up --yes --json` previews first, as Pulumi's does) is parsed
+/// and left out. Panics on anything that is not JSON.
+pub fn json_events(text: &str) -> Vec<serde_json::Value> {
+    serde_json::Deserializer::from_str(text)
+        .into_iter::<serde_json::Value>()
+        .map(|v| v.unwrap_or_else(|e| panic!("{e}: {text}")))
+        .filter(|v| v.get("sequence").is_some())
+        .collect()
+}
+
 /// `(op, resource name)` of every step that did not fail, in Pulumi's `--json` output: the
 /// steps of a preview's digest (one document), or, for a deployment's engine events (one per
 /// line), every step's `resourcePreEvent` but those a `resOpFailedEvent` ended.

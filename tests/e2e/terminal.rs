@@ -61,10 +61,13 @@ fn clean_failure(sandbox: &Sandbox, args: &[&str]) -> Output {
     output
 }
 
+/// The engine events of `--json` output (each line of the stream is one object; a preview's
+/// digest before them is left out).
 fn json_lines(text: &str) -> Vec<Value> {
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
+    for line in text.lines().skip_while(|l| !l.starts_with("{\"sequence\"")) {
+        serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    }
+    crate::support::json_events(text)
 }
 
 /// Lines that begin like a line of Cairn's own that [`HOSTILE`] fakes.

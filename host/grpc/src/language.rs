@@ -397,13 +397,16 @@ impl Program for LanguageProgram {
             // The errors themselves are shown once, as diagnostics; this names the failure by
             // its last line that is not a stack frame (a Python traceback's exception, a
             // JavaScript stack's `Error: …`).
-            let last = errors
+            let lines: Vec<String> = errors
                 .iter()
                 .flat_map(|e| e.lines())
-                .map(str::trim)
+                .map(|line| without_colours(line).trim().to_owned())
+                .collect();
+            let last = lines
+                .iter()
                 .rev()
                 .find(|line| !line.is_empty() && !line.starts_with("at "))
-                .unwrap_or_default();
+                .map_or("", String::as_str);
             let more = if errors.len() > 1 || errors[0].trim().contains('\n') {
                 " (the full error is in the diagnostics above)"
             } else {
@@ -426,4 +429,24 @@ impl Program for LanguageProgram {
             }
         )))
     }
+}
+
+/// `line` without the SGR colour sequences (`ESC [ … m`) a runtime may put in its errors
+/// (Node.js colours stack frames).
+fn without_colours(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find("\x1b[") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        match after.find(|c: char| !(c.is_ascii_digit() || c == ';')) {
+            Some(end) if after[end..].starts_with('m') => rest = &after[end + 1..],
+            _ => {
+                out.push('\x1b');
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }

@@ -575,6 +575,10 @@ mod tests {
         }));
         for interactive in [false, true] {
             let (display, buf) = display(false, interactive, false, false);
+            display.emit(EngineEvent::Started {
+                operation: Operation::Update,
+                preview: false,
+            });
             display.emit(EngineEvent::StepFinished {
                 step: s.clone(),
                 duration: ms(1),
