@@ -6,18 +6,18 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-use crate::state::is_provider_type;
+use crate::state::{ProviderReference, is_provider_type};
 use crate::urn::{ROOT_STACK_TYPE, TypeToken, Urn};
 use crate::value::{PropertyMap, PropertyValue};
 
 use super::super::admission::check_request;
-use super::super::engine::{Engine, err};
-use super::super::events::EngineEvent;
+use super::super::engine::{Engine, err, lock};
+use super::super::events::{EngineEvent, Severity};
 use super::super::generator::providers::ProviderRegistration;
 use super::super::journal::Mutation;
 use super::super::program::{Alias, RegisterResourceRequest, RegisterResourceResponse};
 use super::super::provider::{NativePlugins, provider_type};
-use super::MonitorError;
+use super::{MonitorError, Unregistered};
 use super::scope::Caller;
 
 impl Engine {
@@ -152,6 +152,23 @@ impl Engine {
         };
         check_request(&request)?;
         let urn = self.urn_for(parent.as_ref(), &request.resource_type, &request.name)?;
+        let result = self
+            .register_named(urn.clone(), parent, request, caller, is_provider)
+            .await;
+        result.map_err(|e| self.mark_continued(&urn, e))
+    }
+
+    /// `RegisterResource` once the URN is known: transforms, admission, then the flow for what
+    /// it registers — or, under `--continue-on-error`, a skip when something it depends on
+    /// failed.
+    async fn register_named(
+        self: &Arc<Self>,
+        urn: Urn,
+        parent: Option<Urn>,
+        mut request: RegisterResourceRequest,
+        caller: &Caller,
+        is_provider: bool,
+    ) -> Result<RegisterResourceResponse, MonitorError> {
         // The program's transforms run first; what they answer is admitted like the request.
         let (own_transforms, transformed) = self
             .apply_transforms(&urn, parent.as_ref(), &mut request, caller)
@@ -162,6 +179,11 @@ impl Engine {
         self.fill_asset_hashes(&mut request, caller)?;
         if let Some(scope) = caller.scope() {
             self.check_in_scope(scope, &urn, parent.as_ref(), &request)?;
+        }
+        // Before the references are checked: a failed resource never completes, and what
+        // refers to it is skipped rather than refused.
+        if let Some(dependency) = self.continued_dependency(parent.as_ref(), &request) {
+            return self.skip(&urn, parent.as_ref(), &request, caller, &dependency);
         }
         self.check_references(&urn, parent.as_ref(), &request)?;
         self.remember_transforms(&urn, own_transforms);
@@ -198,6 +220,69 @@ impl Engine {
             return Box::pin(self.register_component(urn, parent, request, caller)).await;
         }
         Box::pin(self.register_custom(urn, parent, dependencies, request, caller)).await
+    }
+
+    /// Under `--continue-on-error`, the first resource the request depends on (parent,
+    /// `dependsOn`, property dependencies, `deletedWith`, provider) that the deployment went on
+    /// without (Pulumi's `doesStepDependOn`).
+    fn continued_dependency(
+        &self,
+        parent: Option<&Urn>,
+        request: &RegisterResourceRequest,
+    ) -> Option<Urn> {
+        if !self.options.continue_on_error {
+            return None;
+        }
+        let continued = lock(&self.continued);
+        if continued.is_empty() {
+            return None;
+        }
+        let options = &request.options;
+        let providers = options
+            .provider
+            .iter()
+            .chain(options.providers.values())
+            .filter_map(|text| ProviderReference::parse(text).ok())
+            .map(|reference| reference.urn);
+        parent
+            .cloned()
+            .into_iter()
+            .chain(options.depends_on.iter().cloned())
+            .chain(request.property_dependencies.values().flatten().cloned())
+            .chain(options.deleted_with.iter().cloned())
+            .chain(providers)
+            .find(|urn| continued.contains_key(urn))
+    }
+
+    /// Skips a registration that depends on a resource the deployment went on without: nothing
+    /// is done for it (Pulumi's `step.Skip()`), its old state — claimed, so it is not deleted
+    /// as unregistered — stays as it was, and what depends on it is skipped in turn.
+    fn skip(
+        &self,
+        urn: &Urn,
+        parent: Option<&Urn>,
+        request: &RegisterResourceRequest,
+        caller: &Caller,
+        dependency: &Urn,
+    ) -> Result<RegisterResourceResponse, MonitorError> {
+        self.claim_with_aliases(
+            urn,
+            parent,
+            &request.resource_type,
+            &request.name,
+            &request.options.aliases,
+            caller,
+        )?;
+        lock(&self.continued).insert(urn.clone(), Unregistered::Skipped);
+        let message = format!(
+            "{urn} was skipped: it depends on {dependency}, which failed or was skipped"
+        );
+        self.emit(EngineEvent::Diagnostic {
+            severity: Severity::Info,
+            urn: Some(urn.clone()),
+            message: message.clone(),
+        });
+        Err(err(message))
     }
 
     /// Gives every asset and archive in a registration's inputs its SHA-256 `hash`, as Pulumi's
