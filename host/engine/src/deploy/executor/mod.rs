@@ -120,10 +120,9 @@ impl Engine {
                     duration: started.elapsed(),
                 });
                 let failure = self.fail(&urn, info.op, message).await;
-                Err(err(format!(
-                    "{} of {urn} failed: {}",
-                    info.op, failure.message
-                )))
+                let mut error = err(format!("{} of {urn} failed: {}", info.op, failure.message));
+                error.continued = failure.continued;
+                Err(error)
             }
         }
     }
@@ -143,10 +142,14 @@ impl Engine {
     /// `cancelDueToError`).
     pub async fn fail(&self, urn: &Urn, op: StepOp, message: String) -> MonitorError {
         self.note_failure(urn, op, message.clone());
-        if !self.options.continue_on_error {
+        let mut error = err(message);
+        if self.options.continue_on_error {
+            // The program may go on without the resource (Pulumi's `Result.FAIL`).
+            error.continued = Some(Unregistered::Failed);
+        } else {
             self.cancel().await;
         }
-        err(message)
+        error
     }
 
     /// Records a registration the step generator refuses (invalid inputs, a mandatory policy
@@ -173,15 +176,6 @@ impl Engine {
             op,
             message,
         });
-    }
-
-    /// `error`, marked as one the deployment continues past when `urn` is a resource it goes
-    /// on without (`--continue-on-error`).
-    pub fn mark_continued(&self, urn: &Urn, mut error: MonitorError) -> MonitorError {
-        if error.continued.is_none() {
-            error.continued = lock(&self.continued).get(urn).copied();
-        }
-        error
     }
 
     pub fn journal_err(e: impl std::fmt::Display) -> String {

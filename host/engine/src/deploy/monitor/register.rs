@@ -113,7 +113,8 @@ impl Engine {
     }
 
     /// `RegisterResource`: admits the request (limits, scope, references), then runs the flow
-    /// for what it registers.
+    /// for what it registers — or, under `--continue-on-error`, skips it when something it
+    /// depends on failed.
     pub async fn register_resource(
         self: &Arc<Self>,
         mut request: RegisterResourceRequest,
@@ -152,23 +153,6 @@ impl Engine {
         };
         check_request(&request)?;
         let urn = self.urn_for(parent.as_ref(), &request.resource_type, &request.name)?;
-        let result = self
-            .register_named(urn.clone(), parent, request, caller, is_provider)
-            .await;
-        result.map_err(|e| self.mark_continued(&urn, e))
-    }
-
-    /// `RegisterResource` once the URN is known: transforms, admission, then the flow for what
-    /// it registers — or, under `--continue-on-error`, a skip when something it depends on
-    /// failed.
-    async fn register_named(
-        self: &Arc<Self>,
-        urn: Urn,
-        parent: Option<Urn>,
-        mut request: RegisterResourceRequest,
-        caller: &Caller,
-        is_provider: bool,
-    ) -> Result<RegisterResourceResponse, MonitorError> {
         // The program's transforms run first; what they answer is admitted like the request.
         let (own_transforms, transformed) = self
             .apply_transforms(&urn, parent.as_ref(), &mut request, caller)
@@ -282,7 +266,9 @@ impl Engine {
             urn: Some(urn.clone()),
             message: message.clone(),
         });
-        Err(err(message))
+        let mut error = err(message);
+        error.continued = Some(Unregistered::Skipped);
+        Err(error)
     }
 
     /// Gives every asset and archive in a registration's inputs its SHA-256 `hash`, as Pulumi's
