@@ -510,15 +510,16 @@ async fn run_decl(
         property_dependencies,
         options,
     };
-    let response = monitor.register_resource(request).await.map_err(|e| {
-        match e.continued {
+    let response = monitor
+        .register_resource(request)
+        .await
+        .map_err(|e| match e.continued {
             Some(kind) => Wait::Continued {
                 message: e.message,
                 skipped: kind == Unregistered::Skipped,
             },
             None => Wait::Failed(e.message),
-        }
-    })?;
+        })?;
     Ok(Some(Registered {
         urn: response.urn,
         id: response.id,
@@ -575,7 +576,9 @@ impl Program for ScriptedProgram {
                     Err(Wait::Skipped(e, continued)) => {
                         (RegOutcome::Skipped(e.clone()), Err(failure(&e, continued)))
                     }
-                    Err(Wait::Failed(e)) => (RegOutcome::Failed(e.clone()), Err(failure(&e, false))),
+                    Err(Wait::Failed(e)) => {
+                        (RegOutcome::Failed(e.clone()), Err(failure(&e, false)))
+                    }
                     Err(Wait::Continued { message, skipped }) => {
                         continued_urn = decl_urn(&ctx.decls, decl).ok();
                         let outcome = if skipped {
@@ -621,15 +624,15 @@ impl Program for ScriptedProgram {
                         }
                         Err(Wait::Skipped(e, continued)) => Err(failure(&e, continued)),
                         Err(
-                            Wait::Failed(e)
-                            | Wait::Broken(e)
-                            | Wait::Continued { message: e, .. },
+                            Wait::Failed(e) | Wait::Broken(e) | Wait::Continued { message: e, .. },
                         ) => Err(failure(&e, false)),
                     },
                     _ => registered,
                 };
                 let (outcome, fatal) = match (&outcome, &outputs) {
-                    (RegOutcome::Ok, Err(e)) => (RegOutcome::Failed(e.message.clone()), !e.continued),
+                    (RegOutcome::Ok, Err(e)) => {
+                        (RegOutcome::Failed(e.message.clone()), !e.continued)
+                    }
                     _ => (outcome, fatal),
                 };
                 ctx.cells[i].outputs.send_replace(Some(outputs));

@@ -861,7 +861,9 @@ mod tests {
             urn("a:b:C$d:e:F::gone"),
         );
         let targets = |urns: &[&Urn]| -> UrnTargets {
-            urns.iter().map(|u| UrnPattern::Literal((*u).clone())).collect()
+            urns.iter()
+                .map(|u| UrnPattern::Literal((*u).clone()))
+                .collect()
         };
         let (x, y, gone, both) = (
             targets(&[&x]),
@@ -905,8 +907,8 @@ mod tests {
     fn a_urn_whose_dollar_the_shell_ate_gets_a_hint() {
         let eaten = Urn::parse("urn:pulumi:dev::p::my:mod:Comp:s3:Bucket::b").unwrap();
         let known: HashSet<Urn> = HashSet::new();
-        let err = check_targets("dev", &known, &[("--target", &vec![eaten.clone()].into())])
-            .unwrap_err();
+        let err =
+            check_targets("dev", &known, &[("--target", &vec![eaten.clone()].into())]).unwrap_err();
         assert_eq!(
             err.to_string(),
             format!(

@@ -234,7 +234,11 @@ mod tests {
             ("**Bucket", BUCKET, false),
             ("Bucket**", BUCKET, false),
             // `*` stays between colons.
-            ("urn:pulumi:dev::proj::aws:s3/bucket:Bucket::*", BUCKET, true),
+            (
+                "urn:pulumi:dev::proj::aws:s3/bucket:Bucket::*",
+                BUCKET,
+                true,
+            ),
             ("urn:pulumi:dev::proj::aws:*:Bucket::logs", BUCKET, true),
             ("urn:pulumi:dev::proj::*::logs", BUCKET, false),
             ("urn:pulumi:*::proj::**", BUCKET, true),
@@ -254,9 +258,21 @@ mod tests {
             // Case matters.
             ("**bucket:bucket**", BUCKET, false),
             // A literal made of the whole URN as a glob of one `*` at the end.
-            ("urn:pulumi:dev::proj::aws:s3/bucket:Bucket::log*", BUCKET, true),
-            ("urn:pulumi:dev::proj::aws:s3/bucket:Bucket::logs*", BUCKET, true),
-            ("urn:pulumi:dev::proj::aws:s3/bucket:Bucket::logsx*", BUCKET, false),
+            (
+                "urn:pulumi:dev::proj::aws:s3/bucket:Bucket::log*",
+                BUCKET,
+                true,
+            ),
+            (
+                "urn:pulumi:dev::proj::aws:s3/bucket:Bucket::logs*",
+                BUCKET,
+                true,
+            ),
+            (
+                "urn:pulumi:dev::proj::aws:s3/bucket:Bucket::logsx*",
+                BUCKET,
+                false,
+            ),
         ];
         for &(glob, urn, expected) in cases {
             let urn = Urn::parse(urn).unwrap();

@@ -36,8 +36,7 @@ impl Engine {
             } else {
                 // Nothing to read, but refreshed all the same: the stack, components and
                 // providers show as unchanged in the summary, as in Pulumi's refresh.
-                let mut info =
-                    self.step_info(StepOp::Refresh, r);
+                let mut info = self.step_info(StepOp::Refresh, r);
                 info.old = Some(step_state(r));
                 info.new = info.old.clone();
                 self.finish_instantly(info);

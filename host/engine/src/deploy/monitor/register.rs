@@ -17,8 +17,8 @@ use super::super::generator::providers::ProviderRegistration;
 use super::super::journal::Mutation;
 use super::super::program::{Alias, RegisterResourceRequest, RegisterResourceResponse};
 use super::super::provider::{NativePlugins, provider_type};
-use super::{MonitorError, Unregistered};
 use super::scope::Caller;
+use super::{MonitorError, Unregistered};
 
 impl Engine {
     /// Registers the stack's root resource (a component with no provider).
@@ -258,9 +258,8 @@ impl Engine {
             caller,
         )?;
         lock(&self.continued).insert(urn.clone(), Unregistered::Skipped);
-        let message = format!(
-            "{urn} was skipped: it depends on {dependency}, which failed or was skipped"
-        );
+        let message =
+            format!("{urn} was skipped: it depends on {dependency}, which failed or was skipped");
         self.emit(EngineEvent::Diagnostic {
             severity: Severity::Info,
             urn: Some(urn.clone()),
