@@ -20,7 +20,7 @@ pub(crate) struct ReplaceStep<'a> {
 impl ReplaceStep<'_> {
     pub async fn apply(self, engine: &Engine) -> Result<(), MonitorError> {
         let new = self.new;
-        let mut info = engine.step_info(StepOp::Replace, &new);
+        let mut info = engine.step_info(StepOp::Replace, new);
         info.old = Some(step_state(self.old));
         info.new = Some(step_state(new));
         info.changes = self.changes;
