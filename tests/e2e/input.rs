@@ -167,6 +167,51 @@ fn flags_naming_resources_not_in_the_stack_are_errors() {
     sandbox.ok(&["destroy", "--yes", "--target", t0]);
 }
 
+/// Globs in the flags that name resources, as Pulumi's (TestUpdateTarget's and
+/// TestGlobExcludes' globs, end to end): `**` matches anything, `*` anything but `:`; a glob
+/// that matches nothing is no error.
+#[test]
+fn globs_name_every_resource_they_match_and_may_match_none() {
+    let sandbox = probe_stack();
+    sandbox.ok(&["up", "--yes"]);
+    let things = |sandbox: &Sandbox| {
+        let state: Value = serde_json::from_str(&sandbox.ok(&["stack", "export"])).unwrap();
+        let mut names: Vec<String> = state["deployment"]["resources"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|r| r["urn"].as_str())
+            .filter(|urn| urn.contains("probe:index:Thing::"))
+            .map(|urn| urn.rsplit("::").next().unwrap().to_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(things(&sandbox), ["t0", "t1"]);
+    sandbox.ok(&["config", "set", "count", "4"]);
+    // Excluded by a glob that spans parts: nothing new is created.
+    sandbox.ok(&["up", "--yes", "--exclude", "**Thing**"]);
+    assert_eq!(things(&sandbox), ["t0", "t1"]);
+    // A glob selecting several resources.
+    let json = sandbox.ok(&["up", "--yes", "--json", "--target", "**Thing**"]);
+    for name in ["t2", "t3"] {
+        assert_eq!(ops_of(&finished_steps(&json), name), ["create"], "{json}");
+    }
+    // Matching nothing is no error, and changes nothing: `*` does not cross the type's `:`.
+    for glob in ["**nothing-matches**", "urn:pulumi:dev::prog::*::t0"] {
+        sandbox.ok(&["destroy", "--yes", "--target", glob]);
+        assert_eq!(things(&sandbox), ["t0", "t1", "t2", "t3"], "{glob}");
+    }
+    sandbox.ok(&[
+        "destroy",
+        "--yes",
+        "--target",
+        "urn:pulumi:dev::prog::probe:index:Thing::t*",
+    ]);
+    assert_eq!(things(&sandbox), Vec::<String>::new());
+}
+
 #[test]
 fn a_cairn_home_that_cannot_be_one_is_named() {
     let sandbox = Sandbox::new("web");

@@ -384,6 +384,59 @@ fn a_failed_resource_fails_the_update_and_keeps_the_rest() {
     assert!(!state.contains("probe:index:Thing::bad"));
 }
 
+/// `up --continue-on-error` (Pulumi's TestUpContinueOnErrorCreate, end to end): without the
+/// flag the failure cancels what had not started (`after-good`); with it, independent work goes
+/// on, the failed resource's dependent is not created, and the update still fails.
+#[test]
+fn up_continue_on_error_creates_what_does_not_depend_on_the_failure() {
+    let sandbox = probe_stack("continue-on-error");
+    let state =
+        |sandbox: &Sandbox| std::fs::read_to_string(sandbox.state_file("prog", "dev")).unwrap();
+    let err = sandbox.fails(&["up", "--yes", "--skip-preview"]);
+    assert_contains(&err, &["create refused on purpose"]);
+    let recorded = state(&sandbox);
+    assert!(recorded.contains("probe:index:Thing::good\""), "{recorded}");
+    assert!(
+        !recorded.contains("probe:index:Thing::after-good"),
+        "{recorded}"
+    );
+
+    let err = sandbox.fails(&["up", "--yes", "--skip-preview", "--continue-on-error"]);
+    assert_contains(&err, &["create refused on purpose"]);
+    let recorded = state(&sandbox);
+    assert!(recorded.contains("probe:index:Thing::good\""), "{recorded}");
+    assert!(
+        recorded.contains("probe:index:Thing::after-good"),
+        "{recorded}"
+    );
+    assert!(!recorded.contains("probe:index:Thing::bad"), "{recorded}");
+    assert!(
+        !recorded.contains("probe:index:Thing::dependent"),
+        "{recorded}"
+    );
+}
+
+/// `destroy` with PULUMI_CONTINUE_ON_ERROR (Pulumi's TestDestroyContinueOnError, end to end):
+/// a delete fails, the independent resource is deleted all the same, what the undeleted one
+/// depends on stays, and the command fails.
+#[test]
+fn destroy_continue_on_error_keeps_only_what_a_failed_delete_needs() {
+    let sandbox = probe_stack("fail-delete");
+    sandbox.ok(&["up", "--yes"]);
+    let output = sandbox
+        .command(&["destroy", "--yes", "--skip-preview"])
+        .env("PULUMI_CONTINUE_ON_ERROR", "true")
+        .output()
+        .expect("run cairn");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert_contains(&stderr, &["delete refused on purpose"]);
+    let recorded = std::fs::read_to_string(sandbox.state_file("prog", "dev")).unwrap();
+    assert!(recorded.contains("probe:index:Thing::stuck"), "{recorded}");
+    assert!(recorded.contains("probe:index:Thing::anchor"), "{recorded}");
+    assert!(!recorded.contains("probe:index:Thing::free"), "{recorded}");
+}
+
 #[test]
 fn stack_references_read_another_stacks_outputs_and_keep_secrets() {
     let sandbox = probe_stack("parallel");

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use cairn_engine::deploy::monitor::Monitor;
+use cairn_engine::deploy::monitor::{Monitor, Unregistered};
 use cairn_engine::deploy::program::{
     Alias, Program, ProgramError, ReadResourceRequest, RegisterResourceRequest, ResourceOptions,
 };
@@ -70,7 +70,16 @@ pub enum RegOutcome {
     Failed(String),
 }
 
-type Cell = watch::Sender<Option<Result<Registered, String>>>;
+type Cell = watch::Sender<Option<Result<Registered, Failure>>>;
+
+/// Why a declaration has no value: the message, and whether it is (a consequence of) a
+/// registration the deployment went on without (`--continue-on-error`), which, as with SDKs
+/// that report results (Python's `ResourceRegistrationFailed`), does not fail the program.
+#[derive(Debug, Clone)]
+struct Failure {
+    message: String,
+    continued: bool,
+}
 
 struct Cells {
     /// Resolved when the declaration is registered (its URN is known).
@@ -190,7 +199,10 @@ impl Ctx {
             .map_err(|_| Wait::Broken(format!("{handle} never resolved")))?;
         match value.as_ref() {
             Some(Ok(r)) => Ok(r.clone()),
-            Some(Err(e)) => Err(Wait::Skipped(format!("{handle} failed: {e}"))),
+            Some(Err(e)) => Err(Wait::Skipped(
+                format!("{handle} failed: {}", e.message),
+                e.continued,
+            )),
             None => unreachable!(),
         }
     }
@@ -339,8 +351,12 @@ impl Ctx {
 
 /// Why a declaration could not proceed.
 enum Wait {
-    /// Something it waits for failed: it is not registered.
-    Skipped(String),
+    /// Something it waits for failed (under --continue-on-error: `true`, nothing fatal): it
+    /// is not registered.
+    Skipped(String, bool),
+    /// Its registration failed or was skipped, and the deployment went on without it (the
+    /// engine reported the result): its URN is known, its outputs are not.
+    Continued { message: String, skipped: bool },
     /// Its registration (or the program statement) failed.
     Failed(String),
     /// The scenario is malformed.
@@ -497,7 +513,13 @@ async fn run_decl(
     let response = monitor
         .register_resource(request)
         .await
-        .map_err(|e| Wait::Failed(e.to_string()))?;
+        .map_err(|e| match e.continued {
+            Some(kind) => Wait::Continued {
+                message: e.message,
+                skipped: kind == Unregistered::Skipped,
+            },
+            None => Wait::Failed(e.message),
+        })?;
     Ok(Some(Registered {
         urn: response.urn,
         id: response.id,
@@ -542,15 +564,36 @@ impl Program for ScriptedProgram {
                     .unwrap_or_default();
                 let decl = &ctx.decls[i];
                 let result = run_decl(ctx.clone(), monitor.clone(), i).await;
+                let failure = |message: &String, continued| Failure {
+                    message: message.clone(),
+                    continued,
+                };
+                // A registration the deployment went on without has a URN (others may depend
+                // on it, and the engine skips them) but no outputs.
+                let mut continued_urn = None;
                 let (outcome, registered) = match result {
                     Ok(r) => (RegOutcome::Ok, Ok(r)),
-                    Err(Wait::Skipped(e)) => (RegOutcome::Skipped(e.clone()), Err(e)),
-                    Err(Wait::Failed(e)) => (RegOutcome::Failed(e.clone()), Err(e)),
+                    Err(Wait::Skipped(e, continued)) => {
+                        (RegOutcome::Skipped(e.clone()), Err(failure(&e, continued)))
+                    }
+                    Err(Wait::Failed(e)) => {
+                        (RegOutcome::Failed(e.clone()), Err(failure(&e, false)))
+                    }
+                    Err(Wait::Continued { message, skipped }) => {
+                        continued_urn = decl_urn(&ctx.decls, decl).ok();
+                        let outcome = if skipped {
+                            RegOutcome::Skipped(message.clone())
+                        } else {
+                            RegOutcome::Failed(message.clone())
+                        };
+                        (outcome, Err(failure(&message, true)))
+                    }
                     Err(Wait::Broken(e)) => {
                         let e = format!("scenario error: {e}");
-                        (RegOutcome::Failed(e.clone()), Err(e))
+                        (RegOutcome::Failed(e.clone()), Err(failure(&e, false)))
                     }
                 };
+                let fatal = matches!(&registered, Err(f) if !f.continued);
                 let registered = registered.map(|r| {
                     r.unwrap_or_else(|| Registered {
                         urn: monitor.root_urn().clone(),
@@ -558,9 +601,15 @@ impl Program for ScriptedProgram {
                         outputs: PropertyMap::new(),
                     })
                 });
-                ctx.cells[i]
-                    .registered
-                    .send_replace(Some(registered.clone()));
+                let urn_known = match (&continued_urn, &registered) {
+                    (Some(urn), Err(_)) => Ok(Registered {
+                        urn: urn.clone(),
+                        id: None,
+                        outputs: PropertyMap::new(),
+                    }),
+                    _ => registered.clone(),
+                };
+                ctx.cells[i].registered.send_replace(Some(urn_known));
                 // A component's outputs are final once it registered them.
                 let outputs = match (&registered, &decl.outputs) {
                     (Ok(r), Some(outputs)) => match ctx.resolve_map(outputs).await {
@@ -570,20 +619,25 @@ impl Program for ScriptedProgram {
                                     outputs: values,
                                     ..r.clone()
                                 }),
-                                Err(e) => Err(e.to_string()),
+                                Err(e) => Err(failure(&e.message, false)),
                             }
                         }
-                        Err(Wait::Skipped(e) | Wait::Failed(e) | Wait::Broken(e)) => Err(e),
+                        Err(Wait::Skipped(e, continued)) => Err(failure(&e, continued)),
+                        Err(
+                            Wait::Failed(e) | Wait::Broken(e) | Wait::Continued { message: e, .. },
+                        ) => Err(failure(&e, false)),
                     },
                     _ => registered,
                 };
-                let outcome = match (&outcome, &outputs) {
-                    (RegOutcome::Ok, Err(e)) => RegOutcome::Failed(e.clone()),
-                    _ => outcome,
+                let (outcome, fatal) = match (&outcome, &outputs) {
+                    (RegOutcome::Ok, Err(e)) => {
+                        (RegOutcome::Failed(e.message.clone()), !e.continued)
+                    }
+                    _ => (outcome, fatal),
                 };
                 ctx.cells[i].outputs.send_replace(Some(outputs));
                 lock(&outcomes).insert(key, outcome.clone());
-                outcome
+                (outcome, fatal)
             }));
         }
         // The program fails with its first own failure (not a consequence of another).
@@ -591,13 +645,15 @@ impl Program for ScriptedProgram {
         let mut skipped = None;
         for task in tasks {
             match task.await {
-                Ok(RegOutcome::Failed(e)) => {
+                // What the deployment went on without does not fail the program.
+                Ok((_, false)) => {}
+                Ok((RegOutcome::Failed(e), true)) => {
                     failed.get_or_insert(e);
                 }
-                Ok(RegOutcome::Skipped(e)) => {
+                Ok((RegOutcome::Skipped(e), true)) => {
                     skipped.get_or_insert(e);
                 }
-                Ok(RegOutcome::Ok) => {}
+                Ok((RegOutcome::Ok, true)) => {}
                 Err(e) => {
                     failed.get_or_insert(format!("a program task panicked: {e}"));
                 }

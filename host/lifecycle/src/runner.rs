@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use cairn_engine::deploy::events::{EngineEvent, EventSink, Severity};
 use cairn_engine::deploy::journal::{Persister, SnapshotManager};
-use cairn_engine::deploy::{DeployError, Deployment, DeploymentOptions, Outcome, PendingCreate};
+use cairn_engine::deploy::{
+    DeployError, Deployment, DeploymentOptions, Outcome, PendingCreate, UrnTargets,
+};
 use cairn_engine::state::{Manifest, ResourceState, Snapshot};
 use cairn_engine::urn::Urn;
 use indexmap::IndexMap;
@@ -185,6 +187,9 @@ fn resolve_names(
             if name.contains("::") {
                 return full_urn(name);
             }
+            if name.contains('*') {
+                return Err(format!("{name:?}: a glob names no one URN"));
+            }
             if let Some(decl) = program
                 .iter()
                 .find(|d| d.key() == Some(name.as_str()) && d.name.is_some())
@@ -276,18 +281,29 @@ fn run_deployment(
     if let Some(parallel) = spec.parallel {
         options.parallel = parallel;
     }
-    let mut resolve = |names: &[String], what: &str| match resolve_names(names, program, &base) {
-        Ok(urns) => urns,
-        Err(e) => {
-            problems.push(format!("{what}: {e}"));
-            vec![]
+    // A value with `*` is a glob over full URNs, given to the engine as it is.
+    let mut resolve = |names: &[String], what: &str| -> UrnTargets {
+        let (globs, names): (Vec<String>, Vec<String>) =
+            names.iter().cloned().partition(|n| n.contains('*'));
+        let mut targets = match UrnTargets::parse(&globs) {
+            Ok(targets) => targets,
+            Err(e) => {
+                problems.push(format!("{what}: {e}"));
+                UrnTargets::default()
+            }
+        };
+        match resolve_names(&names, program, &base) {
+            Ok(urns) => urns.into_iter().for_each(|urn| targets.add(urn)),
+            Err(e) => problems.push(format!("{what}: {e}")),
         }
+        targets
     };
     options.targets = resolve(&spec.targets, "targets");
     options.target_replaces = resolve(&spec.target_replaces, "targetReplaces");
     options.replaces = resolve(&spec.replaces, "replaces");
     options.excludes = resolve(&spec.excludes, "excludes");
     options.target_dependents = spec.target_dependents;
+    options.continue_on_error = spec.continue_on_error;
     for (name, decision) in &spec.pending_creates {
         let urn = match resolve_names(std::slice::from_ref(name), program, &base) {
             Ok(mut urns) => urns.pop(),

@@ -58,6 +58,9 @@ pub struct DeploymentSpec {
     pub excludes: Vec<String>,
     #[serde(default)]
     pub target_dependents: bool,
+    /// `--continue-on-error`.
+    #[serde(default)]
+    pub continue_on_error: bool,
     #[serde(default)]
     pub parallel: Option<usize>,
     /// Stack configuration (`test:region: us-east`).

@@ -13,7 +13,8 @@ use anyhow::{Context as _, Result, anyhow, bail};
 use cairn_engine::config::ConfigKey;
 use cairn_engine::deploy::journal::{Persister, SnapshotManager};
 use cairn_engine::deploy::{
-    DeployError, Deployment, DeploymentOptions, Outcome, PendingCreate, default_parallelism,
+    DeployError, Deployment, DeploymentOptions, Outcome, PendingCreate, UrnPattern, UrnTargets,
+    default_parallelism,
 };
 use cairn_engine::state::{Manifest, Snapshot, decode_deployment};
 use cairn_engine::urn::Urn;
@@ -91,6 +92,15 @@ pub struct ApplyArgs {
     /// A message recorded with the update in the stack's history (`cairn stack history`).
     #[arg(short = 'm', long, value_name = "TEXT")]
     message: Option<String>,
+    /// A failed step does not stop the others: what does not depend on it goes on, what does
+    /// is skipped, and the command still fails at the end (also set by
+    /// PULUMI_CONTINUE_ON_ERROR).
+    #[arg(
+        long,
+        env = "PULUMI_CONTINUE_ON_ERROR",
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
+    continue_on_error: bool,
 }
 
 /// What the commands that run the program (`up`, `preview`) share.
@@ -216,6 +226,7 @@ pub struct DeployArgs {
     config_path: bool,
     exclude_protected: bool,
     message: Option<String>,
+    continue_on_error: bool,
 }
 
 impl DeployArgs {
@@ -226,6 +237,7 @@ impl DeployArgs {
             yes: apply.yes,
             skip_preview: apply.skip_preview,
             message: apply.message,
+            continue_on_error: apply.continue_on_error,
             targets: targets.targets,
             excludes: targets.excludes,
             target_dependents: targets.target_dependents,
@@ -444,6 +456,9 @@ fn run_deployment(
     options.targets = parse_urns(&args.targets, "--target")?;
     options.excludes = parse_urns(&args.excludes, "--exclude")?;
     options.target_dependents = args.target_dependents;
+    // `up` continues in its preview too, as Pulumi's does; `preview` and `import` never do.
+    options.continue_on_error =
+        args.continue_on_error && matches!(kind, Kind::Up | Kind::Refresh | Kind::Destroy);
     options.replaces = parse_urns(&args.replaces, "--replace")?;
     options.target_replaces = parse_urns(&args.target_replaces, "--target-replace")?;
     if kind == Kind::Refresh {
@@ -642,9 +657,7 @@ fn exclude_protected(
     let kept = cairn_engine::deploy::graph::protected_and_their_dependencies(&snapshot.resources);
     let count = kept.len();
     for urn in kept {
-        if !options.excludes.contains(&urn) {
-            options.excludes.push(urn);
-        }
+        options.excludes.add(urn);
     }
     Ok((count > 0).then_some(count))
 }
@@ -790,7 +803,7 @@ fn check_targets_before(
     snapshot: &Snapshot,
 ) -> Result<()> {
     let olds: HashSet<Urn> = snapshot.resources.iter().map(|r| r.urn.clone()).collect();
-    let flags: &[(&str, &[Urn])] = if kind.runs_program() {
+    let flags: &[(&str, &UrnTargets)] = if kind.runs_program() {
         &[
             ("--replace", &options.replaces),
             ("--target-replace", &options.target_replaces),
@@ -807,12 +820,14 @@ fn check_targets_before(
 }
 
 /// Fails naming every URN given to a flag that is not in `known`, as Pulumi does ("no resource
-/// named '…' found").
-fn check_targets(stack: &str, known: &HashSet<Urn>, flags: &[(&str, &[Urn])]) -> Result<()> {
+/// named '…' found"). Only literal URNs are checked: a glob may match nothing, which is no
+/// error (Pulumi's `checkTargets` looks at `Literals()` only).
+fn check_targets(stack: &str, known: &HashSet<Urn>, flags: &[(&str, &UrnTargets)]) -> Result<()> {
     let missing: Vec<(&str, &Urn)> = flags
         .iter()
-        .flat_map(|(flag, urns)| {
-            urns.iter()
+        .flat_map(|(flag, targets)| {
+            targets
+                .literals()
                 .filter(|urn| !known.contains(*urn))
                 .map(move |urn| (*flag, urn))
         })
@@ -933,10 +948,16 @@ fn confirm(kind: Kind, details: &str) -> Result<bool> {
     }
 }
 
-fn parse_urns(values: &[String], flag: &str) -> Result<Vec<Urn>> {
+/// A flag's values: URNs, or globs (a value with `*`: `**` matches anything, `*` anything but
+/// `:`), as Pulumi's `NewUrnTargets`.
+fn parse_urns(values: &[String], flag: &str) -> Result<UrnTargets> {
     values
         .iter()
-        .map(|v| Urn::parse(v).with_context(|| format!("{flag} {}", crate::terminal::quoted(v))))
+        .map(|v| {
+            UrnPattern::parse(v)
+                .map_err(|e| e.source)
+                .with_context(|| format!("{flag} {}", crate::terminal::quoted(v)))
+        })
         .collect()
 }
 
@@ -1063,32 +1084,38 @@ mod tests {
             urn("a:b:C::gone"),
             urn("a:b:C$d:e:F::gone"),
         );
-        let both = [x.clone(), nested.clone()];
+        let targets = |urns: &[&Urn]| -> UrnTargets {
+            urns.iter()
+                .map(|u| UrnPattern::Literal((*u).clone()))
+                .collect()
+        };
+        let (x, y, gone, both) = (
+            targets(&[&x]),
+            targets(&[&y]),
+            targets(&[&gone]),
+            targets(&[&x, &nested]),
+        );
+        let none = UrnTargets::default();
+        // Globs are never checked, matching or not.
+        let globs = UrnTargets::parse(&["**::x", "**nothing**"]).unwrap();
+        let gone_urn = urn("a:b:C::gone");
         /// The flags given, and the error (if any).
-        type Case<'a> = (Vec<(&'a str, &'a [Urn])>, Option<String>);
-        let cases: [Case<'_>; 4] = [
+        type Case<'a> = (Vec<(&'a str, &'a UrnTargets)>, Option<String>);
+        let cases: [Case<'_>; 5] = [
+            (vec![("--target", &x), ("--exclude", &y)], None),
+            (vec![("--target", &none)], None),
+            (vec![("--target", &globs), ("--replace", &globs)], None),
             (
-                vec![
-                    ("--target", std::slice::from_ref(&x)),
-                    ("--exclude", std::slice::from_ref(&y)),
-                ],
-                None,
-            ),
-            (vec![("--target", &[][..])], None),
-            (
-                vec![("--replace", std::slice::from_ref(&gone))],
+                vec![("--replace", &gone)],
                 Some(format!(
-                    "no resource named '{gone}' found in stack \"dev\" (--replace)"
+                    "no resource named '{gone_urn}' found in stack \"dev\" (--replace)"
                 )),
             ),
             (
-                vec![
-                    ("--target", std::slice::from_ref(&gone)),
-                    ("--exclude", &both[..]),
-                ],
+                vec![("--target", &gone), ("--exclude", &both)],
                 Some(format!(
                     "2 resources named by flags were not found in stack \"dev\":\n  --target \
-                     '{gone}'\n  --exclude '{nested}'"
+                     '{gone_urn}'\n  --exclude '{nested}'"
                 )),
             ),
         ];
@@ -1104,8 +1131,8 @@ mod tests {
     fn a_urn_whose_dollar_the_shell_ate_gets_a_hint() {
         let eaten = Urn::parse("urn:pulumi:dev::p::my:mod:Comp:s3:Bucket::b").unwrap();
         let known: HashSet<Urn> = HashSet::new();
-        let err = check_targets("dev", &known, &[("--target", std::slice::from_ref(&eaten))])
-            .unwrap_err();
+        let err =
+            check_targets("dev", &known, &[("--target", &vec![eaten.clone()].into())]).unwrap_err();
         assert_eq!(
             err.to_string(),
             format!(
@@ -1114,14 +1141,14 @@ mod tests {
             )
         );
         let nested = Urn::parse("urn:pulumi:dev::p::my:mod:Comp$aws:s3:Bucket::b").unwrap();
-        let err = check_targets(
-            "dev",
-            &known,
-            &[("--target", std::slice::from_ref(&nested))],
-        )
-        .unwrap_err();
+        let err = check_targets("dev", &known, &[("--target", &vec![nested.clone()].into())])
+            .unwrap_err();
         assert!(!err.to_string().contains("shell"), "{err}");
         let plain = parse_urns(&["urn:pulumi:dev::p::nope".into()], "--target").unwrap_err();
         assert_eq!(plain.to_string(), "--target \"urn:pulumi:dev::p::nope\"");
+        // A value with `*` is a glob, whatever it looks like.
+        let glob = parse_urns(&["**::nope*".into()], "--target").unwrap();
+        assert_eq!(glob.literals().count(), 0);
+        assert!(glob.contains(&urn("a:b:C::nope-1")));
     }
 }

@@ -21,7 +21,7 @@ use crate::urn::{ROOT_STACK_TYPE, TypeToken, Urn};
 
 use super::events::{EngineEvent, EventSink, Severity, StepInfo, StepOp};
 use super::journal::SnapshotManager;
-use super::monitor::MonitorError;
+use super::monitor::{MonitorError, Unregistered};
 use super::plan::Plan;
 use super::provider::ProviderLoader;
 use super::registry::ProviderRegistry;
@@ -57,6 +57,10 @@ pub(crate) struct Engine {
     /// deployment waits for all of them before it deletes or saves.
     pub in_flight: tokio_util::task::TaskTracker,
     pub failures: Mutex<Vec<StepFailure>>,
+    /// `--continue-on-error`: the resources the deployment went on without (their step failed,
+    /// or they depend on one that did), as Pulumi's `skipped` set. What depends on them is
+    /// skipped, and what they depend on is not deleted.
+    pub continued: Mutex<HashMap<Urn, Unregistered>>,
     /// Mandatory policy violations a preview found (an update fails the resource instead).
     pub policy_failures: Mutex<Vec<String>>,
     plan: Mutex<Plan>,
@@ -117,6 +121,7 @@ impl Engine {
             interrupted: AtomicBool::new(false),
             in_flight: tokio_util::task::TaskTracker::new(),
             failures: Mutex::new(Vec::new()),
+            continued: Mutex::new(HashMap::new()),
             policy_failures: Mutex::new(Vec::new()),
             plan: Mutex::new(plan),
             tally: Mutex::new(Tally::default()),
@@ -192,7 +197,7 @@ impl Engine {
             return false;
         }
         let restricted =
-            !self.options.targets.is_empty() || !self.options.target_replaces.is_empty();
+            self.options.targets.is_constrained() || self.options.target_replaces.is_constrained();
         !restricted
             || self.options.targets.contains(urn)
             || self.options.target_replaces.contains(urn)

@@ -40,6 +40,28 @@ pub fn protected_and_their_dependencies(resources: &[ResourceState]) -> Vec<Urn>
         .collect()
 }
 
+/// Everything the `roots` depend on, transitively, by URN, among `resources` (every copy of a
+/// URN counts): what must stay while they do (Pulumi's `TransitiveDependenciesOf`).
+pub fn transitive_dependencies<'r>(
+    resources: &'r [ResourceState],
+    roots: impl IntoIterator<Item = &'r ResourceState>,
+) -> HashSet<&'r Urn> {
+    let mut by_urn: HashMap<&Urn, Vec<&ResourceState>> = HashMap::new();
+    for resource in resources {
+        by_urn.entry(&resource.urn).or_default().push(resource);
+    }
+    let mut reached: HashSet<&Urn> = HashSet::new();
+    let mut stack: Vec<&ResourceState> = roots.into_iter().collect();
+    while let Some(resource) = stack.pop() {
+        for dependency in dependencies_of(resource) {
+            if reached.insert(dependency) {
+                stack.extend(by_urn.get(dependency).into_iter().flatten());
+            }
+        }
+    }
+    reached
+}
+
 /// A graph over a list of resources; an edge runs from a dependency to its dependent.
 pub struct DependencyGraph {
     graph: DiGraph<usize, ()>,

@@ -32,6 +32,7 @@ pub mod program;
 pub mod provider;
 mod registry;
 mod steps;
+pub mod targets;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -48,6 +49,7 @@ use journal::SnapshotManager;
 use monitor::Monitor;
 use program::Program;
 use provider::ProviderLoader;
+pub use targets::{TargetError, UrnPattern, UrnTargets};
 
 /// What to deploy, and how.
 #[derive(Debug, Clone)]
@@ -58,16 +60,23 @@ pub struct DeploymentOptions {
     pub preview: bool,
     /// Provider operations running at once.
     pub parallel: usize,
-    /// Only these resources are changed (empty: all).
-    pub targets: Vec<Urn>,
+    /// Only these resources are changed (none given: all). Each flag takes URNs and globs
+    /// ([`UrnTargets`]).
+    pub targets: UrnTargets,
     /// These resources are left alone.
-    pub excludes: Vec<Urn>,
+    pub excludes: UrnTargets,
     /// These resources are replaced even without changes.
-    pub replaces: Vec<Urn>,
+    pub replaces: UrnTargets,
     /// Replace these resources, and change nothing else.
-    pub target_replaces: Vec<Urn>,
+    pub target_replaces: UrnTargets,
     /// With `targets`: also act on resources that depend on them (destroy).
     pub target_dependents: bool,
+    /// A failed step does not stop the deployment (Pulumi's `--continue-on-error`): work that
+    /// does not depend on it goes on, what depends on it is skipped, and what it depends on is
+    /// not deleted; the deployment still fails at the end with every failure. Generator errors
+    /// (invalid inputs, mandatory policy violations, a protected replacement) and a failing
+    /// program stop it all the same, as in Pulumi.
+    pub continue_on_error: bool,
     /// Stack configuration, `namespace:key` → value; `<package>:*` configures default providers.
     pub config: IndexMap<String, PropertyValue>,
     /// Policy checks run on every resource's checked inputs.
@@ -137,11 +146,12 @@ impl DeploymentOptions {
             stack: stack.into(),
             preview: false,
             parallel: default_parallelism(),
-            targets: vec![],
-            excludes: vec![],
-            replaces: vec![],
-            target_replaces: vec![],
+            targets: UrnTargets::default(),
+            excludes: UrnTargets::default(),
+            replaces: UrnTargets::default(),
+            target_replaces: UrnTargets::default(),
             target_dependents: false,
+            continue_on_error: false,
             config: IndexMap::new(),
             analyzers: analyzer::Analyzers::default(),
             native_plugins: provider::NativePlugins::ProjectNamed,
@@ -332,7 +342,11 @@ impl Deployment {
         let program_result = program.run(monitor).await;
         self.settle().await;
         self.check_interrupted()?;
-        self.check_failures()?;
+        // Under --continue-on-error a program that finished goes on to its deletions; the
+        // failed steps are reported after them.
+        if !(self.engine.options.continue_on_error && program_result.is_ok()) {
+            self.check_failures()?;
+        }
         program_result.map_err(|e| DeployError::Program(e.message))
     }
 
@@ -372,9 +386,9 @@ impl Deployment {
         let result = async {
             self.engine.refresh_all().await?;
             if self.engine.is_interrupted() {
-                return Err(monitor::MonitorError {
-                    message: DeployError::Interrupted.to_string(),
-                });
+                return Err(monitor::MonitorError::new(
+                    DeployError::Interrupted.to_string(),
+                ));
             }
             self.engine.resolve_pending().await
         }

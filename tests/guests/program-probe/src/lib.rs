@@ -9,6 +9,9 @@
 //! * `require`: requires config `missing`.
 //! * `fail-resource`: `bad` fails to create (after 300 ms) while `good` (independent, 600 ms)
 //!   is under way and succeeds.
+//! * `continue-on-error`: `bad` fails to create at once; `dependent` depends on it; `good`
+//!   takes 300 ms and `after-good`, which depends on it, starts only after the failure.
+//! * `fail-delete`: `stuck` (whose delete fails) depends on `anchor`; `free` is independent.
 //! * `invoke`: exports the result of `probe:index:whoami`.
 //! * `options`: an explicit provider `eu` (region `eu`) used by `direct` and passed to the
 //!   children of component `group`; secret config `apiKey` as an input; structured config
@@ -78,6 +81,30 @@ fn main(ctx: &Context) -> Result<()> {
         }
         "require" => {
             config.require("missing")?;
+        }
+        "continue-on-error" => {
+            let bad = thing("bad", Args::new().set("fail", "create refused on purpose"));
+            let after = |name: &str, on: &cairn_sdk::program::Resource| {
+                custom(
+                    "probe:index:Thing",
+                    name,
+                    Args::new(),
+                    ResourceOptions::new().depends_on(on),
+                )
+            };
+            after("dependent", &bad);
+            let good = thing("good", Args::new().set("sleepMs", 300));
+            after("after-good", &good);
+        }
+        "fail-delete" => {
+            let anchor = thing("anchor", Args::new());
+            custom(
+                "probe:index:Thing",
+                "stuck",
+                Args::new().set("failDelete", "delete refused on purpose"),
+                ResourceOptions::new().depends_on(&anchor),
+            );
+            thing("free", Args::new());
         }
         "fail-resource" => {
             // `good` is under way when `bad` fails, so it completes and is recorded.

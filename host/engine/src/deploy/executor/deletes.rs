@@ -10,7 +10,7 @@ use futures::future::join_all;
 use crate::state::ResourceState;
 use crate::urn::Urn;
 
-use super::super::engine::{Engine, err};
+use super::super::engine::{Engine, err, lock};
 use super::super::events::StepOp;
 use super::super::graph::{self, DependencyGraph};
 use super::super::journal::BaseIndex;
@@ -21,8 +21,36 @@ impl Engine {
     /// Base entries an update must delete once the program has finished: unregistered
     /// resources, copies replaced create-before-delete, and leftovers marked for deletion.
     pub fn update_deletions(&self) -> Vec<BaseIndex> {
-        self.plan()
-            .deletions(self.base(), |urn| self.is_targeted(urn))
+        let mut deletions = self
+            .plan()
+            .deletions(self.base(), |urn| self.is_targeted(urn));
+        let held = self.held_by_continued();
+        deletions.retain(|&i| !held.contains(&self.base().resources[i].urn));
+        deletions
+    }
+
+    /// `--continue-on-error`: what the resources the deployment went on without depend on,
+    /// transitively, in the base snapshot — their recorded states stay, so none of it may be
+    /// deleted (Pulumi's `erroredDeps`; also for skipped resources, whose old states stay too).
+    fn held_by_continued(&self) -> HashSet<Urn> {
+        let continued = lock(&self.continued);
+        if continued.is_empty() {
+            return HashSet::new();
+        }
+        let base = &self.base().resources;
+        let plan = self.plan();
+        // A resource renamed through an alias left its old state under the old URN.
+        let roots = base.iter().filter(|r| {
+            continued.contains_key(&r.urn)
+                || plan
+                    .renamed
+                    .get(&r.urn)
+                    .is_some_and(|new| continued.contains_key(new))
+        });
+        graph::transitive_dependencies(base, roots)
+            .into_iter()
+            .cloned()
+            .collect()
     }
 
     /// Base entries a destroy deletes: all, or the targets (and, with `--target-dependents`,
@@ -32,7 +60,7 @@ impl Engine {
         let base = self.base();
         let options = &self.options;
         let mut chosen: Vec<BaseIndex> = (0..base.resources.len()).collect();
-        if !options.targets.is_empty() {
+        if options.targets.is_constrained() {
             let refs: Vec<&ResourceState> = base.resources.iter().collect();
             let graph = DependencyGraph::new(&refs);
             let targeted: Vec<BaseIndex> = chosen
@@ -108,8 +136,15 @@ impl Engine {
         let refs: Vec<&ResourceState> =
             indices.iter().map(|&i| &self.base().resources[i]).collect();
         let layers = DependencyGraph::new(&refs).delete_antichains();
-        for layer in layers {
+        let mut first_error = None;
+        for mut layer in layers {
             self.ensure_running()?;
+            if self.options.continue_on_error {
+                // What a failed deletion (or a resource the update went on without) depends
+                // on stays.
+                let held = self.held_by_continued();
+                layer.retain(|&local| !held.contains(&self.base().resources[indices[local]].urn));
+            }
             let results = join_all(layer.into_iter().map(|local| {
                 let index = indices[local];
                 let resource = &self.base().resources[index];
@@ -125,10 +160,13 @@ impl Engine {
             }))
             .await;
             if let Some(error) = results.into_iter().find_map(Result::err) {
-                return Err(error);
+                if !self.options.continue_on_error {
+                    return Err(error);
+                }
+                first_error.get_or_insert(error);
             }
         }
-        Ok(())
+        first_error.map_or(Ok(()), Err)
     }
 
     /// Refuses to delete anything when a protected resource is among `indices` (each one is

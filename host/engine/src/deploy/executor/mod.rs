@@ -29,7 +29,7 @@ use super::admission::{accept_read, storable_outputs};
 use super::engine::{Engine, err, lock};
 use super::events::{EngineEvent, StepInfo, StepOp, StepState};
 use super::journal::{Mutation, PendingId};
-use super::monitor::MonitorError;
+use super::monitor::{MonitorError, Unregistered};
 use super::provider::{Provider, ProviderError, ReadRequest, ReadResult};
 use super::steps::secure_outputs;
 
@@ -147,10 +147,9 @@ impl Engine {
                     duration: started.elapsed(),
                 });
                 let failure = self.fail(&urn, info.op, message).await;
-                Err(err(format!(
-                    "{} of {urn} failed: {}",
-                    info.op, failure.message
-                )))
+                let mut error = err(format!("{} of {urn} failed: {}", info.op, failure.message));
+                error.continued = failure.continued;
+                Err(error)
             }
         }
     }
@@ -165,15 +164,40 @@ impl Engine {
         });
     }
 
-    /// Records a failed step, cancels the deployment, and returns the error to report.
+    /// Records a failed step and returns the error to report. The deployment is cancelled,
+    /// unless `--continue-on-error` lets independent work go on (Pulumi's step executor:
+    /// `cancelDueToError`).
     pub async fn fail(&self, urn: &Urn, op: StepOp, message: String) -> MonitorError {
         self.note_failure(urn, op, message.clone());
+        let mut error = err(message);
+        if self.options.continue_on_error {
+            // The program may go on without the resource (Pulumi's `Result.FAIL`).
+            error.continued = Some(Unregistered::Failed);
+        } else {
+            self.cancel().await;
+        }
+        error
+    }
+
+    /// Records a registration the step generator refuses (invalid inputs, a mandatory policy
+    /// violation, a protected replacement) and cancels the deployment: in Pulumi these are
+    /// step generator errors, which stop it even under `--continue-on-error`.
+    pub async fn reject(&self, urn: &Urn, op: StepOp, message: String) -> MonitorError {
+        self.push_failure(urn, op, message.clone());
         self.cancel().await;
         err(message)
     }
 
-    /// Records a failed step for the deployment's result, without cancelling.
+    /// Records a failed step for the deployment's result, without cancelling; under
+    /// `--continue-on-error` the resource is one the deployment goes on without.
     pub fn note_failure(&self, urn: &Urn, op: StepOp, message: String) {
+        if self.options.continue_on_error {
+            lock(&self.continued).insert(urn.clone(), Unregistered::Failed);
+        }
+        self.push_failure(urn, op, message);
+    }
+
+    fn push_failure(&self, urn: &Urn, op: StepOp, message: String) {
         lock(&self.failures).push(StepFailure {
             urn: urn.clone(),
             op,

@@ -219,7 +219,7 @@ impl Engine {
     /// resource the state still holds stays pending until a refresh reads it.
     pub fn settle_pending_after_update(&self) -> Result<(), MonitorError> {
         let pending = &self.base().pending_operations;
-        if pending.is_empty() || !self.options.targets.is_empty() || self.preview() {
+        if pending.is_empty() || self.options.targets.is_constrained() || self.preview() {
             return Ok(());
         }
         let live: HashSet<Urn> = self

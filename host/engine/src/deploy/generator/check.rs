@@ -49,7 +49,7 @@ impl Engine {
         for reason in &reasons {
             self.report_error(urn, reason.clone());
         }
-        Err(self.fail(urn, StepOp::Create, message).await)
+        Err(self.reject(urn, StepOp::Create, message).await)
     }
 
     /// Runs the configured policy packs on a resource (its checked inputs in `resource`):
@@ -144,7 +144,7 @@ impl Engine {
             lock(&self.policy_failures).push(format!("{urn}: {message}"));
             return Ok(remediated);
         }
-        Err(self.fail(urn, StepOp::Create, message).await)
+        Err(self.reject(urn, StepOp::Create, message).await)
     }
 
     /// Runs every pack's stack policies on the stack's resources (their outputs) once the
@@ -229,7 +229,7 @@ impl Engine {
     async fn pack_failed(&self, urn: &Urn, pack: &str, e: &AnalyzerError) -> MonitorError {
         let message = format!("policy pack {pack} failed: {e}");
         self.report_error(urn, message.clone());
-        self.fail(urn, StepOp::Create, message).await
+        self.reject(urn, StepOp::Create, message).await
     }
 }
 

@@ -341,7 +341,7 @@ impl Engine {
                     keys.join(", ")
                 }
             );
-            return Err(self.fail(&urn, StepOp::Replace, message).await);
+            return Err(self.reject(&urn, StepOp::Replace, message).await);
         }
         // Re-check without old inputs so generated defaults are not reused.
         registration.state.inputs = self.check_custom(&registration, PropertyMap::new()).await?;

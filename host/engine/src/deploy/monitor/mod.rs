@@ -46,14 +46,28 @@ pub struct Monitor {
 #[error("{message}")]
 pub struct MonitorError {
     pub message: String,
+    /// Set when `--continue-on-error` lets the deployment go on without this registration
+    /// (Pulumi's `Result` of `RegisterResource`): a program that can tell (as SDKs that report
+    /// results do) carries on without the resource rather than failing.
+    pub continued: Option<Unregistered>,
 }
 
 impl MonitorError {
     pub fn new(message: impl Into<String>) -> MonitorError {
         MonitorError {
             message: message.into(),
+            continued: None,
         }
     }
+}
+
+/// How a registration ended when `--continue-on-error` let the deployment go on without it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unregistered {
+    /// Its step failed (Pulumi's `Result.FAIL`).
+    Failed,
+    /// It was not acted on: something it depends on failed or was skipped (`Result.SKIP`).
+    Skipped,
 }
 
 impl Monitor {
@@ -103,9 +117,9 @@ impl Monitor {
         let task = work(self.engine.clone(), self.caller.clone());
         match self.engine.in_flight.spawn(task).await {
             Ok(result) => result,
-            Err(e) => Err(MonitorError {
-                message: format!("the engine failed while handling the request: {e}"),
-            }),
+            Err(e) => Err(MonitorError::new(format!(
+                "the engine failed while handling the request: {e}"
+            ))),
         }
     }
 

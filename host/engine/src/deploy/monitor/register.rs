@@ -6,19 +6,19 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-use crate::state::is_provider_type;
+use crate::state::{ProviderReference, is_provider_type};
 use crate::urn::{ROOT_STACK_TYPE, TypeToken, Urn};
 use crate::value::{PropertyMap, PropertyValue};
 
 use super::super::admission::check_request;
-use super::super::engine::{Engine, err};
-use super::super::events::EngineEvent;
+use super::super::engine::{Engine, err, lock};
+use super::super::events::{EngineEvent, Severity};
 use super::super::generator::providers::ProviderRegistration;
 use super::super::journal::Mutation;
 use super::super::program::{Alias, RegisterResourceRequest, RegisterResourceResponse};
 use super::super::provider::{NativePlugins, provider_type};
-use super::MonitorError;
 use super::scope::Caller;
+use super::{MonitorError, Unregistered};
 
 impl Engine {
     /// Registers the stack's root resource (a component with no provider).
@@ -113,7 +113,8 @@ impl Engine {
     }
 
     /// `RegisterResource`: admits the request (limits, scope, references), then runs the flow
-    /// for what it registers.
+    /// for what it registers — or, under `--continue-on-error`, skips it when something it
+    /// depends on failed.
     pub async fn register_resource(
         self: &Arc<Self>,
         mut request: RegisterResourceRequest,
@@ -163,6 +164,11 @@ impl Engine {
         if let Some(scope) = caller.scope() {
             self.check_in_scope(scope, &urn, parent.as_ref(), &request)?;
         }
+        // Before the references are checked: a failed resource never completes, and what
+        // refers to it is skipped rather than refused.
+        if let Some(dependency) = self.continued_dependency(parent.as_ref(), &request) {
+            return self.skip(&urn, parent.as_ref(), &request, caller, &dependency);
+        }
         self.check_references(&urn, parent.as_ref(), &request)?;
         self.remember_transforms(&urn, own_transforms);
         let dependencies = all_dependencies(&request);
@@ -198,6 +204,70 @@ impl Engine {
             return Box::pin(self.register_component(urn, parent, request, caller)).await;
         }
         Box::pin(self.register_custom(urn, parent, dependencies, request, caller)).await
+    }
+
+    /// Under `--continue-on-error`, the first resource the request depends on (parent,
+    /// `dependsOn`, property dependencies, `deletedWith`, provider) that the deployment went on
+    /// without (Pulumi's `doesStepDependOn`).
+    fn continued_dependency(
+        &self,
+        parent: Option<&Urn>,
+        request: &RegisterResourceRequest,
+    ) -> Option<Urn> {
+        if !self.options.continue_on_error {
+            return None;
+        }
+        let continued = lock(&self.continued);
+        if continued.is_empty() {
+            return None;
+        }
+        let options = &request.options;
+        let providers = options
+            .provider
+            .iter()
+            .chain(options.providers.values())
+            .filter_map(|text| ProviderReference::parse(text).ok())
+            .map(|reference| reference.urn);
+        parent
+            .cloned()
+            .into_iter()
+            .chain(options.depends_on.iter().cloned())
+            .chain(request.property_dependencies.values().flatten().cloned())
+            .chain(options.deleted_with.iter().cloned())
+            .chain(providers)
+            .find(|urn| continued.contains_key(urn))
+    }
+
+    /// Skips a registration that depends on a resource the deployment went on without: nothing
+    /// is done for it (Pulumi's `step.Skip()`), its old state — claimed, so it is not deleted
+    /// as unregistered — stays as it was, and what depends on it is skipped in turn.
+    fn skip(
+        &self,
+        urn: &Urn,
+        parent: Option<&Urn>,
+        request: &RegisterResourceRequest,
+        caller: &Caller,
+        dependency: &Urn,
+    ) -> Result<RegisterResourceResponse, MonitorError> {
+        self.claim_with_aliases(
+            urn,
+            parent,
+            &request.resource_type,
+            &request.name,
+            &request.options.aliases,
+            caller,
+        )?;
+        lock(&self.continued).insert(urn.clone(), Unregistered::Skipped);
+        let message =
+            format!("{urn} was skipped: it depends on {dependency}, which failed or was skipped");
+        self.emit(EngineEvent::Diagnostic {
+            severity: Severity::Info,
+            urn: Some(urn.clone()),
+            message: message.clone(),
+        });
+        let mut error = err(message);
+        error.continued = Some(Unregistered::Skipped);
+        Err(error)
     }
 
     /// Gives every asset and archive in a registration's inputs its SHA-256 `hash`, as Pulumi's

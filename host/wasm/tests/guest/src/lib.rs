@@ -2,7 +2,7 @@
 //! plus `configured` (the last `configure` inputs, or null) and `instance` (a random number
 //! fixed per instance), after acting on optional inputs: `sleepMs` (sleep), `spinMs` (busy
 //! loop), `log` (host log), `print` / `eprint` (stdout / stderr), `panic` (panic with the
-//! text), `fail` (return an error), `env` (read a variable into `envValue`), `http` (GET a URL
+//! text), `fail` (return an error; `failDelete`: `delete` does), `env` (read a variable into `envValue`), `http` (GET a URL
 //! through wasi:http into `httpStatus` / `httpError`). `construct` of `probe:index:Widget`
 //! registers a `probe:index:Thing` child named `<name>-child` and sets outputs; `invoke` of
 //! `probe:index:whoami` returns the identity and configuration.
@@ -125,8 +125,11 @@ impl Provider for Probe {
         Ok(UpdateResult { outputs: r.inputs })
     }
 
-    fn delete(&self, _: DeleteRequest) -> Result<()> {
-        Ok(())
+    fn delete(&self, r: DeleteRequest) -> Result<()> {
+        match r.inputs.get_str("failDelete") {
+            Some(text) => Err(Error::failed(text.to_owned())),
+            None => Ok(()),
+        }
     }
 
     fn construct(&self, r: ConstructRequest) -> Result<ConstructResult> {
