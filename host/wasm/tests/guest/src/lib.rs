@@ -126,7 +126,7 @@ impl Provider for Probe {
     }
 
     fn delete(&self, r: DeleteRequest) -> Result<()> {
-        match r.inputs.get_str("failDelete") {
+        match r.old_inputs.get_str("failDelete") {
             Some(text) => Err(Error::failed(text.to_owned())),
             None => Ok(()),
         }
