@@ -666,12 +666,20 @@ impl CaseRun<'_> {
         }
         let mut args: Vec<&str> = match step.command {
             // As ProgramTest runs them (it previews on its own, above), with every step shown.
-            Command::Up => vec!["up", "--yes", "--skip-preview", "--show-replacement-steps"],
+            Command::Up => vec!["up", "--yes", "--show-replacement-steps"],
             Command::Preview => vec!["preview", "--show-replacement-steps"],
-            Command::Refresh => vec!["refresh", "--yes", "--skip-preview"],
-            Command::Destroy => vec!["destroy", "--yes", "--skip-preview"],
+            Command::Refresh => vec!["refresh", "--yes"],
+            Command::Destroy => vec!["destroy", "--yes"],
             Command::Cairn => vec![],
         };
+        let skips_preview = step.args.iter().any(|a| a == "--skip-preview");
+        if matches!(
+            step.command,
+            Command::Up | Command::Refresh | Command::Destroy
+        ) && !skips_preview
+        {
+            args.push("--skip-preview");
+        }
         args.extend(step.args.iter().map(String::as_str));
         args.extend(["--stack", stack.as_str()]);
         let output = self.cairn(&args)?;
@@ -1107,6 +1115,22 @@ const STATUS_OPS: [(&str, &str); 24] = [
     ("discard", "discard"),
 ];
 
+/// What the status column says of a failed step (`**creating failed**`), and its step.
+const FAILED_OPS: [(&str, &str); 12] = [
+    ("creating replacement", "create-replacement"),
+    ("deleting original", "delete-replaced"),
+    ("reading for replacement", "read-replacement"),
+    ("importing replacement", "import-replacement"),
+    ("creating", "create"),
+    ("updating", "update"),
+    ("deleting", "delete"),
+    ("replacing", "replace"),
+    ("reading", "read"),
+    ("refreshing", "refresh"),
+    ("importing", "import"),
+    ("discarding", "discard"),
+];
+
 /// The symbols before a step line's type (Pulumi's).
 const SYMBOLS: [&str; 10] = ["+", "~", "-", "+-", "++", "--", ">", ">>", "=", "=>"];
 
@@ -1122,16 +1146,33 @@ fn step_lines(text: &str) -> Vec<(String, String)> {
                 _ => return None,
             };
             let name = rest.get(1)?;
-            let status: Vec<&str> = rest[2..]
-                .iter()
-                .take_while(|w| !w.starts_with('(') && !w.starts_with('['))
-                .copied()
-                .collect();
+            let mut status: Vec<&str> = Vec::new();
+            for word in &rest[2..] {
+                // The status ends at the elapsed time, the Info column, or (a failure) its
+                // closing `**`.
+                if word.starts_with('(') || word.starts_with('[') {
+                    break;
+                }
+                status.push(word);
+                if word.ends_with("**") && status.len() > 1 {
+                    break;
+                }
+            }
             let status = status.join(" ");
-            let op = STATUS_OPS
-                .iter()
-                .find(|(words, _)| *words == status)
-                .map(|(_, op)| *op)?;
+            // A failed step reads `**creating failed**`: the step it names still ran.
+            let failed = status
+                .strip_prefix("**")
+                .and_then(|s| s.strip_suffix(" failed**"));
+            let op = match failed {
+                Some(running) => FAILED_OPS
+                    .iter()
+                    .find(|(words, _)| *words == running)
+                    .map(|(_, op)| *op)?,
+                None => STATUS_OPS
+                    .iter()
+                    .find(|(words, _)| *words == status)
+                    .map(|(_, op)| *op)?,
+            };
             Some((op.to_owned(), (*name).to_owned()))
         })
         .collect()
@@ -1244,7 +1285,7 @@ mod runner {
 
     #[test]
     fn step_lines_are_read_in_order() {
-        let text = " +  my:index:R a creating (0.0s)\n +  my:index:R a created (0.1s)\n -- my:index:R b deleted original (0.1s)\n ++ my:index:R b created replacement (0.1s)\n +- my:index:R b replaced (0.2s) [diff: ~value]\n ~  my:index:R c **updating failed**\n    same: 2\n";
+        let text = " +  my:index:R a creating (0.0s)\n +  my:index:R a created (0.1s)\n -- my:index:R b deleted original (0.1s)\n ++ my:index:R b created replacement (0.1s)\n +- my:index:R b replaced (0.2s) [diff: ~value]\n ~  my:index:R c **updating failed** error: boom!\n    same: 2\n";
         assert_eq!(
             step_lines(text),
             [
@@ -1252,6 +1293,7 @@ mod runner {
                 ("delete-replaced".to_owned(), "b".to_owned()),
                 ("create-replacement".to_owned(), "b".to_owned()),
                 ("replace".to_owned(), "b".to_owned()),
+                ("update".to_owned(), "c".to_owned()),
             ]
         );
     }

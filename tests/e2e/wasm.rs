@@ -99,14 +99,14 @@ fn refresh_records_drift_and_destroy_removes_the_file() {
     let sandbox = file_stack(true);
     sandbox.write("site/hello.txt", "changed out of band\n");
     let out = sandbox.ok(&["refresh", "--yes", "--json"]);
-    let drift = out
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .any(|e| {
-            e["type"] == "stepFinished"
-                && e["op"] == "update"
-                && e["urn"].as_str().unwrap().ends_with("::hello")
-        });
+    // Pulumi's engine events: a refresh that found drift ends as an `update`.
+    let drift = crate::support::json_events(&out).iter().any(|e| {
+        let step = &e["resOutputsEvent"]["metadata"];
+        step["op"] == "update"
+            && step["urn"]
+                .as_str()
+                .is_some_and(|urn| urn.ends_with("::hello"))
+    });
     assert!(drift, "refresh must report the drift:\n{out}");
     assert_eq!(hello_outputs(&sandbox)["content"], "changed out of band\n");
 

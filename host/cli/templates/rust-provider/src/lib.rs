@@ -31,7 +31,7 @@ fn outputs(inputs: &PropertyMap) -> PropertyMap {
 impl Provider for Greeter {
     /// Validates the inputs and fills in defaults; failures name the property.
     fn check(&self, r: CheckRequest) -> Result<CheckResult> {
-        let mut checker = Checker::new(r.news);
+        let mut checker = Checker::new(r.inputs);
         checker.required_string("name");
         checker.default("salutation", "Hello");
         if checker.string("salutation").is_some_and(|s| s.trim().is_empty()) {
@@ -41,10 +41,10 @@ impl Provider for Greeter {
     }
 
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
-        let name = r.properties.require_str("name")?;
+        let name = r.inputs.require_str("name")?;
         Ok(CreateResult {
             id: format!("greeting-{name}"),
-            outputs: outputs(&r.properties).into(),
+            outputs: outputs(&r.inputs).into(),
         })
     }
 
@@ -52,19 +52,19 @@ impl Provider for Greeter {
     fn preview_create(&self, r: CreateRequest) -> Result<CreateResult> {
         Ok(CreateResult {
             id: String::new(),
-            outputs: outputs(&r.properties).into(),
+            outputs: outputs(&r.inputs).into(),
         })
     }
 
     fn update(&self, r: UpdateRequest) -> Result<UpdateResult> {
         Ok(UpdateResult {
-            outputs: outputs(&r.news).into(),
+            outputs: outputs(&r.inputs).into(),
         })
     }
 
     fn preview_update(&self, r: UpdateRequest) -> Result<UpdateResult> {
         Ok(UpdateResult {
-            outputs: outputs(&r.news).into(),
+            outputs: outputs(&r.inputs).into(),
         })
     }
 
