@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::support::{
     Sandbox, assert_contains, example_wasm, finished_steps, node_modules, ops_of, outputs, python,
-    repo,
+    repo, test_wasm,
 };
 
 /// The SDK an example program is written with.
@@ -747,5 +747,65 @@ fn an_unhandled_exception_is_told_once() {
             ],
         );
         assert!(!stderr.contains(trace_line), "{stderr}");
+    }
+}
+
+/// `up --continue-on-error` with SDK programs (Pulumi's TestUpContinueOnErrorCreate through
+/// the SDKs' result reporting): the failed registration is answered `FAIL`, its dependent
+/// `SKIP`, the program runs to its end, so independent work and the deletion of what the
+/// program no longer declares still happen; the update still fails, naming the error.
+#[test]
+fn sdk_programs_carry_on_without_a_failed_resource_under_continue_on_error() {
+    for sdk in [Sdk::Python, Sdk::Node] {
+        let (sandbox, _, project) = sdk_project(sdk);
+        match sdk {
+            Sdk::Python => sandbox.write(
+                "__main__.py",
+                "import pulumi\n\
+                 T = \"probe:index:Thing\"\n\
+                 if pulumi.Config().get_bool(\"first\"):\n\
+                 \x20   pulumi.CustomResource(T, \"old\", {})\n\
+                 else:\n\
+                 \x20   bad = pulumi.CustomResource(T, \"bad\", {\"fail\": \"create refused on purpose\"})\n\
+                 \x20   pulumi.CustomResource(T, \"dependent\", {}, pulumi.ResourceOptions(depends_on=[bad]))\n\
+                 \x20   good = pulumi.CustomResource(T, \"good\", {})\n\
+                 \x20   pulumi.CustomResource(T, \"after-good\", {}, pulumi.ResourceOptions(depends_on=[good]))\n\
+                 \x20   pulumi.export(\"good\", good.id)\n",
+            ),
+            Sdk::Node => sandbox.write(
+                "index.js",
+                "const pulumi = require(\"@pulumi/pulumi\");\n\
+                 const T = \"probe:index:Thing\";\n\
+                 if (new pulumi.Config().getBoolean(\"first\")) {\n\
+                 \x20   new pulumi.CustomResource(T, \"old\", {});\n\
+                 } else {\n\
+                 \x20   const bad = new pulumi.CustomResource(T, \"bad\", { fail: \"create refused on purpose\" });\n\
+                 \x20   new pulumi.CustomResource(T, \"dependent\", {}, { dependsOn: [bad] });\n\
+                 \x20   const good = new pulumi.CustomResource(T, \"good\", {});\n\
+                 \x20   new pulumi.CustomResource(T, \"after-good\", {}, { dependsOn: [good] });\n\
+                 \x20   exports.good = good.id;\n\
+                 }\n",
+            ),
+        };
+        sandbox.ok(&["stack", "init", "dev"]);
+        sandbox.ok(&["plugin", "install", test_wasm("probe").to_str().unwrap()]);
+        sandbox.ok(&["config", "set", "first", "true"]);
+        sandbox.ok(&["up", "--yes", "--skip-preview"]);
+        sandbox.ok(&["config", "set", "first", "false"]);
+
+        let err = sandbox.fails(&["up", "--yes", "--skip-preview", "--continue-on-error"]);
+        assert_contains(&err, &["create refused on purpose"]);
+        assert!(
+            !err.contains("resource registration failed") && !err.contains("Traceback"),
+            "the program itself did not fail: {err}"
+        );
+        let state = std::fs::read_to_string(sandbox.state_file(project, "dev")).unwrap();
+        let thing = |name: &str| format!("probe:index:Thing::{name}\"");
+        for present in ["good", "after-good"] {
+            assert!(state.contains(&thing(present)), "{present}: {state}");
+        }
+        for absent in ["bad", "dependent", "old"] {
+            assert!(!state.contains(&thing(absent)), "{absent}: {state}");
+        }
     }
 }

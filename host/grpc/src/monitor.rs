@@ -16,7 +16,7 @@
 //! or version with [`crate::wire`]. Requests are at most [`wire::max_message_bytes`] long.
 
 use cairn_engine::deploy::monitor::GET_RESOURCE;
-use cairn_engine::deploy::monitor::Monitor;
+use cairn_engine::deploy::monitor::{Monitor, MonitorError, Unregistered};
 use cairn_engine::deploy::program::{
     Alias, ProgramCallRequest, ProgramInvokeRequest, ReadResourceRequest, RegisterResourceRequest,
     ResourceOptions,
@@ -606,12 +606,30 @@ impl ResourceMonitor for MonitorService {
         let r = request.into_inner();
         let out = marshal(r.accept_secrets, r.accept_resources);
         let what = describe("RegisterResource", &r.r#type, &r.name);
+        let reports_results = r.supports_result_reporting;
         let register = register_request(r, &self.callbacks).map_err(|e| self.refused(&what, e))?;
-        let response = self
-            .monitor
-            .register_resource(register)
-            .await
-            .map_err(|e| self.failed(e))?;
+        let response = match self.monitor.register_resource(register).await {
+            Ok(response) => response,
+            // Under --continue-on-error, an SDK that reads the result goes on without the
+            // resource (its outputs unknown), as Pulumi's engine answers it.
+            Err(MonitorError {
+                continued: Some(continued),
+                urn: Some(urn),
+                ..
+            }) if reports_results => {
+                let result = match continued {
+                    Unregistered::Failed => rpc::Result::Fail,
+                    Unregistered::Skipped => rpc::Result::Skip,
+                };
+                return Ok(Response::new(rpc::RegisterResourceResponse {
+                    urn: urn.to_string(),
+                    object: Some(prost_types::Struct::default()),
+                    result: result.into(),
+                    ..Default::default()
+                }));
+            }
+            Err(e) => return Err(self.failed(e)),
+        };
         Ok(Response::new(rpc::RegisterResourceResponse {
             urn: response.urn.to_string(),
             id: response.id.unwrap_or_default(),
@@ -630,6 +648,7 @@ impl ResourceMonitor for MonitorService {
                     )
                 })
                 .collect(),
+            result: rpc::Result::Success.into(),
         }))
     }
 

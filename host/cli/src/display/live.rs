@@ -1,10 +1,11 @@
 //! Interactive mode (a TTY): Pulumi's live view. Under the header, a table of the resources
 //! as a tree by parent (Type, Name, Status or Plan, Info) and a progress line are redrawn in
-//! place (carriage return, cursor up, clear below), at most every [`TICK`] (so a fast deployment is not slowed
-//! by its display); elapsed times advance on every tick. The area fits the terminal: lines are
-//! cut to its width, and when there are more rows than lines, the running and failed rows are
-//! kept, then the latest. When the deployment ends, the area is replaced by the whole table
-//! (diagnostic counts in the Info column) and the closing sections.
+//! place (carriage return, cursor up, clear below) by the display's ticker every [`TICK`]
+//! while something changed or runs: an event only updates the rows, so a fast deployment is
+//! not slowed by its display. The area fits the terminal: lines are cut to its width, and
+//! when there are more rows than lines, the running and failed rows are kept, then the
+//! latest. When the deployment ends, the area is replaced by the whole table (diagnostic
+//! counts in the Info column) and the closing sections.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -34,7 +35,6 @@ struct Screen {
     height: usize,
     /// Something changed since the last redraw.
     dirty: bool,
-    last_draw: Option<Instant>,
     started: Instant,
     /// The deployment has started and not yet ended: the area is shown.
     active: bool,
@@ -50,7 +50,6 @@ impl Live {
             width,
             height,
             dirty: false,
-            last_draw: None,
             started: Instant::now(),
             active: false,
         }))
@@ -76,11 +75,9 @@ impl Renderer for Live {
             screen.write(&format!("{table}{text}"));
             return;
         }
+        // The ticker redraws: an event only updates the rows, so the engine's tasks never
+        // wait for a redraw of their own.
         screen.dirty = true;
-        let due = screen.last_draw.is_none_or(|at| at.elapsed() >= TICK);
-        if due {
-            screen.write("");
-        }
     }
 
     fn tick_every(&self) -> Option<Duration> {
@@ -184,7 +181,6 @@ impl Screen {
         };
         self.live_lines = live.len();
         self.dirty = false;
-        self.last_draw = Some(Instant::now());
         let mut out = text.to_owned();
         for line in live {
             out.push_str(&line);

@@ -15,7 +15,7 @@
 //!  +   └─ random:index:RandomPet  pet       created (0.4s)  1 warning
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use cairn_engine::Urn;
@@ -246,11 +246,19 @@ pub(super) fn is_replacement_half(op: StepOp) -> bool {
     )
 }
 
-/// The rows of a deployment, in the order resources were first met.
+/// The rows of a deployment, in the order resources were first met, and the tree they form.
+///
+/// Siblings are kept sorted by URN as rows are placed (a B-tree per parent), so drawing the
+/// tree is one walk, not a sort of every row: the live view redraws ten times a second while
+/// thousands of resources arrive.
 #[derive(Default)]
 pub(super) struct Rows {
     index: HashMap<Urn, usize>,
     rows: Vec<Row>,
+    /// Each row's children by URN (parallel to `rows`).
+    children: Vec<BTreeMap<Urn, usize>>,
+    /// The rows with no parent row, by URN.
+    roots: BTreeMap<Urn, usize>,
     pub show_sames: bool,
     pub show_replacement_steps: bool,
 }
@@ -282,12 +290,35 @@ impl Rows {
         let i = match self.index.get(urn) {
             Some(&i) => i,
             None => {
+                let i = self.rows.len();
                 self.rows.push(Row::new(urn.clone()));
-                self.index.insert(urn.clone(), self.rows.len() - 1);
-                self.rows.len() - 1
+                self.children.push(BTreeMap::new());
+                self.index.insert(urn.clone(), i);
+                self.roots.insert(urn.clone(), i);
+                i
             }
         };
         &mut self.rows[i]
+    }
+
+    /// Hangs row `i` under `parent` (a row, or the top when `None` or not a row), keeping the
+    /// siblings sorted. A parent is placed before its child, and default providers (the only
+    /// parents without a row) never get one, so a child never waits for its parent's row.
+    fn set_parent(&mut self, i: usize, parent: Option<&Urn>) {
+        if self.rows[i].parent.as_ref() == parent {
+            return;
+        }
+        let old = self.rows[i].parent.take();
+        let urn = self.rows[i].urn.clone();
+        match old.as_ref().and_then(|p| self.index.get(p)) {
+            Some(&p) if p != i => self.children[p].remove(&urn),
+            _ => self.roots.remove(&urn),
+        };
+        match parent.and_then(|p| self.index.get(p)) {
+            Some(&p) if p != i => self.children[p].insert(urn, i),
+            _ => self.roots.insert(urn, i),
+        };
+        self.rows[i].parent = parent.cloned();
     }
 
     /// The op a step shows as on its row: replacement halves fold into `replace` unless
@@ -308,9 +339,13 @@ impl Rows {
         {
             self.row(parent);
         }
-        let row = self.row(&step.urn);
-        row.parent = step.parent.clone();
-        row.resource_type = terminal::field(&step.resource_type).into_owned();
+        self.row(&step.urn);
+        let i = self.index[&step.urn];
+        self.set_parent(i, step.parent.as_ref());
+        let row = &mut self.rows[i];
+        if row.resource_type != step.resource_type {
+            row.resource_type = terminal::field(&step.resource_type).into_owned();
+        }
     }
 
     /// A step was planned (a preview) or started.
@@ -454,87 +489,76 @@ impl Rows {
         (running, ended, total)
     }
 
-    /// The rows shown, in tree order (each child under its parent, siblings in the order
-    /// sorted by URN), with their tree prefixes (`├─ `, `│  └─ `). A row is shown if it is noteworthy, is
-    /// the root stack, or has a shown descendant.
+    /// The rows shown, in tree order (each child under its parent, siblings sorted by URN, as
+    /// Pulumi sorts them, so the tree does not depend on the order parallel steps ran in), with
+    /// their tree prefixes (`├─ `, `│  └─ `). A row is shown if it is noteworthy, is the root
+    /// stack, or has a shown descendant.
     pub fn tree(&self) -> Vec<(usize, String)> {
+        const TOP: usize = usize::MAX;
         let n = self.rows.len();
-        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
-        let mut roots = Vec::new();
-        for (i, row) in self.rows.iter().enumerate() {
-            match row.parent.as_ref().and_then(|p| self.index.get(p)) {
-                Some(&p) if p != i => children[p].push(i),
-                _ => roots.push(i),
-            }
-        }
-        // Siblings by URN (type, then name), as Pulumi sorts them: the tree does not depend on
-        // the order parallel steps happened to run in.
-        let by_urn =
-            |a: &usize, b: &usize| self.rows[*a].urn.as_str().cmp(self.rows[*b].urn.as_str());
-        roots.sort_by(by_urn);
-        for kids in &mut children {
-            kids.sort_by(by_urn);
-        }
-        // Shown: noteworthy, the root stack, or an ancestor of one shown (children before
-        // parents, by a post-order walk).
-        let mut shown = vec![false; n];
+        let kids = |i: usize| self.children[i].values().copied();
+        // Pre-order walk from the roots, noting the row each was reached from (`via`).
+        let mut via = vec![None; n];
         let mut order = Vec::with_capacity(n);
-        let mut stack: Vec<(usize, bool)> = roots.iter().rev().map(|&r| (r, false)).collect();
-        let mut visited = vec![false; n];
-        while let Some((i, expanded)) = stack.pop() {
-            if expanded {
-                let row = &self.rows[i];
-                shown[i] = row.noteworthy(self.show_sames)
-                    || (row.urn.qualified_type() == ROOT_STACK_TYPE && row.op.is_some())
-                    || children[i].iter().any(|&c| shown[c]);
+        let mut tops: Vec<usize> = self.roots.values().copied().collect();
+        let mut stack: Vec<(usize, usize)> = tops.iter().rev().map(|&r| (r, TOP)).collect();
+        let mut walk = |stack: &mut Vec<(usize, usize)>, via: &mut Vec<Option<usize>>| {
+            while let Some((i, from)) = stack.pop() {
+                if via[i].is_some() {
+                    continue;
+                }
+                via[i] = Some(from);
                 order.push(i);
-                continue;
+                stack.extend(kids(i).rev().map(|c| (c, i)));
             }
-            if std::mem::replace(&mut visited[i], true) {
-                continue;
-            }
-            stack.push((i, true));
-            for &c in children[i].iter().rev() {
-                stack.push((c, false));
-            }
-        }
+        };
+        walk(&mut stack, &mut via);
         // Rows in a parent cycle (a corrupt state) were never reached: shown at the top.
         for i in 0..n {
-            if !visited[i] {
-                visited[i] = true;
-                shown[i] = self.rows[i].noteworthy(self.show_sames);
-                roots.push(i);
+            if via[i].is_none() {
+                tops.push(i);
+                stack.push((i, TOP));
+                walk(&mut stack, &mut via);
             }
         }
+        // Shown: noteworthy, the root stack, or an ancestor of one shown (children come after
+        // their parent in pre-order, so the reverse meets them first).
+        let mut shown = vec![false; n];
+        for &i in order.iter().rev() {
+            let row = &self.rows[i];
+            shown[i] = shown[i]
+                || row.noteworthy(self.show_sames)
+                || (row.urn.qualified_type() == ROOT_STACK_TYPE && row.op.is_some());
+            if shown[i]
+                && let Some(parent) = via[i].filter(|&p| p != TOP)
+            {
+                shown[parent] = true;
+            }
+        }
+        // The shown rows with their prefixes, each under the row it was reached from.
         let mut out = Vec::new();
-        let mut walk: Vec<(usize, String, bool, bool)> = Vec::new();
-        let top: Vec<usize> = roots.iter().copied().filter(|&r| shown[r]).collect();
-        for (k, &r) in top.iter().enumerate().rev() {
-            walk.push((r, String::new(), k + 1 == top.len(), true));
-        }
-        let mut done = vec![false; n];
+        let top: Vec<usize> = tops.into_iter().filter(|&r| shown[r]).collect();
+        let mut walk: Vec<(usize, String, bool, bool)> = top
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(k, &r)| (r, String::new(), k + 1 == top.len(), true))
+            .collect();
         while let Some((i, indent, last, root)) = walk.pop() {
-            if std::mem::replace(&mut done[i], true) {
-                continue;
-            }
-            let prefix = if root {
-                String::new()
+            let (prefix, below) = if root {
+                (String::new(), String::new())
             } else if last {
-                format!("{indent}└─ ")
+                (format!("{indent}└─ "), format!("{indent}   "))
             } else {
-                format!("{indent}├─ ")
+                (format!("{indent}├─ "), format!("{indent}│  "))
             };
             out.push((i, prefix));
-            let below = if root {
-                String::new()
-            } else if last {
-                format!("{indent}   ")
-            } else {
-                format!("{indent}│  ")
-            };
-            let kids: Vec<usize> = children[i].iter().copied().filter(|&c| shown[c]).collect();
-            for (k, &c) in kids.iter().enumerate().rev() {
-                walk.push((c, below.clone(), k + 1 == kids.len(), false));
+            let mut is_last = true;
+            for c in kids(i).rev() {
+                if shown[c] && via[c] == Some(i) {
+                    walk.push((c, below.clone(), is_last, false));
+                    is_last = false;
+                }
             }
         }
         out
@@ -702,6 +726,88 @@ mod tests {
              -   │  └─ aws:s3:Bucket        logs      deleted (0.0s)\n \
              +   └─ random:index:RandomPet  pet       created (0.0s)"
         );
+    }
+
+    /// The tree as text (prefix, type, name), one line per shown row.
+    fn tree_text(rows: &Rows) -> Vec<String> {
+        rows.tree()
+            .into_iter()
+            .map(|(i, prefix)| {
+                let row = rows.at(i);
+                format!("{prefix}{} {}", row.resource_type, row.urn.name())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_tree_is_the_same_whatever_order_steps_arrive_in() {
+        let stack = urn(ROOT_STACK_TYPE, "proj-dev");
+        let web = urn("my:index:Comp", "web");
+        let db = urn("my:index:Comp", "db");
+        let steps = [
+            step(StepOp::Same, ROOT_STACK_TYPE, "proj-dev"),
+            child(StepOp::Create, "my:index:Comp", "web", &stack),
+            child(StepOp::Create, "my:index:Comp", "db", &stack),
+            child(StepOp::Create, "aws:s3:Bucket", "logs", &web),
+            child(StepOp::Create, "aws:s3:Bucket", "assets", &web),
+            child(StepOp::Create, "aws:rds:Instance", "main", &db),
+            child(StepOp::Create, "aws:s3:Bucket", "backups", &db),
+        ];
+        let expected = [
+            "pulumi:pulumi:Stack proj-dev",
+            "├─ my:index:Comp db",
+            "│  ├─ aws:rds:Instance main",
+            "│  └─ aws:s3:Bucket backups",
+            "└─ my:index:Comp web",
+            "   ├─ aws:s3:Bucket assets",
+            "   └─ aws:s3:Bucket logs",
+        ];
+        for order in [
+            [0, 1, 2, 3, 4, 5, 6],
+            [6, 5, 4, 3, 2, 1, 0],
+            [3, 5, 0, 6, 1, 4, 2],
+            [4, 2, 6, 0, 3, 1, 5],
+        ] {
+            let mut rows = Rows::new(false, false);
+            for k in order {
+                rows.finished(&steps[k], ms(1));
+            }
+            assert_eq!(tree_text(&rows), expected, "arrival order {order:?}");
+        }
+    }
+
+    #[test]
+    fn a_row_moves_when_its_parent_changes() {
+        let stack = urn(ROOT_STACK_TYPE, "proj-dev");
+        let comp = urn("my:index:Comp", "web");
+        let mut rows = Rows::new(false, false);
+        rows.finished(&step(StepOp::Same, ROOT_STACK_TYPE, "proj-dev"), ms(0));
+        // First met as a top-level resource, then reported under a component (an alias).
+        rows.started(&child(StepOp::Create, "aws:s3:Bucket", "logs", &stack));
+        rows.finished(&child(StepOp::Create, "my:index:Comp", "web", &stack), ms(1));
+        rows.finished(&child(StepOp::Create, "aws:s3:Bucket", "logs", &comp), ms(1));
+        assert_eq!(
+            tree_text(&rows),
+            [
+                "pulumi:pulumi:Stack proj-dev",
+                "└─ my:index:Comp web",
+                "   └─ aws:s3:Bucket logs",
+            ]
+        );
+    }
+
+    #[test]
+    fn rows_in_a_parent_cycle_are_still_shown() {
+        // A corrupt state: a is b's parent and b is a's.
+        let a = urn("my:index:Comp", "a");
+        let b = urn("my:index:Comp", "b");
+        let mut rows = Rows::new(false, false);
+        rows.finished(&child(StepOp::Delete, "my:index:Comp", "a", &b), ms(1));
+        rows.finished(&child(StepOp::Delete, "my:index:Comp", "b", &a), ms(1));
+        let text = tree_text(&rows);
+        assert_eq!(text.len(), 2, "{text:?}");
+        assert!(text.iter().any(|l| l.ends_with("Comp a")), "{text:?}");
+        assert!(text.iter().any(|l| l.ends_with("Comp b")), "{text:?}");
     }
 
     #[test]

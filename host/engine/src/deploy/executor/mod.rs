@@ -149,6 +149,7 @@ impl Engine {
                 let failure = self.fail(&urn, info.op, message).await;
                 let mut error = err(format!("{} of {urn} failed: {}", info.op, failure.message));
                 error.continued = failure.continued;
+                error.urn = failure.urn;
                 Err(error)
             }
         }
@@ -173,6 +174,7 @@ impl Engine {
         if self.options.continue_on_error {
             // The program may go on without the resource (Pulumi's `Result.FAIL`).
             error.continued = Some(Unregistered::Failed);
+            error.urn = Some(urn.clone());
         } else {
             self.cancel().await;
         }

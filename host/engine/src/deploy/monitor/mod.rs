@@ -50,6 +50,9 @@ pub struct MonitorError {
     /// (Pulumi's `Result` of `RegisterResource`): a program that can tell (as SDKs that report
     /// results do) carries on without the resource rather than failing.
     pub continued: Option<Unregistered>,
+    /// With `continued`: the URN of the registration gone on without, which a program that
+    /// carries on still refers to.
+    pub urn: Option<Urn>,
 }
 
 impl MonitorError {
@@ -57,6 +60,7 @@ impl MonitorError {
         MonitorError {
             message: message.into(),
             continued: None,
+            urn: None,
         }
     }
 }

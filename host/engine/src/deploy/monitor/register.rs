@@ -267,6 +267,7 @@ impl Engine {
         });
         let mut error = err(message);
         error.continued = Some(Unregistered::Skipped);
+        error.urn = Some(urn.clone());
         Err(error)
     }
 
