@@ -6,22 +6,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{Sandbox, assert_contains, finished_steps, ops_of, outputs, test_wasm};
+use crate::support::{self, Sandbox, assert_contains, finished_steps, ops_of, outputs};
 
-/// A stack `dev` of project `prog` running `program-probe` (mode `parallel`, one thing, no
+/// A stack `dev` of project `prog` running `program-probe` (mode `parallel`, two things, no
 /// sleeping) against the `probe` provider.
 fn probe_stack() -> Sandbox {
-    let sandbox = Sandbox::new("prog");
-    let program = test_wasm("program-probe");
-    sandbox.write(
-        "Pulumi.yaml",
-        &format!(
-            "name: prog\nruntime: wasm\nmain: {}\n",
-            program.to_str().unwrap()
-        ),
-    );
-    sandbox.ok(&["stack", "init", "dev"]);
-    sandbox.ok(&["plugin", "install", test_wasm("probe").to_str().unwrap()]);
+    let sandbox = support::probe_stack("parallel");
     sandbox.ok(&["config", "set", "count", "2"]);
     sandbox.ok(&["config", "set", "sleepMs", "0"]);
     sandbox

@@ -9,8 +9,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::program::probe_stack;
-use crate::support::{Sandbox, assert_contains, assert_no_raw_controls};
+use crate::support::{Sandbox, assert_contains, assert_no_raw_controls, probe_stack};
 
 /// The secret `apiKey` the `options` program passes as an input of `keyed`.
 const API_KEY: &str = "xyz-secret-key-json";

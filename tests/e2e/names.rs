@@ -2,7 +2,7 @@
 //! names on every command that takes one are refused with an error naming the argument and
 //! the rule, and nothing outside (or inside) the Cairn home and the project is touched.
 
-use crate::support::{Sandbox, assert_no_raw_controls, run_clean, test_wasm, tree};
+use crate::support::{Sandbox, assert_no_raw_controls, probe_stack, run_clean, test_wasm, tree};
 
 const PLUGIN_RULE: &str =
     "plugin names are 1 to 128 letters, digits, '-', '_' or '.', starting with a letter or digit";
@@ -276,17 +276,7 @@ fn a_selection_file_naming_no_valid_stack_selects_nothing() {
 
 #[test]
 fn stack_references_name_only_stacks_of_the_backend() {
-    let sandbox = Sandbox::new("prog");
-    sandbox.write(
-        "Pulumi.yaml",
-        &format!(
-            "name: prog\nruntime: wasm\nmain: {}\n",
-            test_wasm("program-probe").to_str().unwrap()
-        ),
-    );
-    sandbox.ok(&["stack", "init", "dev"]);
-    sandbox.ok(&["plugin", "install", test_wasm("probe").to_str().unwrap()]);
-    sandbox.ok(&["config", "set", "mode", "parallel"]);
+    let sandbox = probe_stack("parallel");
     sandbox.ok(&["config", "set", "sleepMs", "0"]);
     sandbox.ok(&["up", "--yes"]);
     // A readable checkpoint outside the backend's stacks: `../dev` would resolve to it.

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::support::{
-    Sandbox, assert_contains, example_wasm, node_modules, python, repo, test_wasm,
+    Sandbox, assert_contains, example_wasm, node_modules, python, quickstart_stack, repo, test_wasm,
 };
 
 fn fixtures() -> PathBuf {
@@ -422,39 +422,9 @@ fn policy_components_run_sandboxed_beside_pulumi_packs() {
     );
 }
 
-/// The quick start (`random` and `file` providers, files written into a granted `out`
-/// directory) under the example pack `site-policies`.
-fn quickstart() -> Sandbox {
-    let sandbox = Sandbox::new("quickstart");
-    sandbox.write(
-        "Pulumi.yaml",
-        &format!(
-            "name: quickstart\nruntime: wasm\nmain: {}\n",
-            example_wasm("quickstart").display()
-        ),
-    );
-    sandbox.ok(&["stack", "init", "dev"]);
-    for provider in ["random", "file"] {
-        sandbox.ok(&[
-            "plugin",
-            "install",
-            example_wasm(provider).to_str().unwrap(),
-        ]);
-    }
-    std::fs::create_dir_all(sandbox.project.join("out")).unwrap();
-    for (path, value) in [
-        ("[\"cairn:grants\"].file.directories[0].host", "./out"),
-        ("[\"cairn:grants\"].file.directories[0].guest", "/work"),
-        ("[\"cairn:grants\"].file.directories[0].write", "true"),
-    ] {
-        sandbox.ok(&["config", "set", "--path", path, value]);
-    }
-    sandbox
-}
-
 #[test]
 fn the_example_pack_guards_a_real_deployment() {
-    let sandbox = quickstart();
+    let sandbox = quickstart_stack();
     let site = example_wasm("site-policies").display().to_string();
     let index = sandbox.project.join("out/site/index.html");
 

@@ -2,43 +2,12 @@
 //! real `cairn` binary (up, no-op up, preview with a diff, update, replace, destroy), parallel
 //! registration, and program errors leaving a usable state.
 
-use std::path::Path;
-
 use serde_json::Value;
 
 use crate::support::{
-    Sandbox, assert_contains, clean_cargo_env, example_wasm, finished_steps, guest_target, ops_of,
-    outputs, repo, test_wasm,
+    Sandbox, assert_contains, clean_cargo_env, example_wasm, finished_steps, grant_out_dir,
+    guest_target, ops_of, outputs, probe_stack, program_stack, repo,
 };
-
-/// A stack `dev` of project `name` whose program is `main`, with `providers` installed.
-fn program_stack(name: &str, main: &Path, providers: &[&Path]) -> Sandbox {
-    let sandbox = Sandbox::new(name);
-    sandbox.write(
-        "Pulumi.yaml",
-        &format!(
-            "name: {name}\nruntime: wasm\nmain: {}\n",
-            main.to_str().unwrap()
-        ),
-    );
-    sandbox.ok(&["stack", "init", "dev"]);
-    for provider in providers {
-        sandbox.ok(&["plugin", "install", provider.to_str().unwrap()]);
-    }
-    sandbox
-}
-
-/// Grants the `file` provider the project's `out` directory as `/work`.
-fn grant_out_dir(sandbox: &Sandbox) {
-    std::fs::create_dir_all(sandbox.project.join("out")).unwrap();
-    for (path, value) in [
-        ("[\"cairn:grants\"].file.directories[0].host", "./out"),
-        ("[\"cairn:grants\"].file.directories[0].guest", "/work"),
-        ("[\"cairn:grants\"].file.directories[0].write", "true"),
-    ] {
-        sandbox.ok(&["config", "set", "--path", path, value]);
-    }
-}
 
 /// `cairn up` with the cargo package as `main`: built for wasm32-wasip2 into the shared guest
 /// target directory (so the test reuses what `example_wasm` built).
@@ -239,13 +208,6 @@ fn up_refresh_recreates_what_was_deleted_out_of_band() {
         std::fs::read_to_string(&marker).unwrap(),
         "written after token.txt\n"
     );
-}
-
-/// A stack running `program-probe` against the `probe` provider, in `mode`.
-pub(crate) fn probe_stack(mode: &str) -> Sandbox {
-    let sandbox = program_stack("prog", &test_wasm("program-probe"), &[&test_wasm("probe")]);
-    sandbox.ok(&["config", "set", "mode", mode]);
-    sandbox
 }
 
 #[test]

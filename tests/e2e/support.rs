@@ -768,3 +768,53 @@ mod secret_scan {
         std::fs::write(dir.join("dev.json"), r#"{"value": "stored-in-plain-text"}"#).unwrap();
     }
 }
+
+/// A stack `dev` of project `name` running the wasm program `main` (a component or a cargo
+/// package), with `providers` installed.
+pub fn program_stack(name: &str, main: &Path, providers: &[&Path]) -> Sandbox {
+    let sandbox = Sandbox::new(name);
+    sandbox.write(
+        "Pulumi.yaml",
+        &format!(
+            "name: {name}\nruntime: wasm\nmain: {}\n",
+            main.to_str().unwrap()
+        ),
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    for provider in providers {
+        sandbox.ok(&["plugin", "install", provider.to_str().unwrap()]);
+    }
+    sandbox
+}
+
+/// A stack `dev` of project `prog` running `program-probe` in `mode` against the `probe`
+/// provider (tests/guests).
+pub fn probe_stack(mode: &str) -> Sandbox {
+    let sandbox = program_stack("prog", &test_wasm("program-probe"), &[&test_wasm("probe")]);
+    sandbox.ok(&["config", "set", "mode", mode]);
+    sandbox
+}
+
+/// Grants the `file` provider the project's `out` directory as `/work`.
+pub fn grant_out_dir(sandbox: &Sandbox) {
+    std::fs::create_dir_all(sandbox.project.join("out")).unwrap();
+    for (path, value) in [
+        ("[\"cairn:grants\"].file.directories[0].host", "./out"),
+        ("[\"cairn:grants\"].file.directories[0].guest", "/work"),
+        ("[\"cairn:grants\"].file.directories[0].write", "true"),
+    ] {
+        sandbox.ok(&["config", "set", "--path", path, value]);
+    }
+}
+
+/// The quick start as built (a `site` component with children, random resources, files
+/// written into the granted `out` directory), in a stack `dev`.
+pub fn quickstart_stack() -> Sandbox {
+    let sandbox = program_stack(
+        "quickstart",
+        &example_wasm("quickstart"),
+        &[&example_wasm("random"), &example_wasm("file")],
+    );
+    grant_out_dir(&sandbox);
+    sandbox
+}

@@ -8,7 +8,7 @@ use std::process::Output;
 use serde_json::Value;
 
 use crate::support::{
-    Sandbox, assert_contains, assert_no_raw_controls, run_clean, test_wasm, tree,
+    Sandbox, assert_contains, assert_no_raw_controls, probe_stack, run_clean, test_wasm, tree,
 };
 
 /// What `program-probe` sends in its `hostile*` modes (tests/guests/program-probe).
@@ -21,22 +21,6 @@ const FIELD: &str =
 const FIRST: &str = r"\x1b[2J\x1b]0;pwned\x07\rX\x08\u{9b}31m\u{85}\u{202e}\x7f\x00";
 /// [`HOSTILE`] as a quoted value (a JSON string literal with every control escaped).
 const QUOTED: &str = r#""\u001b[2J\u001b]0;pwned\u0007\rX\b\u009b31m\u0085\u202e\u007f\u0000\nResources:\n    + 99 created""#;
-
-/// A stack `dev` of project `prog` running `program-probe` in `mode`.
-fn probe_stack(mode: &str) -> Sandbox {
-    let sandbox = Sandbox::new("prog");
-    sandbox.write(
-        "Pulumi.yaml",
-        &format!(
-            "name: prog\nruntime: wasm\nmain: {}\n",
-            test_wasm("program-probe").to_str().unwrap()
-        ),
-    );
-    sandbox.ok(&["stack", "init", "dev"]);
-    sandbox.ok(&["plugin", "install", test_wasm("probe").to_str().unwrap()]);
-    sandbox.ok(&["config", "set", "mode", mode]);
-    sandbox
-}
 
 /// Runs a command that must succeed and print nothing raw; returns its stdout.
 fn clean_ok(sandbox: &Sandbox, args: &[&str]) -> String {

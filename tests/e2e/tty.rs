@@ -13,41 +13,11 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::support::{Sandbox, assert_no_raw_controls, example_wasm, repo, test_wasm};
+use crate::support::{Sandbox, assert_no_raw_controls, probe_stack, quickstart_stack, repo};
 
 /// Terminal size the display is told (`COLUMNS`, `LINES`) and the emulator renders.
 const COLUMNS: u16 = 110;
 const LINES: u16 = 40;
-
-/// The quick start (a `site` component with children, random resources, files written into a
-/// granted directory), in a stack `dev`.
-fn quickstart() -> Sandbox {
-    let sandbox = Sandbox::new("quickstart");
-    sandbox.write(
-        "Pulumi.yaml",
-        &format!(
-            "name: quickstart\nruntime: wasm\nmain: {}\n",
-            example_wasm("quickstart").display()
-        ),
-    );
-    sandbox.ok(&["stack", "init", "dev"]);
-    for provider in ["random", "file"] {
-        sandbox.ok(&[
-            "plugin",
-            "install",
-            example_wasm(provider).to_str().unwrap(),
-        ]);
-    }
-    std::fs::create_dir_all(sandbox.project.join("out")).unwrap();
-    for (path, value) in [
-        ("[\"cairn:grants\"].file.directories[0].host", "./out"),
-        ("[\"cairn:grants\"].file.directories[0].guest", "/work"),
-        ("[\"cairn:grants\"].file.directories[0].write", "true"),
-    ] {
-        sandbox.ok(&["config", "set", "--path", path, value]);
-    }
-    sandbox
-}
 
 /// What a run in the terminal produced: the raw bytes and the exit status.
 struct TtyRun {
@@ -265,7 +235,7 @@ fn from_line<'a>(text: &'a str, from: &str) -> &'a str {
 
 #[test]
 fn tty_up_shows_the_tree_in_colour_and_the_prompt_with_details() {
-    let sandbox = quickstart();
+    let sandbox = quickstart_stack();
     // The prompt: details, then yes.
     let run = in_tty(
         &sandbox,
@@ -330,17 +300,7 @@ fn tty_up_shows_the_tree_in_colour_and_the_prompt_with_details() {
 fn tty_a_failing_resource_is_marked_and_its_hostile_error_told_once_escaped() {
     // `program-probe` in `hostile-fail`: one resource whose create fails with an error full of
     // control characters and a fake line of Cairn's own (tests/guests/program-probe).
-    let sandbox = Sandbox::new("prog");
-    sandbox.write(
-        "Pulumi.yaml",
-        &format!(
-            "name: prog\nruntime: wasm\nmain: {}\n",
-            test_wasm("program-probe").to_str().unwrap()
-        ),
-    );
-    sandbox.ok(&["stack", "init", "dev"]);
-    sandbox.ok(&["plugin", "install", test_wasm("probe").to_str().unwrap()]);
-    sandbox.ok(&["config", "set", "mode", "hostile-fail"]);
+    let sandbox = probe_stack("hostile-fail");
     let run = in_tty(&sandbox, &["up", "--yes", "--skip-preview"], &[], &[]);
     assert!(!run.success);
     assert_no_raw_controls_but_styles(&run.bytes);

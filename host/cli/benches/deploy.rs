@@ -1,15 +1,17 @@
 //! Deployment benchmark: N independent resources with an instant in-process provider, the state
 //! kept in memory (the engine alone), a directory or a PostgreSQL database (Cairn's backends).
 //!
-//! `cargo bench -p cairn-cli --bench deploy [-- [--backend URL]... [--display MODE]... N...]` (default N = 1000
-//! 10000 100000, backend `memory`; `--backend file:///tmp/x --backend postgres://u@h/db` compares
-//! both, phase by phase). Each phase runs in a child process (with its starting state built
-//! directly and, for a backend, stored first, outside the timing) so its peak RSS is its own.
-//! Phases: `preview` with no changes, `up` creating all, `up` with all same, `destroy`.
-//! `--display MODE` (repeatable) runs the phases with Cairn's display receiving the events,
-//! writing to /dev/null: `live` (the terminal view), `plain` (the piped lines), `suppressed`
-//! (`--suppress-progress`); the default, `none`, sends events nowhere (the engine alone). The
-//! display's cost is `live` against `suppressed`.
+//! `cargo bench -p cairn-cli --bench deploy [-- [--backend URL]... [--display MODE]...
+//! [--runs K] N...]` (default N = 1000 10000 100000, backend `memory`; `--backend
+//! file:///tmp/x --backend postgres://u@h/db` compares both, phase by phase). Each phase runs
+//! in a child process (with its starting state built directly and, for a backend, stored
+//! first, outside the timing) so its peak RSS is its own. Phases: `preview` with no changes,
+//! `up` creating all, `up` with all same, `destroy`. `--display MODE` (repeatable) runs the
+//! phases with Cairn's display receiving the events, writing to /dev/null: `live` (the
+//! terminal view), `plain` (the piped lines), `suppressed` (`--suppress-progress`); the
+//! default, `none`, sends events nowhere (the engine alone). The display's cost is `live`
+//! against `suppressed`: `--display suppressed --display live --runs 21` runs each 21 times,
+//! taking turns, prints each one's median run and the median of the run-by-run wall ratios.
 //! Reported: wall time, peak RSS, the bytes handed to the backend (journal lines + checkpoint),
 //! the bytes the backend wrote for them (a directory: bytes passed to `write`, history copy
 //! included; PostgreSQL: the WAL the server generated), and the size of the checkpoint.
@@ -433,11 +435,19 @@ fn main() {
     let mut backends = Vec::new();
     let mut displays = Vec::new();
     let mut sizes = Vec::new();
+    let mut runs = 1;
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
             "--backend" => backends.push(rest.next().expect("--backend URL").clone()),
             "--display" => displays.push(rest.next().expect("--display MODE").clone()),
+            "--runs" => {
+                runs = rest
+                    .next()
+                    .and_then(|k| k.parse::<usize>().ok())
+                    .filter(|k| *k > 0)
+                    .expect("--runs K (K > 0)");
+            }
             other => sizes.push(other.parse::<usize>().expect("N")),
         }
     }
@@ -457,16 +467,53 @@ fn main() {
     for n in sizes {
         for which in ["preview", "create", "same", "destroy"] {
             for url in &backends {
-                for display in &displays {
-                    let status = Command::new(&exe)
-                        .args(["--child", &n.to_string(), which, url])
-                        .env("CAIRN_BENCH_DISPLAY", display)
-                        .status()
-                        .expect("run child");
-                    assert!(
-                        status.success(),
-                        "benchmark {which} for N={n} on {url} ({display}) failed"
-                    );
+                // The displays take turns (A B A B ...), so a drift of the machine's speed
+                // weighs on each alike; each prints its median run.
+                let mut rows: Vec<Vec<(f64, String)>> = vec![Vec::new(); displays.len()];
+                for _ in 0..runs {
+                    for (d, display) in displays.iter().enumerate() {
+                        let output = Command::new(&exe)
+                            .args(["--child", &n.to_string(), which, url])
+                            .env("CAIRN_BENCH_DISPLAY", display)
+                            .output()
+                            .expect("run child");
+                        assert!(
+                            output.status.success(),
+                            "benchmark {which} for N={n} on {url} ({display}) failed: {}",
+                            String::from_utf8_lossy(&output.stderr)
+                        );
+                        let row = String::from_utf8_lossy(&output.stdout)
+                            .trim_end()
+                            .to_owned();
+                        let wall = row
+                            .split('|')
+                            .nth(3)
+                            .and_then(|w| w.trim().parse::<f64>().ok())
+                            .expect("a row with the wall time");
+                        rows[d].push((wall, row));
+                    }
+                }
+                for of_display in &rows {
+                    let mut by_wall: Vec<&(f64, String)> = of_display.iter().collect();
+                    by_wall.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    print_row(&by_wall[by_wall.len() / 2].1);
+                }
+                // Each display against the first, run by run: the median of the wall ratios.
+                for d in 1..displays.len() {
+                    if runs > 1 {
+                        let mut ratios: Vec<f64> = rows[d]
+                            .iter()
+                            .zip(&rows[0])
+                            .map(|(a, b)| a.0 / b.0)
+                            .collect();
+                        ratios.sort_by(f64::total_cmp);
+                        print_row(&format!(
+                            "        {} / {}: wall ratio {:.3} (median of {runs} pairs)",
+                            displays[d],
+                            displays[0],
+                            ratios[ratios.len() / 2]
+                        ));
+                    }
                 }
             }
         }

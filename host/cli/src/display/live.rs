@@ -14,7 +14,7 @@ use cairn_engine::deploy::events::EngineEvent;
 
 use super::format::format_duration;
 use super::plain::{Human, HumanOptions};
-use super::rows::Status;
+use super::rows::{Rows, Status, TreeLine, with_prefixes};
 use super::{Output, Renderer, lock};
 use crate::terminal::Style;
 
@@ -38,6 +38,8 @@ struct Screen {
     started: Instant,
     /// The deployment has started and not yet ended: the area is shown.
     active: bool,
+    /// The tree's lines, kept between redraws for their room.
+    tree: Vec<TreeLine>,
 }
 
 impl Live {
@@ -52,6 +54,7 @@ impl Live {
             dirty: false,
             started: Instant::now(),
             active: false,
+            tree: Vec::new(),
         }))
     }
 }
@@ -143,23 +146,20 @@ impl Screen {
 
     /// The whole table, every shown row, diagnostic counts in the Info column, and a blank
     /// line; nothing if no row is shown.
-    fn final_table(&self) -> String {
+    fn final_table(&mut self) -> String {
         if self.human.options.suppress_progress {
             return String::new();
         }
-        let rows = &self.human.rows;
+        let title = self.status_title();
+        let colors = self.human.options.colors;
+        let rows = &mut self.human.rows;
         let tree = rows.tree();
         if tree.is_empty() {
             return String::new();
         }
+        let lines = with_prefixes(&tree, 0..tree.len());
         let mut out = String::new();
-        for line in rows.table(
-            &tree,
-            Instant::now(),
-            self.human.options.colors,
-            true,
-            self.status_title(),
-        ) {
+        for line in rows.table(&lines, Instant::now(), colors, true, title) {
             out.push_str(&line);
             out.push('\n');
         }
@@ -191,15 +191,19 @@ impl Screen {
 
     /// The live area: the table (as many rows as the terminal has lines for) and the progress
     /// line, each cut to the width.
-    fn live_area(&self) -> Vec<String> {
-        let rows = &self.human.rows;
+    fn live_area(&mut self) -> Vec<String> {
+        let title = self.status_title();
         let colors = self.human.options.colors;
-        let mut tree = rows.tree();
         let room = self.height.saturating_sub(3).max(2);
-        if tree.len() > room {
-            tree = keep_in_view(rows, tree, room);
-        }
-        let mut lines = rows.table(&tree, Instant::now(), colors, false, self.status_title());
+        let rows = &mut self.human.rows;
+        rows.tree_into(&mut self.tree);
+        let picked = if self.tree.len() > room {
+            keep_in_view(rows, &self.tree, room)
+        } else {
+            (0..self.tree.len()).collect()
+        };
+        let lines = with_prefixes(&self.tree, picked);
+        let mut lines = rows.table(&lines, Instant::now(), colors, false, title);
         let (running, ended, total) = rows.progress();
         let mut progress = format!("{ended} of {total} done");
         if running > 0 {
@@ -214,17 +218,18 @@ impl Screen {
     }
 }
 
-/// The `room` rows of `tree` to show: running and failed ones first, then the latest, kept in
-/// tree order.
-fn keep_in_view(
-    rows: &super::rows::Rows,
-    tree: Vec<(usize, String)>,
-    room: usize,
-) -> Vec<(usize, String)> {
+/// The lines of `tree` to show in `room` lines: running and failed rows first, then the
+/// latest, kept in tree order.
+fn keep_in_view(rows: &Rows, tree: &[TreeLine], room: usize) -> Vec<usize> {
     let mut keep = vec![false; tree.len()];
     let mut kept = 0;
-    for (k, (i, _)) in tree.iter().enumerate() {
-        if kept < room && matches!(rows.at(*i).status, Status::Running(_) | Status::Failed(_)) {
+    for (k, line) in tree.iter().enumerate() {
+        if kept < room
+            && matches!(
+                rows.at(line.row).status,
+                Status::Running(_) | Status::Failed(_)
+            )
+        {
             keep[k] = true;
             kept += 1;
         }
@@ -238,10 +243,7 @@ fn keep_in_view(
             kept += 1;
         }
     }
-    tree.into_iter()
-        .zip(keep)
-        .filter_map(|(row, k)| k.then_some(row))
-        .collect()
+    (0..tree.len()).filter(|&k| keep[k]).collect()
 }
 
 /// Cuts `line` to fewer than `width` visible characters, so it cannot wrap (the redraw counts
@@ -321,8 +323,12 @@ mod tests {
                 rows.finished(&s, ms(1));
             }
         }
-        let kept = keep_in_view(&rows, rows.tree(), 3);
-        let names: Vec<&str> = kept.iter().map(|(i, _)| rows.at(*i).urn.name()).collect();
+        let tree = rows.tree();
+        let kept = keep_in_view(&rows, &tree, 3);
+        let names: Vec<&str> = kept
+            .iter()
+            .map(|&k| rows.at(tree[k].row).urn.name())
+            .collect();
         assert_eq!(names, ["r2", "r8", "r9"]);
     }
 }

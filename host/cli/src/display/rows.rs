@@ -15,7 +15,7 @@
 //!  +   └─ random:index:RandomPet  pet       created (0.4s)  1 warning
 //! ```
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use cairn_engine::Urn;
@@ -44,6 +44,8 @@ pub(super) enum Status {
 #[derive(Debug, Clone)]
 pub(super) struct Row {
     pub urn: Urn,
+    /// Whether this is the root stack resource (always shown once it has a step).
+    root_stack: bool,
     /// The type token, made visible.
     pub resource_type: String,
     pub parent: Option<Urn>,
@@ -65,6 +67,7 @@ impl Row {
     fn new(urn: Urn) -> Row {
         Row {
             resource_type: terminal::field(urn.resource_type()).into_owned(),
+            root_stack: urn.qualified_type() == ROOT_STACK_TYPE,
             urn,
             parent: None,
             op: None,
@@ -248,19 +251,118 @@ pub(super) fn is_replacement_half(op: StepOp) -> bool {
 
 /// The rows of a deployment, in the order resources were first met, and the tree they form.
 ///
-/// Siblings are kept sorted by URN as rows are placed (a B-tree per parent), so drawing the
-/// tree is one walk, not a sort of every row: the live view redraws ten times a second while
-/// thousands of resources arrive.
+/// Drawing the tree costs one walk over the rows and no allocation that grows with them: the
+/// live view redraws ten times a second while thousands of resources arrive. Siblings are kept
+/// in lists sorted only when drawn (mostly sorted already: a sort that finds the sorted run
+/// is linear), and the walk's working space is kept between draws.
 #[derive(Default)]
 pub(super) struct Rows {
     index: HashMap<Urn, usize>,
     rows: Vec<Row>,
-    /// Each row's children by URN (parallel to `rows`).
-    children: Vec<BTreeMap<Urn, usize>>,
-    /// The rows with no parent row, by URN.
-    roots: BTreeMap<Urn, usize>,
+    /// Each row's children (parallel to `rows`).
+    children: Vec<Siblings>,
+    /// The rows with no parent row.
+    roots: Siblings,
+    scratch: TreeScratch,
     pub show_sames: bool,
     pub show_replacement_steps: bool,
+}
+
+/// The children of a row (or the rows at the top), sorted by URN when the tree is drawn.
+#[derive(Default)]
+struct Siblings {
+    members: Vec<usize>,
+    sorted: bool,
+}
+
+impl Siblings {
+    fn add(&mut self, i: usize) {
+        self.members.push(i);
+        self.sorted = self.members.len() < 2;
+    }
+
+    fn remove(&mut self, i: usize) {
+        self.members.retain(|&m| m != i);
+    }
+
+    fn sort(&mut self, rows: &[Row]) {
+        if !self.sorted {
+            self.members
+                .sort_by(|a, b| rows[*a].urn.as_str().cmp(rows[*b].urn.as_str()));
+            self.sorted = true;
+        }
+    }
+}
+
+/// The tree walk's working space, kept between draws.
+#[derive(Default)]
+struct TreeScratch {
+    /// The row each row was reached from (`TOP`: a root; `UNSEEN`: not reached yet).
+    via: Vec<usize>,
+    shown: Vec<bool>,
+    /// The rows in pre-order.
+    order: Vec<usize>,
+    stack: Vec<(usize, usize)>,
+    /// The shown walk: (row, its parent's line, whether it is the last shown sibling).
+    walk: Vec<(usize, Option<usize>, bool)>,
+}
+
+const TOP: usize = usize::MAX;
+const UNSEEN: usize = usize::MAX - 1;
+
+/// One shown row of the tree: the row, the line of its parent (`None` at the top), and
+/// whether it is its parent's last shown child (`└─` rather than `├─`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct TreeLine {
+    pub row: usize,
+    parent_line: Option<usize>,
+    last: bool,
+}
+
+/// Walks from the rows on `stack` (each with the row it is reached from) in pre-order,
+/// noting each row's `via` and appending it to `order`; rows already reached are skipped.
+fn pre_order(
+    stack: &mut Vec<(usize, usize)>,
+    via: &mut [usize],
+    order: &mut Vec<usize>,
+    children: &[Siblings],
+) {
+    while let Some((i, from)) = stack.pop() {
+        if via[i] != UNSEEN {
+            continue;
+        }
+        via[i] = from;
+        order.push(i);
+        stack.extend(children[i].members.iter().rev().map(|&c| (c, i)));
+    }
+}
+
+/// The tree prefixes (`├─ `, `│  └─ `) of the lines `picked` of `lines`, with their rows.
+pub(super) fn with_prefixes(
+    lines: &[TreeLine],
+    picked: impl IntoIterator<Item = usize>,
+) -> Vec<(usize, String)> {
+    picked
+        .into_iter()
+        .map(|k| {
+            let line = lines[k];
+            let mut prefix = String::new();
+            if line.parent_line.is_some() {
+                prefix.push_str(if line.last { "└─ " } else { "├─ " });
+                // Each ancestor below the top continues its column unless it was last.
+                let mut up = line.parent_line;
+                while let Some(p) = up {
+                    let ancestor = lines[p];
+                    if ancestor.parent_line.is_none() {
+                        break;
+                    }
+                    prefix.insert_str(0, if ancestor.last { "   " } else { "│  " });
+                    up = ancestor.parent_line;
+                }
+            }
+            (line.row, prefix)
+        })
+        .collect()
 }
 
 /// What a step event did to its row, for the plain mode's lines.
@@ -287,37 +389,39 @@ impl Rows {
 
     /// The row of `urn`, made if new.
     fn row(&mut self, urn: &Urn) -> &mut Row {
-        let i = match self.index.get(urn) {
-            Some(&i) => i,
-            None => {
-                let i = self.rows.len();
-                self.rows.push(Row::new(urn.clone()));
-                self.children.push(BTreeMap::new());
-                self.index.insert(urn.clone(), i);
-                self.roots.insert(urn.clone(), i);
-                i
-            }
-        };
+        let i = self.row_index(urn);
         &mut self.rows[i]
     }
 
-    /// Hangs row `i` under `parent` (a row, or the top when `None` or not a row), keeping the
-    /// siblings sorted. A parent is placed before its child, and default providers (the only
-    /// parents without a row) never get one, so a child never waits for its parent's row.
+    /// The index of `urn`'s row, made (at the top) if new.
+    fn row_index(&mut self, urn: &Urn) -> usize {
+        if let Some(&i) = self.index.get(urn) {
+            return i;
+        }
+        let i = self.rows.len();
+        self.rows.push(Row::new(urn.clone()));
+        self.children.push(Siblings::default());
+        self.index.insert(urn.clone(), i);
+        self.roots.add(i);
+        i
+    }
+
+    /// Hangs row `i` under `parent` (a row, or the top when `None` or not a row). A parent is
+    /// placed before its child, and default providers (the only parents without a row) never
+    /// get one, so a child never waits for its parent's row.
     fn set_parent(&mut self, i: usize, parent: Option<&Urn>) {
         if self.rows[i].parent.as_ref() == parent {
             return;
         }
         let old = self.rows[i].parent.take();
-        let urn = self.rows[i].urn.clone();
         match old.as_ref().and_then(|p| self.index.get(p)) {
-            Some(&p) if p != i => self.children[p].remove(&urn),
-            _ => self.roots.remove(&urn),
-        };
+            Some(&p) if p != i => self.children[p].remove(i),
+            _ => self.roots.remove(i),
+        }
         match parent.and_then(|p| self.index.get(p)) {
-            Some(&p) if p != i => self.children[p].insert(urn, i),
-            _ => self.roots.insert(urn, i),
-        };
+            Some(&p) if p != i => self.children[p].add(i),
+            _ => self.roots.add(i),
+        }
         self.rows[i].parent = parent.cloned();
     }
 
@@ -339,8 +443,7 @@ impl Rows {
         {
             self.row(parent);
         }
-        self.row(&step.urn);
-        let i = self.index[&step.urn];
+        let i = self.row_index(&step.urn);
         self.set_parent(i, step.parent.as_ref());
         let row = &mut self.rows[i];
         if row.resource_type != step.resource_type {
@@ -490,78 +593,89 @@ impl Rows {
     }
 
     /// The rows shown, in tree order (each child under its parent, siblings sorted by URN, as
-    /// Pulumi sorts them, so the tree does not depend on the order parallel steps ran in), with
-    /// their tree prefixes (`├─ `, `│  └─ `). A row is shown if it is noteworthy, is the root
-    /// stack, or has a shown descendant.
-    pub fn tree(&self) -> Vec<(usize, String)> {
-        const TOP: usize = usize::MAX;
-        let n = self.rows.len();
-        let kids = |i: usize| self.children[i].values().copied();
-        // Pre-order walk from the roots, noting the row each was reached from (`via`).
-        let mut via = vec![None; n];
-        let mut order = Vec::with_capacity(n);
-        let mut tops: Vec<usize> = self.roots.values().copied().collect();
-        let mut stack: Vec<(usize, usize)> = tops.iter().rev().map(|&r| (r, TOP)).collect();
-        let mut walk = |stack: &mut Vec<(usize, usize)>, via: &mut Vec<Option<usize>>| {
-            while let Some((i, from)) = stack.pop() {
-                if via[i].is_some() {
-                    continue;
-                }
-                via[i] = Some(from);
-                order.push(i);
-                stack.extend(kids(i).rev().map(|c| (c, i)));
-            }
-        };
-        walk(&mut stack, &mut via);
-        // Rows in a parent cycle (a corrupt state) were never reached: shown at the top.
+    /// Pulumi sorts them, so the tree does not depend on the order parallel steps ran in). A
+    /// row is shown if it is noteworthy, is the root stack, or has a shown descendant.
+    pub fn tree(&mut self) -> Vec<TreeLine> {
+        let mut lines = Vec::new();
+        self.tree_into(&mut lines);
+        lines
+    }
+
+    /// [`Rows::tree`] into `lines` (cleared first), whose room is reused.
+    pub fn tree_into(&mut self, lines: &mut Vec<TreeLine>) {
+        lines.clear();
+        let Rows {
+            rows,
+            children,
+            roots,
+            scratch,
+            show_sames,
+            ..
+        } = self;
+        let n = rows.len();
+        roots.sort(rows);
+        for siblings in children.iter_mut() {
+            siblings.sort(rows);
+        }
+        let TreeScratch {
+            via,
+            shown,
+            order,
+            stack,
+            walk,
+        } = scratch;
+        via.clear();
+        via.resize(n, UNSEEN);
+        order.clear();
+        stack.clear();
+        // Pre-order walk from the roots, noting the row each was reached from; then from the
+        // rows in a parent cycle (a corrupt state), never reached, at the top.
+        stack.extend(roots.members.iter().rev().map(|&r| (r, TOP)));
+        pre_order(stack, via, order, children);
+        let mut cycle_tops = Vec::new();
         for i in 0..n {
-            if via[i].is_none() {
-                tops.push(i);
+            if via[i] == UNSEEN {
+                cycle_tops.push(i);
                 stack.push((i, TOP));
-                walk(&mut stack, &mut via);
+                pre_order(stack, via, order, children);
             }
         }
         // Shown: noteworthy, the root stack, or an ancestor of one shown (children come after
         // their parent in pre-order, so the reverse meets them first).
-        let mut shown = vec![false; n];
+        shown.clear();
+        shown.resize(n, false);
         for &i in order.iter().rev() {
-            let row = &self.rows[i];
-            shown[i] = shown[i]
-                || row.noteworthy(self.show_sames)
-                || (row.urn.qualified_type() == ROOT_STACK_TYPE && row.op.is_some());
-            if shown[i]
-                && let Some(parent) = via[i].filter(|&p| p != TOP)
-            {
-                shown[parent] = true;
+            let row = &rows[i];
+            shown[i] =
+                shown[i] || row.noteworthy(*show_sames) || (row.root_stack && row.op.is_some());
+            if shown[i] && via[i] != TOP {
+                shown[via[i]] = true;
             }
         }
-        // The shown rows with their prefixes, each under the row it was reached from.
-        let mut out = Vec::new();
-        let top: Vec<usize> = tops.into_iter().filter(|&r| shown[r]).collect();
-        let mut walk: Vec<(usize, String, bool, bool)> = top
-            .iter()
-            .enumerate()
-            .rev()
-            .map(|(k, &r)| (r, String::new(), k + 1 == top.len(), true))
-            .collect();
-        while let Some((i, indent, last, root)) = walk.pop() {
-            let (prefix, below) = if root {
-                (String::new(), String::new())
-            } else if last {
-                (format!("{indent}└─ "), format!("{indent}   "))
-            } else {
-                (format!("{indent}├─ "), format!("{indent}│  "))
-            };
-            out.push((i, prefix));
+        // The shown rows in order, each under the row it was reached from.
+        walk.clear();
+        let mut last = true;
+        for &r in roots.members.iter().chain(&cycle_tops).rev() {
+            if shown[r] {
+                walk.push((r, None, last));
+                last = false;
+            }
+        }
+        while let Some((i, parent_line, last)) = walk.pop() {
+            let line = lines.len();
+            lines.push(TreeLine {
+                row: i,
+                parent_line,
+                last,
+            });
             let mut is_last = true;
-            for c in kids(i).rev() {
-                if shown[c] && via[c] == Some(i) {
-                    walk.push((c, below.clone(), is_last, false));
+            for &c in children[i].members.iter().rev() {
+                if shown[c] && via[c] == i {
+                    walk.push((c, Some(line), is_last));
                     is_last = false;
                 }
             }
         }
-        out
     }
 
     pub fn at(&self, i: usize) -> &Row {
@@ -579,10 +693,13 @@ impl Rows {
         counts: bool,
         status_title: &str,
     ) -> Vec<String> {
-        struct Cells {
+        struct Cells<'a> {
             symbol: (String, usize),
-            kind: String,
-            name: String,
+            prefix: &'a str,
+            kind: &'a str,
+            kind_width: usize,
+            name: std::borrow::Cow<'a, str>,
+            name_width: usize,
             status: (String, usize),
             info: (String, usize),
         }
@@ -601,10 +718,14 @@ impl Rows {
                     }
                     _ => (String::new(), 0),
                 };
+                let name = terminal::field(row.urn.name());
                 Cells {
                     symbol,
-                    kind: format!("{prefix}{}", row.resource_type),
-                    name: terminal::field(row.urn.name()).into_owned(),
+                    prefix,
+                    kind: &row.resource_type,
+                    kind_width: prefix.chars().count() + row.resource_type.chars().count(),
+                    name_width: name.chars().count(),
+                    name,
                     status: row.status_text(now, colors),
                     info: row.info_text(counts, colors),
                 }
@@ -618,38 +739,45 @@ impl Rows {
                 .unwrap_or(0)
                 .max(title.chars().count())
         };
-        let type_w = width(&|c| c.kind.chars().count(), "Type");
-        let name_w = width(&|c| c.name.chars().count(), "Name");
+        let type_w = width(&|c| c.kind_width, "Type");
+        let name_w = width(&|c| c.name_width, "Name");
         let status_w = width(&|c| c.status.1, status_title);
-        let column = |title: &str, w: usize| {
-            format!(
-                "{}{}",
-                Style::COLUMN.paint(colors, title),
-                " ".repeat(w - title.chars().count())
-            )
+        let pad = |line: &mut String, n: usize| line.extend(std::iter::repeat_n(' ', n));
+        let column = |line: &mut String, title: &str, w: usize| {
+            line.push_str(&Style::COLUMN.paint(colors, title));
+            pad(line, w - title.chars().count());
         };
         let mut out = Vec::with_capacity(cells.len() + 1);
-        out.push(format!(
-            "     {}  {}  {}  {}",
-            column("Type", type_w),
-            column("Name", name_w),
-            column(status_title, status_w),
-            Style::COLUMN.paint(colors, "Info")
-        ));
+        let mut header = String::from("     ");
+        column(&mut header, "Type", type_w);
+        header.push_str("  ");
+        column(&mut header, "Name", name_w);
+        header.push_str("  ");
+        column(&mut header, status_title, status_w);
+        header.push_str("  ");
+        header.push_str(&Style::COLUMN.paint(colors, "Info"));
+        out.push(header);
         for c in cells {
-            let line = format!(
-                " {}{}  {}{}  {}{}  {}{}  {}",
-                c.symbol.0,
-                " ".repeat(2 - c.symbol.1.min(2)),
-                c.kind,
-                " ".repeat(type_w - c.kind.chars().count()),
-                c.name,
-                " ".repeat(name_w - c.name.chars().count()),
-                c.status.0,
-                " ".repeat(status_w - c.status.1),
-                c.info.0
+            let mut line = String::with_capacity(
+                16 + type_w + name_w + c.symbol.0.len() + c.status.0.len() + c.info.0.len(),
             );
-            out.push(line.trim_end().to_owned());
+            line.push(' ');
+            line.push_str(&c.symbol.0);
+            pad(&mut line, 2 - c.symbol.1.min(2));
+            line.push_str("  ");
+            line.push_str(c.prefix);
+            line.push_str(c.kind);
+            pad(&mut line, type_w - c.kind_width);
+            line.push_str("  ");
+            line.push_str(&c.name);
+            pad(&mut line, name_w - c.name_width);
+            line.push_str("  ");
+            line.push_str(&c.status.0);
+            pad(&mut line, status_w - c.status.1);
+            line.push_str("  ");
+            line.push_str(&c.info.0);
+            line.truncate(line.trim_end().len());
+            out.push(line);
         }
         out
     }
@@ -717,7 +845,8 @@ mod tests {
         let provider = step(StepOp::Create, "pulumi:providers:aws", "default_6_0_0");
         rows.finished(&provider, ms(1));
         let tree = rows.tree();
-        let table = rows.table(&tree, Instant::now(), false, true, "Status");
+        let lines = with_prefixes(&tree, 0..tree.len());
+        let table = rows.table(&lines, Instant::now(), false, true, "Status");
         assert_eq!(
             table.join("\n"),
             "     Type                       Name      Status          Info\n     \
@@ -729,8 +858,9 @@ mod tests {
     }
 
     /// The tree as text (prefix, type, name), one line per shown row.
-    fn tree_text(rows: &Rows) -> Vec<String> {
-        rows.tree()
+    fn tree_text(rows: &mut Rows) -> Vec<String> {
+        let tree = rows.tree();
+        with_prefixes(&tree, 0..tree.len())
             .into_iter()
             .map(|(i, prefix)| {
                 let row = rows.at(i);
@@ -772,7 +902,7 @@ mod tests {
             for k in order {
                 rows.finished(&steps[k], ms(1));
             }
-            assert_eq!(tree_text(&rows), expected, "arrival order {order:?}");
+            assert_eq!(tree_text(&mut rows), expected, "arrival order {order:?}");
         }
     }
 
@@ -784,10 +914,16 @@ mod tests {
         rows.finished(&step(StepOp::Same, ROOT_STACK_TYPE, "proj-dev"), ms(0));
         // First met as a top-level resource, then reported under a component (an alias).
         rows.started(&child(StepOp::Create, "aws:s3:Bucket", "logs", &stack));
-        rows.finished(&child(StepOp::Create, "my:index:Comp", "web", &stack), ms(1));
-        rows.finished(&child(StepOp::Create, "aws:s3:Bucket", "logs", &comp), ms(1));
+        rows.finished(
+            &child(StepOp::Create, "my:index:Comp", "web", &stack),
+            ms(1),
+        );
+        rows.finished(
+            &child(StepOp::Create, "aws:s3:Bucket", "logs", &comp),
+            ms(1),
+        );
         assert_eq!(
-            tree_text(&rows),
+            tree_text(&mut rows),
             [
                 "pulumi:pulumi:Stack proj-dev",
                 "└─ my:index:Comp web",
@@ -804,7 +940,7 @@ mod tests {
         let mut rows = Rows::new(false, false);
         rows.finished(&child(StepOp::Delete, "my:index:Comp", "a", &b), ms(1));
         rows.finished(&child(StepOp::Delete, "my:index:Comp", "b", &a), ms(1));
-        let text = tree_text(&rows);
+        let text = tree_text(&mut rows);
         assert_eq!(text.len(), 2, "{text:?}");
         assert!(text.iter().any(|l| l.ends_with("Comp a")), "{text:?}");
         assert!(text.iter().any(|l| l.ends_with("Comp b")), "{text:?}");
