@@ -36,9 +36,9 @@ pub(super) struct SummaryInfo {
     pub succeeded: bool,
     /// Steps that failed (0 when unknown).
     pub failed_steps: usize,
-    /// Error and warning diagnostics (step failures included).
-    pub errors: usize,
-    pub warnings: usize,
+    /// Resources with an error (a failed step or an error diagnostic; the stack's row holds
+    /// the program's): Pulumi's `N errored`.
+    pub resources_errored: usize,
     pub colors: bool,
 }
 
@@ -705,16 +705,9 @@ pub(super) fn format_summary(summary: &SummaryInfo) -> String {
     } else if total == 0 {
         out.push_str("    no changes\n");
     }
-    let counts: Vec<String> = [
-        (summary.errors, "error", "errors", Style::ERROR),
-        (summary.warnings, "warning", "warnings", Style::WARNING),
-    ]
-    .into_iter()
-    .filter(|(n, ..)| *n > 0)
-    .map(|(n, one, many, style)| style.paint(colors, &plural(n, one, many)))
-    .collect();
-    if !counts.is_empty() {
-        let _ = writeln!(out, "    {}", counts.join(", "));
+    if summary.resources_errored > 0 {
+        let errored = format!("{} errored", summary.resources_errored);
+        let _ = writeln!(out, "    {}", Style::ERROR.paint(colors, &errored));
     }
     let _ = writeln!(
         out,
@@ -1099,8 +1092,7 @@ mod tests {
                 duration: ms(1234),
                 succeeded,
                 failed_steps,
-                errors: 0,
-                warnings: 0,
+                resources_errored: 0,
                 colors: false,
             }
         };
@@ -1178,11 +1170,10 @@ mod tests {
             ),
             (
                 SummaryInfo {
-                    errors: 1,
-                    warnings: 2,
+                    resources_errored: 2,
                     ..info(false, &[], 1, false, 1)
                 },
-                "Resources:\n    1 unchanged\n    1 error, 2 warnings\n\nDuration: 1.2s\n\nThe update failed: 1 step failed.\n",
+                "Resources:\n    1 unchanged\n    2 errored\n\nDuration: 1.2s\n\nThe update failed: 1 step failed.\n",
             ),
         ];
         for (summary, expected) in cases {

@@ -23,7 +23,6 @@
 //!     + 1 created
 //!     ~ 1 updated
 //!     2 changes. 4 unchanged
-//!     1 warning
 //!
 //! Duration: 1.6s
 //! ```
@@ -75,8 +74,6 @@ pub(super) struct Human {
     root: Option<Urn>,
     diagnostics: Vec<DiagnosticGroup>,
     diagnostic_index: HashMap<Option<Urn>, usize>,
-    errors: usize,
-    warnings: usize,
     failed_steps: usize,
     stack_outputs: Option<PropertyMap>,
     policies: PolicyReport,
@@ -94,8 +91,6 @@ impl Human {
             root: None,
             diagnostics: Vec::new(),
             diagnostic_index: HashMap::new(),
-            errors: 0,
-            warnings: 0,
             failed_steps: 0,
             stack_outputs: None,
             policies: PolicyReport::default(),
@@ -151,7 +146,6 @@ impl Human {
                 duration,
             } => {
                 self.failed_steps += 1;
-                self.errors += 1;
                 self.add_diagnostic(Some(step.urn.clone()), Severity::Error, error.clone());
                 let change = self.rows.failed(&step, &error, duration);
                 (String::new(), self.changed(change, step.urn))
@@ -163,11 +157,6 @@ impl Human {
             } => {
                 if severity == Severity::Debug || urn.as_ref().is_some_and(is_default_provider) {
                     return (String::new(), None);
-                }
-                match severity {
-                    Severity::Error => self.errors += 1,
-                    Severity::Warning => self.warnings += 1,
-                    _ => {}
                 }
                 let urn = urn.or_else(|| self.root.clone());
                 if let Some(urn) = &urn {
@@ -198,8 +187,7 @@ impl Human {
                     duration,
                     succeeded,
                     failed_steps: self.failed_steps,
-                    errors: self.errors,
-                    warnings: self.warnings,
+                    resources_errored: self.rows.errored(),
                     colors: self.options.colors,
                 };
                 (self.closing(&summary), None)
@@ -398,7 +386,6 @@ Resources:
     +-1 replaced
     - 1 deleted
     4 changes. 1 unchanged
-    1 warning
 
 Duration: 1.2s
 
@@ -495,7 +482,7 @@ Duration: 1.2s
         });
         display.emit(summary_event(false, &[], 0, false));
         drop(display);
-        let expected = " ~  random:index:RandomPet pet updating (Ts) [diff: ~length]\n ~  random:index:RandomPet pet **updating failed** [diff: ~length]; error: quota exceeded\n\nDiagnostics:\n  random:index:RandomPet (pet):\n    error: quota exceeded\n      retry later\n\nResources:\n    no changes\n    1 error\n\nDuration: 1.2s\n\nThe update failed: 1 step failed.\n\n";
+        let expected = " ~  random:index:RandomPet pet updating (Ts) [diff: ~length]\n ~  random:index:RandomPet pet **updating failed** [diff: ~length]; error: quota exceeded\n\nDiagnostics:\n  random:index:RandomPet (pet):\n    error: quota exceeded\n      retry later\n\nResources:\n    no changes\n    1 errored\n\nDuration: 1.2s\n\nThe update failed: 1 step failed.\n\n";
         assert_eq!(timeless(&buf.text()), expected);
         assert_eq!(buf.text().matches("retry later").count(), 1);
     }

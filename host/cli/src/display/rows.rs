@@ -572,6 +572,11 @@ impl Rows {
         row.last_message = Some(first_line(&format!("{prefix}{message}")));
     }
 
+    /// How many resources have an error (a failed step or an error diagnostic).
+    pub fn errored(&self) -> usize {
+        self.rows.iter().filter(|row| row.errors > 0).count()
+    }
+
     /// How many rows are running, and how many have ended (done or failed), of those with a
     /// step.
     pub fn progress(&self) -> (usize, usize, usize) {
