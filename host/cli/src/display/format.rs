@@ -39,6 +39,8 @@ pub(super) struct SummaryInfo {
     /// Resources with an error (a failed step or an error diagnostic; the stack's row holds
     /// the program's): Pulumi's `N errored`.
     pub resources_errored: usize,
+    /// Warning diagnostics.
+    pub warnings: usize,
     pub colors: bool,
 }
 
@@ -705,9 +707,18 @@ pub(super) fn format_summary(summary: &SummaryInfo) -> String {
     } else if total == 0 {
         out.push_str("    no changes\n");
     }
+    // Pulumi's `N errored`, then the warnings told in Diagnostics.
+    let mut counts = Vec::new();
     if summary.resources_errored > 0 {
         let errored = format!("{} errored", summary.resources_errored);
-        let _ = writeln!(out, "    {}", Style::ERROR.paint(colors, &errored));
+        counts.push(Style::ERROR.paint(colors, &errored));
+    }
+    if summary.warnings > 0 {
+        let warnings = plural(summary.warnings, "warning", "warnings");
+        counts.push(Style::WARNING.paint(colors, &warnings));
+    }
+    if !counts.is_empty() {
+        let _ = writeln!(out, "    {}", counts.join(", "));
     }
     let _ = writeln!(
         out,
@@ -1093,6 +1104,7 @@ mod tests {
                 succeeded,
                 failed_steps,
                 resources_errored: 0,
+                warnings: 0,
                 colors: false,
             }
         };
@@ -1171,9 +1183,10 @@ mod tests {
             (
                 SummaryInfo {
                     resources_errored: 2,
+                    warnings: 1,
                     ..info(false, &[], 1, false, 1)
                 },
-                "Resources:\n    1 unchanged\n    2 errored\n\nDuration: 1.2s\n\nThe update failed: 1 step failed.\n",
+                "Resources:\n    1 unchanged\n    2 errored, 1 warning\n\nDuration: 1.2s\n\nThe update failed: 1 step failed.\n",
             ),
         ];
         for (summary, expected) in cases {

@@ -23,6 +23,7 @@
 //!     + 1 created
 //!     ~ 1 updated
 //!     2 changes. 4 unchanged
+//!     1 warning
 //!
 //! Duration: 1.6s
 //! ```
@@ -75,6 +76,7 @@ pub(super) struct Human {
     diagnostics: Vec<DiagnosticGroup>,
     diagnostic_index: HashMap<Option<Urn>, usize>,
     failed_steps: usize,
+    warnings: usize,
     stack_outputs: Option<PropertyMap>,
     policies: PolicyReport,
     /// Steps with changes, for `Changes:` and the prompt's details.
@@ -92,6 +94,7 @@ impl Human {
             diagnostics: Vec::new(),
             diagnostic_index: HashMap::new(),
             failed_steps: 0,
+            warnings: 0,
             stack_outputs: None,
             policies: PolicyReport::default(),
             details: Vec::new(),
@@ -158,6 +161,9 @@ impl Human {
                 if severity == Severity::Debug || urn.as_ref().is_some_and(is_default_provider) {
                     return (String::new(), None);
                 }
+                if severity == Severity::Warning {
+                    self.warnings += 1;
+                }
                 let urn = urn.or_else(|| self.root.clone());
                 if let Some(urn) = &urn {
                     self.rows.diagnostic(urn, severity, &message);
@@ -188,6 +194,7 @@ impl Human {
                     succeeded,
                     failed_steps: self.failed_steps,
                     resources_errored: self.rows.errored(),
+                    warnings: self.warnings,
                     colors: self.options.colors,
                 };
                 (self.closing(&summary), None)
@@ -386,6 +393,7 @@ Resources:
     +-1 replaced
     - 1 deleted
     4 changes. 1 unchanged
+    1 warning
 
 Duration: 1.2s
 
