@@ -12,6 +12,7 @@
 //!   "schema": { "name": "random", "resources": { "random:index:RandomPet": { } } },
 //!   "capabilities": {
 //!     "http": ["api.example.com"],
+//!     "tcp": ["*:5432"],
 //!     "directories": [{ "guest": "/work", "write": true }],
 //!     "env": ["TZ"]
 //!   },
@@ -25,7 +26,9 @@
 //!   the provider overrides [`Provider::get_schema`](crate::Provider::get_schema). Its `name`
 //!   and `version`, when absent, are filled from the manifest's when it is served.
 //! * `capabilities` (all optional): outbound HTTP hosts (`host` or `host:port`, no scheme),
-//!   directories the provider wants mounted (`guest` is the absolute path it will use; `write`
+//!   outbound TCP destinations (`host:port`, where `host` may be `*` for any host and `port`
+//!   may be `*` for any port: a database provider asks for `*:*` and the user grants the one
+//!   server), directories the provider wants mounted (`guest` is the absolute path it will use; `write`
 //!   defaults to false) and environment variables it wants to read. These are *requests*: the
 //!   user's stack configuration decides what is granted.
 //! * `wit`: the WIT package version the component was built against; when absent the SDK's
@@ -66,6 +69,9 @@ pub struct Capabilities {
     /// Outbound HTTP hosts (`host` or `host:port`).
     #[serde(default)]
     pub http: Vec<String>,
+    /// Outbound TCP destinations (`host:port`; `*` for any host or any port).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tcp: Vec<String>,
     #[serde(default)]
     pub directories: Vec<Directory>,
     /// Environment variable names.
@@ -133,6 +139,13 @@ pub fn validate(bytes: &[u8]) -> Result<Manifest, Vec<String>> {
             errors.push(format!("capabilities.http: {host:?} is not a host name"));
         }
     }
+    for destination in &caps.tcp {
+        if !is_tcp_request(destination) {
+            errors.push(format!(
+                "capabilities.tcp: {destination:?} is not HOST:PORT (a host name, an IP address or *; a port or *)"
+            ));
+        }
+    }
     for dir in &caps.directories {
         if !dir.guest.starts_with('/') || dir.guest.split('/').any(|c| c == "..") {
             errors.push(format!(
@@ -179,6 +192,31 @@ pub fn expand(src: &[u8], version: &str) -> Result<Vec<u8>, String> {
 /// ```
 pub fn validate_source(src: &[u8], version: &str) -> Result<Manifest, Vec<String>> {
     validate(&expand(src, version).map_err(|e| vec![e])?)
+}
+
+/// `host:port` with `host` a host name, an IP address (IPv6 in brackets) or `*`, and `port` a
+/// port number or `*` (the host's rule, `cairn-wasm`'s grants, is the one that counts).
+fn is_tcp_request(s: &str) -> bool {
+    let Some((host, port)) = s.rsplit_once(':') else {
+        return false;
+    };
+    let port_ok = port == "*" || port.parse::<u16>().is_ok_and(|p| p > 0);
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .map_or(host, |v6| v6);
+    let host_ok = host == "*"
+        || host.parse::<std::net::IpAddr>().is_ok()
+        || (!host.is_empty()
+            && host.len() <= 253
+            && host.split('.').all(|label| {
+                !label.is_empty()
+                    && label.len() <= 63
+                    && label
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            }));
+    port_ok && host_ok
 }
 
 fn is_package_name(s: &str) -> bool {
@@ -583,6 +621,25 @@ mod tests {
     }
 
     #[test]
+    fn tcp_requests() {
+        for ok in [
+            "db.internal:5432",
+            "*:5432",
+            "*:*",
+            "127.0.0.1:5432",
+            "[::1]:5432",
+            "h:*",
+        ] {
+            assert!(is_tcp_request(ok), "{ok}");
+        }
+        for bad in [
+            "db", "db:", "db:0", "db:70000", "x/y:1", ":5432", "*.x:1", "a b:1",
+        ] {
+            assert!(!is_tcp_request(bad), "{bad}");
+        }
+    }
+
+    #[test]
     fn semver() {
         for ok in [
             "0.0.0",
@@ -604,7 +661,7 @@ mod tests {
     fn validation_reports_every_problem() {
         let bad = br#"{
             "name": "9bad", "version": "1.0", "wit": "0.0.1",
-            "capabilities": {"http": ["https://x/"], "directories": [{"guest": "work"}], "env": ["A=B"]},
+            "capabilities": {"http": ["https://x/"], "tcp": ["db:5432", "x/y:1", "*:0", "[::1]:*"], "directories": [{"guest": "work"}], "env": ["A=B"]},
             "schema": {
                 "name": "other",
                 "resources": {
@@ -620,6 +677,8 @@ mod tests {
             "is not semver",
             "wit \"0.0.1\"",
             "capabilities.http",
+            "capabilities.tcp: \"x/y:1\"",
+            "capabilities.tcp: \"*:0\"",
             "capabilities.directories",
             "capabilities.env",
             "schema.name",

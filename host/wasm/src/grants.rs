@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::manifest::{Manifest, normalize_guest_path, validate_guest_path};
+use crate::tcp::{TcpHost, TcpPattern, TcpPolicy};
 
 /// The stack configuration key grants are read from.
 pub const GRANTS_KEY: &str = "cairn:grants";
@@ -42,6 +43,9 @@ pub struct PackageGrant {
     /// Outbound HTTP hosts: exact names or IP addresses, `*.suffix`, or `*` (any public host),
     /// each optionally with `:port`.
     pub http: Vec<String>,
+    /// Outbound TCP destinations: `host:port`, the host an exact name, an IP address or `*`
+    /// (any public address).
+    pub tcp: Vec<TcpPattern>,
     pub directories: Vec<DirGrant>,
     /// Environment variables: a value given here, or `None` to pass the host's value.
     pub env: Vec<(String, Option<String>)>,
@@ -160,6 +164,13 @@ fn parse_package(at: &str, value: &Value, base_dir: &Path) -> Result<PackageGran
                     grant.http.push(host.to_ascii_lowercase());
                 }
             }
+            "tcp" => {
+                for (i, destination) in strings(&at, value)?.into_iter().enumerate() {
+                    let pattern = TcpPattern::parse_grant(&destination)
+                        .map_err(|reason| error(format!("{at}[{i}]"), reason))?;
+                    grant.tcp.push(pattern);
+                }
+            }
             "directories" => {
                 let Value::Array(items) = value else {
                     return Err(error(
@@ -222,7 +233,7 @@ fn parse_package(at: &str, value: &Value, base_dir: &Path) -> Result<PackageGran
                 return Err(error(
                     &at,
                     format!(
-                        "unknown grant {other:?} (expected http, directories, env, memoryMiB or timeoutSeconds)"
+                        "unknown grant {other:?} (expected http, tcp, directories, env, memoryMiB or timeoutSeconds)"
                     ),
                 ));
             }
@@ -354,7 +365,17 @@ pub(crate) fn validate_host_pattern(pattern: &str) -> Result<(), String> {
         return Ok(());
     }
     let name = host.strip_prefix("*.").unwrap_or(host);
-    let valid = !name.is_empty()
+    if is_host_name(name) {
+        Ok(())
+    } else {
+        Err(EXPECTED.into())
+    }
+}
+
+/// Whether `name` is a DNS host name: dot-separated labels of 1 to 63 letters, digits, `-` or
+/// `_`, at most 253 bytes in all.
+pub(crate) fn is_host_name(name: &str) -> bool {
+    !name.is_empty()
         && name.len() <= 253
         && name.split('.').all(|label| {
             !label.is_empty()
@@ -362,8 +383,7 @@ pub(crate) fn validate_host_pattern(pattern: &str) -> Result<(), String> {
                 && label
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        });
-    if valid { Ok(()) } else { Err(EXPECTED.into()) }
+        })
 }
 
 /// Whether the host part of a pattern matches the (lower-case) `host`.
@@ -408,6 +428,17 @@ fn patterns_overlap(requested: &str, granted: &str) -> bool {
     }
 }
 
+/// Whether some destination is both requested by `request` and granted by `grant` (for the
+/// list of what was requested but not granted; connections are checked one by one).
+fn tcp_overlap(request: &TcpPattern, grant: &TcpPattern) -> bool {
+    let ports = request.port.is_none() || request.port == grant.port;
+    let hosts = match (&request.host, &grant.host) {
+        (TcpHost::Any, _) | (_, TcpHost::Any) => true,
+        (r, g) => r == g,
+    };
+    ports && hosts
+}
+
 /// What a provider actually gets: its manifest's requests intersected with the user's grant.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sandbox {
@@ -418,6 +449,7 @@ pub struct Sandbox {
     /// for a provider, `cairn:program` for a program.
     pub grant_key: String,
     pub http: HttpPolicy,
+    pub tcp: TcpPolicy,
     /// Directories preopened for the guest.
     pub directories: Vec<DirGrant>,
     /// Environment variables the guest sees.
@@ -476,6 +508,7 @@ impl Sandbox {
             version: semver::Version::new(0, 0, 0),
             capabilities: crate::manifest::Capabilities {
                 http: grant.http.clone(),
+                tcp: grant.tcp.iter().map(ToString::to_string).collect(),
                 directories: grant
                     .directories
                     .iter()
@@ -507,6 +540,17 @@ impl Sandbox {
         for host in &requested.http {
             if !grant.http.iter().any(|g| patterns_overlap(host, g)) {
                 not_granted.push(format!("http {host}"));
+            }
+        }
+
+        let tcp_requested: Vec<TcpPattern> = requested
+            .tcp
+            .iter()
+            .filter_map(|r| TcpPattern::parse_request(r).ok())
+            .collect();
+        for request in &tcp_requested {
+            if !grant.tcp.iter().any(|g| tcp_overlap(request, g)) {
+                not_granted.push(format!("tcp {request}"));
             }
         }
 
@@ -579,6 +623,10 @@ impl Sandbox {
                     .map(|h| h.to_ascii_lowercase())
                     .collect(),
                 granted: grant.http.clone(),
+            },
+            tcp: TcpPolicy {
+                requested: tcp_requested,
+                granted: grant.tcp.clone(),
             },
             directories,
             env,
@@ -685,6 +733,18 @@ mod tests {
             (
                 json!({"a": {"http": ["x.com/p"]}}),
                 "cairn:grants.a.http[0]: expected a host name",
+            ),
+            (
+                json!({"a": {"tcp": ["db.internal"]}}),
+                "cairn:grants.a.tcp[0]: no port; expected HOST:PORT",
+            ),
+            (
+                json!({"a": {"tcp": ["127.0.0.1:5432", "*:*"]}}),
+                "cairn:grants.a.tcp[1]: a grant names its port",
+            ),
+            (
+                json!({"a": {"tcp": "127.0.0.1:5432"}}),
+                "cairn:grants.a.tcp: expected an array of strings",
             ),
             (
                 json!({"a": {"directories": [{"guest": "/w"}]}}),
@@ -819,12 +879,17 @@ mod tests {
                 },
             ],
             env: vec!["TZ".into(), "HOME_NOT_GRANTED".into()],
+            tcp: vec!["*:5432".into(), "cache.internal:6379".into()],
         });
         let grant = PackageGrant {
             http: vec![
                 "api.example.com".into(),
                 "*.cdn.test".into(),
                 "granted-only.test".into(),
+            ],
+            tcp: vec![
+                TcpPattern::parse_grant("127.0.0.1:5432").unwrap(),
+                TcpPattern::parse_grant("127.0.0.1:22").unwrap(),
             ],
             directories: vec![
                 DirGrant {
@@ -870,6 +935,8 @@ mod tests {
             HttpDecision::Allow { explicit: false }
         );
         assert_eq!(s.http.decide("asked.test", 443), HttpDecision::NotGranted);
+        assert_eq!(s.tcp.requested.len(), 2);
+        assert_eq!(s.tcp.granted, grant.tcp);
         assert_eq!(
             s.http.decide("granted-only.test", 443),
             HttpDecision::NotRequested
@@ -882,6 +949,7 @@ mod tests {
             s.not_granted,
             [
                 "http asked.test",
+                "tcp cache.internal:6379",
                 "directory /ungranted",
                 "env HOME_NOT_GRANTED"
             ]

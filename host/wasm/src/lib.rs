@@ -21,10 +21,12 @@
 //! | capability  | manifest requests (`capabilities`)  | user grants (`cairn:grants.<pkg>`)               |
 //! |-------------|-------------------------------------|--------------------------------------------------|
 //! | outbound HTTP (`wasi:http`) | `"http": ["api.example.com", "*.example.org"]` | `"http": [...]` — a host must match both lists |
+//! | outbound TCP (`wasi:sockets`) | `"tcp": ["*:*"]` (`*` for any host or any port) | `"tcp": ["127.0.0.1:5432", "db.internal:5432", "*:5432"]` — a port is required; `*` reaches only public addresses |
 //! | directories | `"directories": [{"guest": "/work", "write": true}]` | `"directories": [{"host": "./site", "guest": "/work", "write": true}]` — write only if both say so |
 //! | environment | `"env": ["TZ"]`                     | `"env": ["TZ"]` (host's value) or `{"TZ": "UTC"}` |
 //!
-//! Sockets are never granted; stdin is empty; stdout/stderr are captured into the log. Limits
+//! TCP is connect-only and checked on every address (see [`tcp`]): the host resolves names
+//! itself, UDP, listening and binding are never granted; stdin is empty; stdout/stderr are captured into the log. Limits
 //! come from the grant only: `memoryMiB` (default 256) per instance — which also bounds what
 //! one call may pass to the host — and `timeoutSeconds` (default 300) per call, unless the
 //! request carries its own timeout. Logs are capped per message, per call and per deployment
@@ -51,6 +53,7 @@
 //!   cairn:grants:
 //!     site:                          # the package name
 //!       http: ["api.example.com", "*.cdn.example.org"]
+//!       tcp: ["127.0.0.1:5432"]        # host:port; names resolved by the host
 //!       directories:
 //!         - host: ./public           # relative to the project directory
 //!           guest: /work             # the path the provider sees
@@ -130,6 +133,7 @@ pub mod provider;
 pub mod runtime;
 pub mod state;
 pub mod store;
+pub mod tcp;
 
 pub use error::WasmError;
 pub use grants::{DirGrant, GRANTS_KEY, Grants, GrantsError, PROGRAM_KEY, PackageGrant, Sandbox};
@@ -142,3 +146,4 @@ pub use provider::{Method, PoolStats, WasmProvider};
 pub use runtime::{CompileStats, RuntimeOptions, WasmRuntime};
 pub use state::{DEPLOYMENT_LOG_LIMIT, InstanceState, LOG_LIMIT, OUTPUT_LIMIT, RECORD_OVERHEAD};
 pub use store::{Inspection, Installed, PluginStore, SchemaSummary};
+pub use tcp::{TcpHost, TcpPattern, TcpPolicy};

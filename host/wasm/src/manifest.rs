@@ -8,6 +8,7 @@
 //!   "schema": { "name": "random", "resources": { … }, "functions": { … } },
 //!   "capabilities": {
 //!     "http": ["api.example.com", "*.example.org"],
+//!     "tcp": ["*:5432"],
 //!     "directories": [{ "guest": "/work", "write": true }],
 //!     "env": ["TZ"]
 //!   },
@@ -52,6 +53,10 @@ pub struct Capabilities {
     /// Outbound HTTP hosts (exact host names or `*.suffix`), reached through `wasi:http`.
     #[serde(default)]
     pub http: Vec<String>,
+    /// Outbound TCP destinations (`host:port`; `*` for any host or any port), reached through
+    /// `wasi:sockets`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tcp: Vec<String>,
     /// Directories the provider wants to see, by guest path.
     #[serde(default)]
     pub directories: Vec<DirRequest>,
@@ -173,6 +178,14 @@ impl Manifest {
         for host in &capabilities.http {
             crate::grants::validate_host_pattern(host)
                 .map_err(|reason| bad("capabilities", format!("http host {host:?}: {reason}")))?;
+        }
+        for destination in &capabilities.tcp {
+            crate::tcp::TcpPattern::parse_request(destination).map_err(|reason| {
+                bad(
+                    "capabilities",
+                    format!("tcp destination {destination:?}: {reason}"),
+                )
+            })?;
         }
         let wit = raw.wit.ok_or_else(|| bad("wit", "missing".into()))?;
         let wit_version = semver::Version::parse(&wit)

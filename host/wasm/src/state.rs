@@ -1,6 +1,6 @@
 //! The per-instance store state and every host API a provider can import: `cairn:deploy/host`
 //! and `engine`, WASI (filesystem, environment, clocks, random, stdio), `wasi:http` behind an
-//! allow-list, and `wasi:sockets` denied.
+//! allow-list, and `wasi:sockets` limited to granted outbound TCP.
 //!
 //! # What the guest gets
 //!
@@ -17,8 +17,11 @@
 //!   deployment. Each record costs its length plus [`RECORD_OVERHEAD`], so a flood of empty
 //!   messages is bounded too. What is over a limit is dropped, and a note at the end of the
 //!   call says how many messages and bytes were dropped and which limit applied.
-//! * **Sockets**: none. Creating a TCP or UDP socket or resolving a name fails with
-//!   `access-denied` and is recorded as a violation.
+//! * **Sockets**: outbound TCP to granted destinations only, see [`crate::tcp`]: names are
+//!   resolved by the host (and only names a grant could use), every connect is checked on its
+//!   address, at most [`crate::tcp::MAX_TCP_SOCKETS`] sockets are open at once; binding,
+//!   listening and UDP are refused. Without a `tcp` grant, creating a TCP socket or resolving a
+//!   name fails with `access-denied`. Refusals are recorded as violations.
 //! * **HTTP** (`wasi:http/outgoing-handler`): see [`crate::http`]: allow-listed hosts only,
 //!   resolved once, every address checked (unless the exact host is granted), the connection
 //!   made to exactly a checked address; refusals are recorded as violations.
@@ -29,6 +32,7 @@
 //! A recorded violation fails the call even if the guest carried on (see [`crate::provider`]).
 
 use std::collections::VecDeque;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -53,6 +57,7 @@ use crate::grants::Sandbox;
 use crate::log::{LogRecord, LogSink, LogSource};
 use crate::program::ProgramSession;
 use crate::program_bindings::ProgramWorld;
+use crate::tcp::{MAX_TCP_SOCKETS, TcpGuard};
 
 /// Bytes a guest may write to stdout and to stderr in one call.
 pub const OUTPUT_LIMIT: usize = 1024 * 1024;
@@ -130,16 +135,17 @@ pub(crate) fn policy_linker(engine: &Engine) -> wasmtime::Result<Linker<Instance
     Ok(linker)
 }
 
-/// WASI and wasi:http for any guest, with sockets denied.
+/// WASI and wasi:http for any guest, with sockets limited to what [`crate::tcp`] allows.
 fn sandboxed_linker(engine: &Engine) -> wasmtime::Result<Linker<InstanceState>> {
     let mut linker = Linker::<InstanceState>::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-    // Replace socket creation and name lookup with versions that record the attempt.
+    // Replace socket creation and name lookup with the sandbox's: a cap on TCP sockets, no UDP,
+    // and name lookup by the host for granted names only.
     linker.allow_shadowing(true);
-    tcp_create_socket::add_to_linker::<InstanceState, DenySockets>(&mut linker, |s| Denied(s))?;
-    udp_create_socket::add_to_linker::<InstanceState, DenySockets>(&mut linker, |s| Denied(s))?;
-    ip_name_lookup::add_to_linker::<InstanceState, DenySockets>(&mut linker, |s| Denied(s))?;
+    tcp_create_socket::add_to_linker::<InstanceState, GuardedSockets>(&mut linker, |s| Sockets(s))?;
+    udp_create_socket::add_to_linker::<InstanceState, GuardedSockets>(&mut linker, |s| Sockets(s))?;
+    ip_name_lookup::add_to_linker::<InstanceState, GuardedSockets>(&mut linker, |s| Sockets(s))?;
     linker.allow_shadowing(false);
     Ok(linker)
 }
@@ -582,6 +588,9 @@ pub struct InstanceState {
     http: WasiHttpCtx,
     table: ResourceTable,
     hooks: crate::http::HttpGuard,
+    tcp: Arc<TcpGuard>,
+    /// Table indices of the TCP sockets the guest created (some may have been dropped since).
+    tcp_sockets: Vec<u32>,
     pub(crate) limits: Limits,
     pub(crate) shared: Arc<CallShared>,
     pub(crate) deadline: Arc<Deadline>,
@@ -606,7 +615,21 @@ impl InstanceState {
             budget: budget.clone(),
             call: Mutex::new(CallInfo::default()),
         });
+        let tcp = Arc::new(TcpGuard::new(
+            sandbox.tcp.clone(),
+            shared.clone(),
+            sandbox.is_program(),
+        ));
         let mut builder = WasiCtxBuilder::new();
+        if tcp.policy.enabled() {
+            let check = tcp.clone();
+            builder
+                .allow_tcp(true)
+                .socket_addr_check(move |addr, use_| {
+                    let allowed = check.check(addr, use_);
+                    Box::pin(async move { allowed })
+                });
+        }
         builder
             .stdout(GuestOutput {
                 shared: shared.clone(),
@@ -644,6 +667,8 @@ impl InstanceState {
                 shared: shared.clone(),
                 budget: budget.clone(),
             },
+            tcp,
+            tcp_sockets: Vec::new(),
             limits: Limits {
                 memory_limit: usize::try_from(sandbox.memory_bytes).unwrap_or(usize::MAX),
                 memory_used: 0,
@@ -858,33 +883,37 @@ impl tokio::io::AsyncWrite for GuestOutput {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Sockets: denied, and the attempt recorded.
+// Sockets: outbound TCP as granted (crate::tcp), name lookup by the host, no UDP.
 
-struct DenySockets;
+struct GuardedSockets;
 
-impl HasData for DenySockets {
-    type Data<'a> = Denied<'a>;
+impl HasData for GuardedSockets {
+    type Data<'a> = Sockets<'a>;
 }
 
-struct Denied<'a>(&'a mut InstanceState);
+struct Sockets<'a>(&'a mut InstanceState);
 
-impl Denied<'_> {
+impl Sockets<'_> {
+    /// Records the refusal of `what` when TCP is not granted at all.
     fn deny(&mut self, what: &str) -> SocketError {
+        let grant_key = &self.0.shared.grant_key;
+        let how = if self.0.tcp.program || !self.0.tcp.policy.requested.is_empty() {
+            format!("grant destinations under {grant_key}.tcp")
+        } else {
+            "the provider's manifest requests no TCP destinations under capabilities.tcp".into()
+        };
         self.0.shared.violation(format!(
-            "{what} is not granted (components get no sockets; outbound HTTP goes through wasi:http and {}.http)",
-            self.0.shared.grant_key
+            "{what} is not granted ({how}; outbound HTTP goes through wasi:http and {grant_key}.http)"
         ));
         ErrorCode::AccessDenied.into()
     }
-}
 
-impl Denied<'_> {
     fn view(&mut self) -> wasmtime_wasi::sockets::WasiSocketsCtxView<'_> {
         wasmtime_wasi::sockets::WasiSocketsView::sockets(self.0)
     }
 }
 
-impl network::Host for Denied<'_> {
+impl network::Host for Sockets<'_> {
     fn convert_error_code(&mut self, error: SocketError) -> wasmtime::Result<ErrorCode> {
         network::Host::convert_error_code(&mut self.view(), error)
     }
@@ -897,63 +926,176 @@ impl network::Host for Denied<'_> {
     }
 }
 
-impl network::HostNetwork for Denied<'_> {
+impl network::HostNetwork for Sockets<'_> {
     fn drop(&mut self, this: Resource<Network>) -> wasmtime::Result<()> {
         network::HostNetwork::drop(&mut self.view(), this)
     }
 }
 
-impl tcp_create_socket::Host for Denied<'_> {
+impl tcp_create_socket::Host for Sockets<'_> {
     fn create_tcp_socket(
         &mut self,
-        _family: wasmtime_wasi::p2::bindings::sockets::network::IpAddressFamily,
+        family: wasmtime_wasi::p2::bindings::sockets::network::IpAddressFamily,
     ) -> Result<Resource<TcpSocket>, SocketError> {
-        Err(self.deny("opening a TCP socket"))
+        if !self.0.tcp.policy.enabled() {
+            return Err(self.deny("opening a TCP socket"));
+        }
+        // Forget sockets the guest has dropped: a slot that now holds anything but a TCP
+        // socket was freed (one reused by a new TCP socket is a live socket, counted once).
+        let table = &self.0.table;
+        self.0
+            .tcp_sockets
+            .retain(|rep| table.get(&Resource::<TcpSocket>::new_borrow(*rep)).is_ok());
+        self.0.tcp_sockets.dedup();
+        if self.0.tcp_sockets.len() >= MAX_TCP_SOCKETS {
+            self.0.shared.violation(format!(
+                "opening more than {MAX_TCP_SOCKETS} TCP sockets at once is refused (a fixed limit per instance)"
+            ));
+            return Err(ErrorCode::NewSocketLimit.into());
+        }
+        let socket = tcp_create_socket::Host::create_tcp_socket(&mut self.view(), family)?;
+        if !self.0.tcp_sockets.contains(&socket.rep()) {
+            self.0.tcp_sockets.push(socket.rep());
+        }
+        Ok(socket)
     }
 }
 
-impl udp_create_socket::Host for Denied<'_> {
+impl udp_create_socket::Host for Sockets<'_> {
     async fn create_udp_socket(
         &mut self,
         _family: wasmtime_wasi::p2::bindings::sockets::network::IpAddressFamily,
     ) -> Result<Resource<UdpSocket>, SocketError> {
-        Err(self.deny("opening a UDP socket"))
+        let grant_key = &self.0.shared.grant_key;
+        self.0.shared.violation(format!(
+            "opening a UDP socket is not granted (guests get outbound TCP only, under {grant_key}.tcp)"
+        ));
+        Err(ErrorCode::AccessDenied.into())
     }
 }
 
-impl ip_name_lookup::Host for Denied<'_> {
+/// A name lookup in progress or done: the host's own resource behind the guest's
+/// `resolve-address-stream` handles (this module implements every function of that interface,
+/// so wasmtime's type of the same name is never in the table for it).
+struct Lookup(LookupState);
+
+enum LookupState {
+    Pending(wasmtime_wasi::runtime::AbortOnDropJoinHandle<Result<Vec<IpAddr>, ErrorCode>>),
+    Done(Result<std::vec::IntoIter<IpAddr>, ErrorCode>),
+}
+
+impl Lookup {
+    fn poll(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if let LookupState::Pending(task) = &mut self.0 {
+            let result = std::task::ready!(std::pin::Pin::new(task).poll(cx));
+            self.0 = LookupState::Done(result.map(Vec::into_iter));
+        }
+        std::task::Poll::Ready(())
+    }
+}
+
+#[wasmtime_wasi::async_trait]
+impl Pollable for Lookup {
+    async fn ready(&mut self) {
+        std::future::poll_fn(|cx| self.poll(cx)).await;
+    }
+}
+
+fn lookup_handle(lookup: &Resource<Lookup>) -> Resource<ip_name_lookup::ResolveAddressStream> {
+    Resource::new_own(lookup.rep())
+}
+
+fn lookup_of(
+    stream: &Resource<ip_name_lookup::ResolveAddressStream>,
+    own: bool,
+) -> Resource<Lookup> {
+    if own {
+        Resource::new_own(stream.rep())
+    } else {
+        Resource::new_borrow(stream.rep())
+    }
+}
+
+impl ip_name_lookup::Host for Sockets<'_> {
     fn resolve_addresses(
         &mut self,
-        _network: Resource<Network>,
+        network: Resource<Network>,
         name: String,
     ) -> Result<Resource<ip_name_lookup::ResolveAddressStream>, SocketError> {
-        Err(self.deny(&format!(
-            "resolving {} (wasi:sockets/ip-name-lookup)",
-            crate::convert::quoted(&name)
-        )))
+        // The network handle is the capability to look names up; it must be a real one.
+        self.0.table.get(&network)?;
+        if !self.0.tcp.policy.enabled() {
+            return Err(self.deny(&format!(
+                "resolving {} (wasi:sockets/ip-name-lookup)",
+                crate::convert::quoted(&name)
+            )));
+        }
+        // An address literal resolves to itself; the connect check decides about it.
+        let literal = name
+            .strip_prefix('[')
+            .and_then(|n| n.strip_suffix(']'))
+            .unwrap_or(&name)
+            .parse::<IpAddr>();
+        let state = match literal {
+            Ok(ip) => LookupState::Done(Ok(vec![ip.to_canonical()].into_iter())),
+            Err(_) => {
+                let Some(name) = self.0.tcp.lookup_allowed(&name) else {
+                    return Err(ErrorCode::AccessDenied.into());
+                };
+                let guard = self.0.tcp.clone();
+                LookupState::Pending(wasmtime_wasi::runtime::spawn(async move {
+                    let addrs = tokio::net::lookup_host((name.as_str(), 0))
+                        .await
+                        .map_err(|_| ErrorCode::NameUnresolvable)?;
+                    let mut ips: Vec<IpAddr> = Vec::new();
+                    for ip in addrs.map(|a| a.ip().to_canonical()) {
+                        if !ips.contains(&ip) {
+                            ips.push(ip);
+                        }
+                    }
+                    if guard.record(&name, &ips) {
+                        Ok(ips)
+                    } else {
+                        Err(ErrorCode::AccessDenied)
+                    }
+                }))
+            }
+        };
+        let lookup = self.0.table.push(Lookup(state))?;
+        Ok(lookup_handle(&lookup))
     }
 }
 
-impl ip_name_lookup::HostResolveAddressStream for Denied<'_> {
+impl ip_name_lookup::HostResolveAddressStream for Sockets<'_> {
     fn resolve_next_address(
         &mut self,
         resource: Resource<ip_name_lookup::ResolveAddressStream>,
     ) -> Result<Option<IpAddress>, SocketError> {
-        ip_name_lookup::HostResolveAddressStream::resolve_next_address(&mut self.view(), resource)
+        let lookup = self.0.table.get_mut(&lookup_of(&resource, false))?;
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        if lookup.poll(&mut cx).is_pending() {
+            return Err(ErrorCode::WouldBlock.into());
+        }
+        match &mut lookup.0 {
+            LookupState::Done(Ok(ips)) => Ok(ips.next().map(IpAddress::from)),
+            LookupState::Done(Err(code)) => Err((*code).into()),
+            LookupState::Pending(_) => Err(ErrorCode::WouldBlock.into()),
+        }
     }
 
     fn subscribe(
         &mut self,
         resource: Resource<ip_name_lookup::ResolveAddressStream>,
     ) -> wasmtime::Result<Resource<wasmtime_wasi::p2::DynPollable>> {
-        ip_name_lookup::HostResolveAddressStream::subscribe(&mut self.view(), resource)
+        wasmtime_wasi::p2::subscribe(&mut self.0.table, lookup_of(&resource, false))
     }
 
     fn drop(
         &mut self,
         resource: Resource<ip_name_lookup::ResolveAddressStream>,
     ) -> wasmtime::Result<()> {
-        ip_name_lookup::HostResolveAddressStream::drop(&mut self.view(), resource)
+        self.0.table.delete(lookup_of(&resource, true))?;
+        Ok(())
     }
 }
 

@@ -132,6 +132,7 @@ pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
                     "config": i.schema.config,
                     "capabilities": {
                         "http": i.capabilities.http,
+                        "tcp": i.capabilities.tcp,
                         "directories": i.capabilities.directories.iter().map(|d| json!({"guest": d.guest, "write": d.write})).collect::<Vec<_>>(),
                         "env": i.capabilities.env,
                     },
@@ -153,6 +154,7 @@ pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
                     field(&i.name)
                 );
                 outln!("    http:        {}", list(&i.capabilities.http));
+                outln!("    tcp:         {}", list(&i.capabilities.tcp));
                 let dirs: Vec<String> = i
                     .capabilities
                     .directories

@@ -13,6 +13,9 @@ pub const TARGET: Target = Target {
     seeds,
     dictionary: &[
         "\"http\"",
+        "\"tcp\"",
+        "\"127.0.0.1:5432\"",
+        "\"*:5432\"",
         "\"directories\"",
         "\"env\"",
         "\"memoryMiB\"",
@@ -53,6 +56,12 @@ fn run(data: &[u8]) -> Outcome {
                 assert!(!dir.guest.split('/').any(|c| c == ".." || c == "."));
                 assert!(dir.host.starts_with(base) || dir.host.is_absolute());
             }
+            for destination in &grant.tcp {
+                // A granted destination always names its port, and prints as it parses.
+                assert!(destination.port.is_some(), "{destination}");
+                let again = cairn_wasm::TcpPattern::parse_grant(&destination.to_string());
+                assert_eq!(again.as_ref(), Ok(destination));
+            }
             if let Some(t) = grant.timeout_seconds {
                 assert!(t.is_finite() && t > 0.0, "timeout {t}");
             }
@@ -63,6 +72,7 @@ fn run(data: &[u8]) -> Outcome {
                 schema: Value::Null,
                 capabilities: Capabilities {
                     http: grant.http.clone(),
+                    tcp: grant.tcp.iter().map(ToString::to_string).collect(),
                     directories: grant
                         .directories
                         .iter()
@@ -77,6 +87,7 @@ fn run(data: &[u8]) -> Outcome {
             };
             if let Ok(sandbox) = Sandbox::new(&manifest, &grant) {
                 assert!(sandbox.memory_mib() >= 1);
+                assert_eq!(sandbox.tcp.granted, grant.tcp);
             }
         }
     }

@@ -16,4 +16,5 @@ mod programs;
 mod sandbox;
 mod store;
 mod support;
+mod tcp;
 mod wire;

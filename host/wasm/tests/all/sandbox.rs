@@ -110,8 +110,8 @@ async fn sockets_are_denied_and_named() {
         &err,
         &[
             "hostile-net@0.1.0 create urn:pulumi:test::proj::hostile-net:index:Probe::net:",
-            "opening a TCP socket is not granted (components get no sockets",
-            "resolving \"localhost\"",
+            "opening a TCP socket is not granted (grant destinations under cairn:grants.hostile-net.tcp; outbound HTTP goes through wasi:http",
+            "resolving \"localhost\" (wasi:sockets/ip-name-lookup) is not granted",
         ],
     );
     // Every create of this guest tries the network again; check still works.
