@@ -19,6 +19,7 @@ mod package;
 mod pgserver;
 mod policy;
 mod postgres;
+mod postgresql_provider;
 mod program;
 mod pulumi;
 mod random_sdks;

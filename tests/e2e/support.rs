@@ -521,20 +521,24 @@ pub fn python() -> PathBuf {
 
 /// The Pulumi Python SDK the bridge is tested against, the policy SDK the policy-pack tests run
 /// (`pulumi-policy` pins protobuf 5.29, which pulumi 3.272 accepts; it adds ~4 s to a fresh
-/// venv), and the published `random` package's SDK, whose programs run on the wasm `random`
-/// provider.
-pub const PULUMI_PYTHON: [&str; 3] = [
+/// venv), and the published `random` and `postgresql` packages' SDKs, whose programs run on the
+/// wasm `random` and `postgresql` providers (and the `postgresql` ones on the real plugin, see
+/// postgresql_provider.rs).
+pub const PULUMI_PYTHON: [&str; 4] = [
     "pulumi==3.272.0",
     "pulumi-policy==1.21.0",
     "pulumi-random==4.21.4",
+    "pulumi-postgresql==3.18.2",
 ];
 
-/// The Node.js policy SDK the policy-pack tests run, installed beside `@pulumi/pulumi` in
-/// `target/nodeenv` (~2 s, one package).
-pub const PULUMI_POLICY_NODE: &str = "@pulumi/policy@1.21.0";
+/// The Node.js policy SDK the policy-pack tests run and the published `postgresql` package's
+/// SDK (postgresql_provider.rs), installed beside `@pulumi/pulumi` in `target/nodeenv` (one
+/// `npm install`, ~3 s).
+pub const PULUMI_EXTRA_NODE: [&str; 2] = ["@pulumi/policy@1.21.0", "@pulumi/postgresql@3.18.1"];
 
 /// `node_modules` with the Pulumi Node.js SDK (and `@pulumi/random`) from npm
-/// (`target/nodeenv`), installed on first use from `examples/programs/nodejs/package.json`.
+/// (`target/nodeenv`), installed on first use from `examples/programs/nodejs/package.json`,
+/// with [`PULUMI_EXTRA_NODE`].
 pub fn node_modules() -> PathBuf {
     static READY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     READY
@@ -546,7 +550,7 @@ pub fn node_modules() -> PathBuf {
                 std::fs::read_to_string(repo().join("examples/programs/nodejs/package.json"))
                     .unwrap();
             // A node_modules made for other pins (an older checkout) is brought up to date.
-            let wanted = format!("{package}{PULUMI_POLICY_NODE}");
+            let wanted = format!("{package}{}", PULUMI_EXTRA_NODE.join(" "));
             if std::fs::read_to_string(&ready).ok().as_deref() != Some(wanted.as_str()) {
                 std::fs::create_dir_all(&dir).unwrap();
                 std::fs::write(dir.join("package.json"), &package).unwrap();
@@ -568,13 +572,14 @@ pub fn node_modules() -> PathBuf {
                         "--loglevel=error",
                         "--no-save",
                     ])
-                    .arg(PULUMI_POLICY_NODE)
+                    .args(PULUMI_EXTRA_NODE)
                     .current_dir(&dir)
                     .output()
                     .expect("running npm install");
                 assert!(
                     out.status.success(),
-                    "npm install {PULUMI_POLICY_NODE} failed:\n{}",
+                    "npm install {} failed:\n{}",
+                    PULUMI_EXTRA_NODE.join(" "),
                     String::from_utf8_lossy(&out.stderr)
                 );
                 std::fs::write(&ready, &wanted).unwrap();
