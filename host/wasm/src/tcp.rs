@@ -167,10 +167,10 @@ pub struct TcpPolicy {
 /// Why a connection or lookup is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum TcpRefusal {
-    NotRequested,
-    NotGranted,
+    Unrequested,
+    Ungranted,
     /// Only a `*` grant (on this port) would reach it, and the address is not public.
-    NotPublic(String),
+    NonPublic(String),
 }
 
 impl TcpPolicy {
@@ -186,7 +186,7 @@ impl TcpPolicy {
             .iter()
             .any(|p| p.reaches(addr, resolved, false))
         {
-            return Err(TcpRefusal::NotRequested);
+            return Err(TcpRefusal::Unrequested);
         }
         if self.granted.iter().any(|p| p.reaches(addr, resolved, true)) {
             return Ok(());
@@ -196,18 +196,18 @@ impl TcpPolicy {
             .iter()
             .any(|p| p.host == TcpHost::Any && p.port_matches(addr.port()));
         match crate::http::non_public(addr.ip()) {
-            Some(why) if wildcard_on_port => Err(TcpRefusal::NotPublic(why)),
-            _ => Err(TcpRefusal::NotGranted),
+            Some(why) if wildcard_on_port => Err(TcpRefusal::NonPublic(why)),
+            _ => Err(TcpRefusal::Ungranted),
         }
     }
 
     /// Whether the guest may resolve `name` (lower-case, no trailing dot).
     pub(crate) fn lookup(&self, name: &str) -> Result<(), TcpRefusal> {
         if !self.requested.iter().any(|p| p.may_resolve(name)) {
-            return Err(TcpRefusal::NotRequested);
+            return Err(TcpRefusal::Unrequested);
         }
         if !self.granted.iter().any(|p| p.may_resolve(name)) {
-            return Err(TcpRefusal::NotGranted);
+            return Err(TcpRefusal::Ungranted);
         }
         Ok(())
     }
@@ -309,18 +309,18 @@ impl TcpGuard {
         drop(resolved);
         let grant_key = self.grant_key();
         let message = match refusal {
-            TcpRefusal::NotRequested if self.program => {
+            TcpRefusal::Unrequested if self.program => {
                 format!(
                     "TCP connection to {target} is not granted (grant it under {grant_key}.tcp)"
                 )
             }
-            TcpRefusal::NotRequested => format!(
+            TcpRefusal::Unrequested => format!(
                 "TCP connection to {target} is not granted (the provider's manifest does not request it under capabilities.tcp)"
             ),
-            TcpRefusal::NotGranted => format!(
+            TcpRefusal::Ungranted => format!(
                 "TCP connection to {target} is not granted (grant it under {grant_key}.tcp)"
             ),
-            TcpRefusal::NotPublic(why) => format!(
+            TcpRefusal::NonPublic(why) => format!(
                 "TCP connection to {target} is not granted: {} is {why} (\"*\" reaches only public addresses; grant this host exactly under {grant_key}.tcp)",
                 addr.ip()
             ),
@@ -351,7 +351,7 @@ impl TcpGuard {
             Err(refusal) => refusal,
         };
         self.shared.violation(match refusal {
-            TcpRefusal::NotRequested if !self.program => format!(
+            TcpRefusal::Unrequested if !self.program => format!(
                 "resolving {shown} is not granted (the provider's manifest does not request it under capabilities.tcp)"
             ),
             _ => format!(
@@ -433,33 +433,33 @@ mod tests {
         let p = policy(&["*:*"], &["127.0.0.1:5432", "db.internal:5432", "*:6432"]);
         let cases: &[(&str, Result<(), TcpRefusal>)] = &[
             ("127.0.0.1:5432", Ok(())),
-            ("127.0.0.1:5433", Err(TcpRefusal::NotGranted)),
+            ("127.0.0.1:5433", Err(TcpRefusal::Ungranted)),
             ("10.0.0.5:5432", Ok(())),
-            ("10.0.0.6:5432", Err(TcpRefusal::NotGranted)),
+            ("10.0.0.6:5432", Err(TcpRefusal::Ungranted)),
             ("93.184.216.34:6432", Ok(())),
             // `*` never reaches loopback or private addresses, named or resolved.
             (
                 "127.0.0.1:6432",
-                Err(TcpRefusal::NotPublic(
+                Err(TcpRefusal::NonPublic(
                     "a loopback address (127.0.0.0/8)".into(),
                 )),
             ),
             (
                 "10.0.0.5:6432",
-                Err(TcpRefusal::NotPublic(
+                Err(TcpRefusal::NonPublic(
                     "a private address (10.0.0.0/8)".into(),
                 )),
             ),
             // The IPv4-mapped form of a granted address is another address.
-            ("[::ffff:127.0.0.1]:5432", Err(TcpRefusal::NotGranted)),
-            ("[::1]:5432", Err(TcpRefusal::NotGranted)),
+            ("[::ffff:127.0.0.1]:5432", Err(TcpRefusal::Ungranted)),
+            ("[::1]:5432", Err(TcpRefusal::Ungranted)),
         ];
         for (a, expected) in cases {
             assert_eq!(&p.decide(addr(a), &resolved), expected, "{a}");
         }
         let mapped = p.decide(addr("[::ffff:127.0.0.1]:6432"), &resolved);
         assert!(
-            matches!(mapped, Err(TcpRefusal::NotPublic(_))),
+            matches!(mapped, Err(TcpRefusal::NonPublic(_))),
             "{mapped:?}"
         );
 
@@ -468,17 +468,17 @@ mod tests {
         assert_eq!(p.decide(addr("127.0.0.1:5432"), &resolved), Ok(()));
         assert_eq!(
             p.decide(addr("127.0.0.1:22"), &resolved),
-            Err(TcpRefusal::NotRequested)
+            Err(TcpRefusal::Unrequested)
         );
         let p = policy(&["db.internal:5432"], &["*:5432", "127.0.0.1:5432"]);
         assert_eq!(
             p.decide(addr("127.0.0.1:5432"), &resolved),
-            Err(TcpRefusal::NotRequested)
+            Err(TcpRefusal::Unrequested)
         );
         // ... and `*` in the grant still reaches only public addresses.
         assert!(matches!(
             p.decide(addr("10.0.0.5:5432"), &resolved),
-            Err(TcpRefusal::NotPublic(_))
+            Err(TcpRefusal::NonPublic(_))
         ));
         let p = policy(&["db.internal:5432"], &["db.internal:5432"]);
         assert_eq!(p.decide(addr("10.0.0.5:5432"), &resolved), Ok(()));
@@ -488,10 +488,10 @@ mod tests {
     fn lookups_need_a_grant_that_could_use_the_name() {
         let p = policy(&["*:*"], &["db.internal:5432", "127.0.0.1:5432"]);
         assert_eq!(p.lookup("db.internal"), Ok(()));
-        assert_eq!(p.lookup("other.internal"), Err(TcpRefusal::NotGranted));
+        assert_eq!(p.lookup("other.internal"), Err(TcpRefusal::Ungranted));
         let p = policy(&["db.internal:*"], &["*:5432"]);
         assert_eq!(p.lookup("db.internal"), Ok(()));
-        assert_eq!(p.lookup("other"), Err(TcpRefusal::NotRequested));
+        assert_eq!(p.lookup("other"), Err(TcpRefusal::Unrequested));
         assert!(!policy(&[], &["*:5432"]).enabled());
         assert!(!policy(&["*:*"], &[]).enabled());
     }

@@ -52,7 +52,9 @@ fn main(ctx: &Context) -> Result<()> {
     );
     let database = Database::new(
         "database",
-        DatabaseArgs::new().name(app.clone()).owner(owner.name.clone()),
+        DatabaseArgs::new()
+            .name(app.clone())
+            .owner(owner.name.clone()),
         ResourceOptions::new(),
     );
     let schema = Schema::new(

@@ -166,7 +166,15 @@ impl Provider for Postgresql {
             return Ok(ReadResult::gone());
         };
         let outputs = resources::complete(kind, &id, outputs);
-        let inputs = props::inputs_after_read(kind.props(), &r.old_inputs, &outputs);
+        let mut inputs = props::inputs_after_read(kind.props(), &r.old_inputs, &outputs);
+        // As the bridge's refresh: an empty list of filled-in properties is dropped.
+        if inputs
+            .get(resources::DEFAULTS)
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
+        {
+            inputs.shift_remove(resources::DEFAULTS);
+        }
         // A refresh keeps the resource's ID (a rename in place keeps it too).
         let id = if importing { id } else { r.id };
         Ok(ReadResult {

@@ -41,6 +41,17 @@ impl Default {
             Default::Str(s) => Some(Value::from(s)),
         }
     }
+
+    /// A default other than its type's zero value (`true`, -1, `infinity`): the ones the
+    /// bridge records in the checked inputs.
+    fn is_notable(self) -> bool {
+        match self {
+            Default::None => false,
+            Default::Bool(b) => b,
+            Default::Int(n) => n != 0,
+            Default::Str(s) => !s.is_empty(),
+        }
+    }
 }
 
 /// Required in the inputs (no auto-name).
@@ -137,8 +148,11 @@ pub(crate) fn string_array<S: AsRef<str>>(items: &[S]) -> Value {
 }
 
 /// Checks the types of the known properties, records missing required ones and applies the
-/// Terraform defaults; secret properties come back as secrets.
-pub(crate) fn check_table(props: &[Prop], c: &mut Checker) {
+/// Terraform defaults that are not their type's zero value (as the bridge does: `false`, 0
+/// and "" defaults are left out, which reads the same); secret properties come back as
+/// secrets. Returns the properties it filled in.
+pub(crate) fn check_table(props: &[Prop], c: &mut Checker) -> Vec<&'static str> {
+    let mut defaulted = Vec::new();
     for p in props {
         match p.ty {
             Ty::Str if p.has(REQUIRED) => drop(c.required_string(p.name)),
@@ -148,8 +162,12 @@ pub(crate) fn check_table(props: &[Prop], c: &mut Checker) {
             Ty::StrSet | Ty::StrList => check_strings(c, p),
             Ty::Policies => check_policies(c, p.name),
         }
-        if let Some(value) = p.default.value() {
+        if p.default.is_notable()
+            && let Some(value) = p.default.value()
+            && c.inputs().get(p.name).is_none_or(Value::is_null)
+        {
             c.default(p.name, value);
+            defaulted.push(p.name);
         }
         if p.has(SECRET)
             && let Some(v) = c.inputs_mut().get_mut(p.name)
@@ -159,6 +177,22 @@ pub(crate) fn check_table(props: &[Prop], c: &mut Checker) {
             *v = Value::secret(std::mem::take(v));
         }
     }
+    defaulted
+}
+
+/// `map` with every absent property that has a Terraform default set to it (the values
+/// Terraform's state holds after it acted).
+pub(crate) fn with_defaults(props: &[Prop], map: &PropertyMap) -> PropertyMap {
+    let mut out = map.clone();
+    for p in props {
+        if present(map, p.name).is_none()
+            && !map.get(p.name).is_some_and(Value::is_unknown)
+            && let Some(value) = p.default.value()
+        {
+            out.insert(p.name.to_owned(), value);
+        }
+    }
+    out
 }
 
 fn check_strings(c: &mut Checker, p: &Prop) {
@@ -183,11 +217,22 @@ fn check_policies(c: &mut Checker, key: &str) {
     let Some(items) = c.array(key) else {
         return;
     };
-    let normalized: Vec<Value> = items.iter().map(normalize_policy).collect();
-    if normalized != items
+    // Each policy object records what was filled in for it (nothing), as the bridge does.
+    let marked: Vec<Value> = items
+        .iter()
+        .map(|item| match item.as_object() {
+            Some(policy) if !item.is_secret() && !policy.contains_key(NESTED_DEFAULTS) => {
+                let mut policy = policy.clone();
+                policy.insert(NESTED_DEFAULTS.to_owned(), Value::Array(Vec::new()));
+                Value::Object(policy)
+            }
+            _ => item.clone(),
+        })
+        .collect();
+    if marked != items
         && let Some(v) = c.inputs_mut().get_mut(key)
     {
-        *v = Value::Array(normalized);
+        *v = Value::Array(marked);
     }
     for (i, item) in items.iter().enumerate() {
         if item.is_unknown() {
@@ -361,6 +406,10 @@ fn compared(p: &Prop, map: &PropertyMap) -> Option<Value> {
 /// is compared with the recorded state (the outputs; the recorded inputs for a property the
 /// outputs lack). A computed property left out never differs; a change of a `REPLACE`
 /// property replaces. Write-only properties and `ignore` paths are skipped.
+///
+/// When something differs, the changed keys also name each defaulted property whose state has
+/// no value (an imported resource's `ifNotExists`), as the bridge lists them; they replace
+/// nothing. Keys come sorted.
 pub(crate) fn diff(
     props: &[Prop],
     old_inputs: &PropertyMap,
@@ -370,10 +419,10 @@ pub(crate) fn diff(
 ) -> DiffResult {
     let mut result = DiffResult::default();
     let mut detailed = Vec::new();
-    for p in props {
-        if p.has(WRITE_ONLY) || ignore.iter().any(|i| i == p.name) {
-            continue;
-        }
+    let considered = props
+        .iter()
+        .filter(|p| !p.has(WRITE_ONLY) && !ignore.iter().any(|i| i == p.name));
+    for p in considered.clone() {
         let Some(new) = compared(p, news) else {
             continue;
         };
@@ -398,6 +447,26 @@ pub(crate) fn diff(
             input_diff: false,
         });
     }
+    if !result.changed_keys.is_empty() {
+        for p in considered {
+            let unset =
+                present(old_outputs, p.name).is_none() && present(old_inputs, p.name).is_none();
+            if p.default != Default::None
+                && unset
+                && !result.changed_keys.iter().any(|k| k == p.name)
+            {
+                result.changed_keys.push(p.name.to_owned());
+                detailed.push(PropertyDiff {
+                    path: p.name.to_owned(),
+                    kind: DiffKind::Add,
+                    input_diff: false,
+                });
+            }
+        }
+    }
+    result.changed_keys.sort();
+    result.replace_keys.sort();
+    detailed.sort_by(|a, b| a.path.cmp(&b.path));
     result.changes = if result.changed_keys.is_empty() {
         DiffChanges::None
     } else {
@@ -459,6 +528,23 @@ pub(crate) fn mark(p: &Prop, value: Value) -> Value {
     }
 }
 
+/// The bridge's key for what was filled in, in nested objects too.
+const NESTED_DEFAULTS: &str = "__defaults";
+
+/// A value without the `__defaults` keys of its objects.
+fn without_nested_defaults(v: &Value) -> Value {
+    match v {
+        Value::Array(items) => Value::Array(items.iter().map(without_nested_defaults).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| k.as_str() != NESTED_DEFAULTS)
+                .map(|(k, v)| (k.clone(), without_nested_defaults(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// Inputs after a read: on import (no recorded inputs) every input property the read found;
 /// on refresh the recorded inputs, with the values found for the properties they have, so a
 /// change made outside the program shows as a difference from it.
@@ -477,6 +563,12 @@ pub(crate) fn inputs_after_read(
     let mut inputs = old_inputs.clone();
     for p in props {
         if p.has(WRITE_ONLY) || present(old_inputs, p.name).is_none() {
+            continue;
+        }
+        // Schema policies are not read from the server: as given, less the bridge's marks.
+        if p.ty == Ty::Policies {
+            let given = without_nested_defaults(&old_inputs[p.name]);
+            inputs.insert(p.name.to_owned(), given);
             continue;
         }
         if let Some(found) = present(outputs, p.name) {
@@ -523,7 +615,7 @@ mod tests {
             ),
             (
                 props! {"name" => "b", "limit" => 5, "path" => vec![Value::from("b"), Value::from("a")], "privileges" => vec![Value::from("SELECT"), Value::from("INSERT")]},
-                (vec!["name", "limit", "path"], vec![]),
+                (vec!["limit", "name", "path"], vec![]),
             ),
             (
                 props! {"name" => "a", "limit" => -1, "template" => "template1", "path" => vec![Value::from("a"), Value::from("b")], "privileges" => vec![Value::from("SELECT"), Value::from("INSERT")], "wo" => "x"},

@@ -130,13 +130,16 @@ fn replacements_follow_terraform() {
         "a Grant is deleted before it is replaced"
     );
 
-    let role = props! {"name" => "a", "login" => false};
-    let d = diff(
-        Kind::Role.token(),
-        role,
-        props! {"name" => "b", "login" => true},
+    let role = props::with_defaults(
+        Kind::Role.props(),
+        &props! {"name" => "a", "login" => false},
     );
-    assert_eq!(d.changed_keys, ["name", "login"]);
+    let renamed = check(Kind::Role.token(), props! {"name" => "b", "login" => true})
+        .unwrap()
+        .inputs
+        .into_map();
+    let d = diff(Kind::Role.token(), role, renamed);
+    assert_eq!(d.changed_keys, ["login", "name"]);
     assert!(d.replace_keys.is_empty() && !d.delete_before_replace);
 
     let db = props! {"name" => "d", "owner" => "postgres", "encoding" => "UTF8", "template" => "template0"};
@@ -159,15 +162,25 @@ fn replacements_follow_terraform() {
         props! {"role" => "a", "grantRole" => "b", "withAdminOption" => true},
     );
     assert_eq!(d.replace_keys, ["withAdminOption"]);
+    let extension = props! {"name" => "e", "database" => "d", "schema" => "public"};
     let d = diff(
         Kind::Extension.token(),
-        props! {"name" => "e", "database" => "d", "schema" => "public"},
+        props::with_defaults(Kind::Extension.props(), &extension),
         props! {"name" => "e", "schema" => "other"},
     );
     assert_eq!(
         (d.changed_keys, d.replace_keys),
         (vec!["schema".to_owned()], vec![])
     );
+    // An imported state lacks what the server does not know: when something else differs,
+    // those defaulted properties are named too, as the published package names them.
+    let d = diff(
+        Kind::Extension.token(),
+        extension,
+        props! {"name" => "e", "schema" => "other"},
+    );
+    assert_eq!(d.changed_keys, ["createCascade", "dropCascade", "schema"]);
+    assert!(d.replace_keys.is_empty());
 }
 
 #[test]
@@ -367,10 +380,25 @@ fn a_resource_named_by_the_program_is_deleted_before_it_is_replaced() {
             .into_map()
     };
     let named = checked(props! {"name" => "d", "encoding" => "LATIN1"});
-    assert_eq!(named["__defaults"], Value::Array(vec![]));
+    // What check filled in, sorted: the defaults that are not zero values, and the name.
+    let defaults = |keys: &[&str]| props::string_array(keys);
+    assert_eq!(
+        named["__defaults"],
+        defaults(&["allowConnections", "connectionLimit"])
+    );
+    assert!(
+        !named.contains_key("alterObjectOwnership"),
+        "false is left out"
+    );
     let auto = checked(props! {"encoding" => "LATIN1"});
-    assert_eq!(auto["__defaults"], Value::Array(vec![Value::from("name")]));
-    let olds = props! {"name" => auto["name"].clone(), "encoding" => "UTF8"};
+    assert_eq!(
+        auto["__defaults"],
+        defaults(&["allowConnections", "connectionLimit", "name"])
+    );
+    let olds = props::with_defaults(
+        Kind::Database.props(),
+        &props! {"name" => auto["name"].clone(), "encoding" => "UTF8"},
+    );
     let diff = |news: PropertyMap| {
         provider()
             .diff(DiffRequest {
@@ -402,4 +430,26 @@ fn outputs_have_every_property_and_the_id() {
     assert_eq!(out["passwordWo"], Value::secret(Value::Null));
     assert_eq!(out["encrypted"], Value::Null);
     assert_eq!(out["login"], Value::Bool(true));
+}
+
+#[test]
+fn schema_policies_are_kept_as_given() {
+    let policy = props! {"role" => "r", "usage" => true};
+    let checked = check(
+        Kind::Schema.token(),
+        props! {"name" => "s", "policies" => vec![Value::from(policy.clone())]},
+    )
+    .unwrap()
+    .inputs
+    .into_map();
+    let mut marked = policy.clone();
+    marked.insert("__defaults".into(), Value::Array(vec![]));
+    assert_eq!(checked["policies"], Value::Array(vec![Value::from(marked)]));
+    // A refresh keeps them as given (the server does not say), without the marks.
+    let outputs = props! {"name" => "s", "owner" => "o", "policies" => vec![Value::from(props! {
+        "create" => false, "createWithGrant" => false, "role" => "r", "usage" => true,
+        "usageWithGrant" => false,
+    })]};
+    let inputs = props::inputs_after_read(Kind::Schema.props(), &checked, &outputs);
+    assert_eq!(inputs["policies"], Value::Array(vec![Value::from(policy)]));
 }

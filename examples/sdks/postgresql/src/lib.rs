@@ -103,7 +103,9 @@ impl Provider {
             database: resource.resource.get("database"),
             database_username: resource.resource.get("databaseUsername"),
             expected_version: resource.resource.get("expectedVersion"),
-            gcp_iam_impersonate_service_account: resource.resource.get("gcpIamImpersonateServiceAccount"),
+            gcp_iam_impersonate_service_account: resource
+                .resource
+                .get("gcpIamImpersonateServiceAccount"),
             host: resource.resource.get("host"),
             max_connections: resource.resource.get("maxConnections"),
             password: resource.resource.get("password"),
@@ -1139,7 +1141,8 @@ pub struct PhysicalReplicationSlot {
 
 impl PhysicalReplicationSlot {
     /// The resource's type token.
-    pub const TYPE: &'static str = "postgresql:index/physicalReplicationSlot:PhysicalReplicationSlot";
+    pub const TYPE: &'static str =
+        "postgresql:index/physicalReplicationSlot:PhysicalReplicationSlot";
 
     /// Declares the resource named `name` (unique among the stack's resources of this type).
     pub fn new(name: &str, args: PhysicalReplicationSlotArgs, options: ResourceOptions) -> Self {

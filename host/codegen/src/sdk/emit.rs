@@ -489,9 +489,16 @@ fn resource_items(r: &ResourcePlan, helpers: &mut Helpers) -> Vec<String> {
         ),
         _ => ("TYPE", "The resource's type token.", r.token.as_str()),
     };
+    // As rustfmt writes it: the value on a line of its own when the line would be too long.
+    let declaration = format!("    pub const {constant}: &'static str =");
+    let value = string_literal(constant_value);
+    let separator = if declaration.len() + 1 + value.len() + 1 > LINE_WIDTH {
+        "\n        "
+    } else {
+        " "
+    };
     s.push_str(&format!(
-        "    /// {constant_doc}\n    pub const {constant}: &'static str = {};\n\n",
-        string_literal(constant_value)
+        "    /// {constant_doc}\n{declaration}{separator}{value};\n\n"
     ));
     let what = match r.kind {
         ResourceKind::Provider => "Declares an explicit provider",
@@ -568,11 +575,21 @@ fn resource_items(r: &ResourcePlan, helpers: &mut Helpers) -> Vec<String> {
     } else {
         s.push_str("        Self {\n");
         for p in &r.outputs {
-            s.push_str(&format!(
-                "            {}: {outputs_of}.get({}),\n",
-                p.ident,
-                string_literal(&p.key)
-            ));
+            let key = string_literal(&p.key);
+            let line = format!("            {}: {outputs_of}.get({key}),", p.ident);
+            if line.len() <= LINE_WIDTH {
+                s.push_str(&line);
+                s.push('\n');
+            } else {
+                // As rustfmt writes a chain that does not fit: one element per line.
+                let mut elements = outputs_of.split('.');
+                let root = elements.next().unwrap_or(outputs_of);
+                s.push_str(&format!("            {}: {root}\n", p.ident));
+                for element in elements {
+                    s.push_str(&format!("                .{element}\n"));
+                }
+                s.push_str(&format!("                .get({key}),\n"));
+            }
         }
         s.push_str("            resource,\n        }\n");
     }

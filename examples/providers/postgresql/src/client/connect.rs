@@ -13,7 +13,7 @@ use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
 
 use super::tls::{self, Verification};
-use super::wire::{Transport, Wire, remaining};
+use super::wire::{Socket, Transport, Wire, remaining};
 use super::{ConnectConfig, ErrorKind, PgError, SslMode, notice_text, server_error};
 
 /// What a successful login leaves behind.
@@ -70,7 +70,18 @@ pub(super) fn connect(config: &ConnectConfig) -> Result<Session, PgError> {
         // libpq: plain first; if the server rejects that login (say pg_hba.conf has only
         // `hostssl` lines), once more over TLS.
         SslMode::Allow => match attempt(Encryption::Plain) {
-            Err(AttemptError::Rejected(e)) if retry_with_tls(&e) => attempt(Encryption::Required),
+            Err(AttemptError::Rejected(plain)) if retry_with_tls(&plain) => {
+                attempt(Encryption::Required).map_err(|over_tls| {
+                    let over_tls = over_tls.into_error();
+                    AttemptError::Other(PgError {
+                        message: format!(
+                            "{} (without TLS); over TLS (sslmode=allow): {}",
+                            plain.message, over_tls.message
+                        ),
+                        ..over_tls
+                    })
+                })
+            }
             other => other,
         },
         // libpq: TLS if offered; if the handshake fails, once more without TLS.
@@ -104,25 +115,29 @@ fn attempt(
     let peer = format!("{}:{}", config.host, config.port);
     let tcp = open_tcp(&config.host, config.port, &peer, deadline)?;
     let transport = match encryption {
-        Encryption::Plain => Transport::Plain(tcp),
+        Encryption::Plain => Transport::Plain(Socket::new(tcp)),
         Encryption::IfOffered | Encryption::Required => {
             match negotiate_tls(tcp, &peer, deadline)? {
                 Negotiated::Accepted(tcp) => {
-                    let stream = tls::handshake(tcp, &config.host, verification).map_err(|e| {
-                        match e.kind {
+                    let stream = tls::handshake(tcp, &config.host, verification, deadline)
+                        .map_err(|e| match e.kind {
                             ErrorKind::Tls => AttemptError::Tls(e),
                             _ => AttemptError::Other(e),
-                        }
-                    })?;
+                        })?;
                     Transport::Tls(Box::new(stream))
                 }
                 Negotiated::Refused(tcp) if encryption == Encryption::IfOffered => {
-                    Transport::Plain(tcp)
+                    Transport::Plain(Socket::new(tcp))
                 }
                 // A server from before SSLRequest existed closes the connection after its
                 // ErrorResponse; `prefer` starts over without TLS.
                 Negotiated::NotUnderstood if encryption == Encryption::IfOffered => {
-                    Transport::Plain(open_tcp(&config.host, config.port, &peer, deadline)?)
+                    Transport::Plain(Socket::new(open_tcp(
+                        &config.host,
+                        config.port,
+                        &peer,
+                        deadline,
+                    )?))
                 }
                 Negotiated::Refused(_) | Negotiated::NotUnderstood => {
                     return Err(AttemptError::Other(tls::tls_error(format!(
@@ -167,6 +182,13 @@ fn open_tcp(
                 None => return Err(connect_error(format!("timed out connecting to {peer}"))),
             },
         };
+        // On wasm32-wasip2, std's connect_timeout can return a socket whose connect failed
+        // (measured with wasmtime 48: refused connects come back Ok, and SO_ERROR then holds
+        // "Connection refused"); natively SO_ERROR is clear after a successful connect.
+        let result = result.and_then(|tcp| match tcp.take_error() {
+            Ok(Some(error)) => Err(error),
+            _ => Ok(tcp),
+        });
         match result {
             Ok(tcp) => {
                 // Login and queries are request/response exchanges of small messages.
@@ -201,24 +223,19 @@ fn negotiate_tls(
     peer: &str,
     deadline: Option<Instant>,
 ) -> Result<Negotiated, PgError> {
-    let broken = |e: std::io::Error| {
-        let timed_out = matches!(
-            e.kind(),
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-        );
-        PgError {
-            kind: if timed_out {
-                ErrorKind::Connect
-            } else {
-                ErrorKind::Tls
-            },
-            code: None,
-            message: if timed_out {
+    // The first exchange on a new connection: failing here is failing to reach the server.
+    let broken = |e: std::io::Error| PgError {
+        kind: ErrorKind::Connect,
+        code: None,
+        message: match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
                 format!("timed out asking {peer} for SSL")
-            } else {
-                format!("asking {peer} for SSL: {e}")
-            },
-        }
+            }
+            std::io::ErrorKind::UnexpectedEof => {
+                format!("asking {peer} for SSL: the server closed the connection")
+            }
+            _ => format!("asking {peer} for SSL: {e}"),
+        },
     };
     let timeout = match deadline {
         None => None,
@@ -396,8 +413,9 @@ fn login(mut wire: Wire, config: &ConnectConfig) -> Result<Session, AttemptError
                 }
             }
             Message::ErrorResponse(body) => {
-                let mut error = server_error(body.fields(), ErrorKind::Server)
-                    .map_err(|e| wire.protocol(format!("malformed ErrorResponse: {e}")))?;
+                let mut error = server_error(body.fields())
+                    .map_err(|e| wire.protocol(format!("malformed ErrorResponse: {e}")))?
+                    .error;
                 // Class 28: invalid authorization (wrong password, no pg_hba.conf entry).
                 if error.code.as_deref().is_some_and(|c| c.starts_with("28")) {
                     error.kind = ErrorKind::Auth;

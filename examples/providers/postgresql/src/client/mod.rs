@@ -288,13 +288,21 @@ fn parse_server_version(text: &str) -> Option<u32> {
     Some(major * 10000 + minor * 100 + revision)
 }
 
-/// The fields of an ErrorResponse as a [`PgError`] of `kind`: the message, with the DETAIL and
-/// HINT lines psql would show.
-fn server_error(mut fields: ErrorFields<'_>, kind: ErrorKind) -> std::io::Result<PgError> {
+/// An ErrorResponse, read.
+struct ServerError {
+    /// `Server` kind, the SQLSTATE, and the message with the DETAIL and HINT lines psql would
+    /// show.
+    error: PgError,
+    /// FATAL or PANIC: the server ends the session after sending it.
+    ends_session: bool,
+}
+
+fn server_error(mut fields: ErrorFields<'_>) -> std::io::Result<ServerError> {
     let mut code = None;
     let mut message = String::new();
     let mut detail = None;
     let mut hint = None;
+    let mut ends_session = false;
     while let Some(field) = fields.next()? {
         let value = String::from_utf8_lossy(field.value_bytes()).into_owned();
         match field.type_() {
@@ -302,6 +310,8 @@ fn server_error(mut fields: ErrorFields<'_>, kind: ErrorKind) -> std::io::Result
             b'M' => message = value,
             b'D' => detail = Some(value),
             b'H' => hint = Some(value),
+            // V: the severity never translated (S may be localized).
+            b'V' => ends_session = value == "FATAL" || value == "PANIC",
             _ => {}
         }
     }
@@ -313,10 +323,13 @@ fn server_error(mut fields: ErrorFields<'_>, kind: ErrorKind) -> std::io::Result
         message.push_str("\nHINT: ");
         message.push_str(&hint);
     }
-    Ok(PgError {
-        kind,
-        code,
-        message,
+    Ok(ServerError {
+        error: PgError {
+            kind: ErrorKind::Server,
+            code,
+            message,
+        },
+        ends_session,
     })
 }
 

@@ -82,9 +82,15 @@ impl Client {
                 Message::ErrorResponse(body) => {
                     // The server skips the rest of the string; ReadyForQuery follows.
                     current = None;
-                    let error = server_error(body.fields(), ErrorKind::Server)
+                    let error = server_error(body.fields())
                         .map_err(|e| self.wire.protocol(format!("malformed ErrorResponse: {e}")))?;
-                    failure.get_or_insert(error);
+                    if error.ends_session {
+                        // FATAL (an administrator ended the session, the server shuts down):
+                        // no ReadyForQuery follows, only the end of the connection.
+                        self.broken = Some(error.error.message.clone());
+                        return Err(error.error);
+                    }
+                    failure.get_or_insert(error.error);
                 }
                 Message::NoticeResponse(body) => {
                     if let Ok(notice) = notice_text(body.fields()) {

@@ -1,17 +1,19 @@
-//! TLS for `sslmode`, inside the guest: rustls 0.23 with `rustls-rustcrypto` (pure-Rust crypto).
+//! TLS for `sslmode`, inside the guest: rustls 0.23 with `rustls-rustcrypto` 0.0.2-alpha.
 //!
 //! Why in the guest and not wasi:tls from the host: verify-ca needs the user's `sslrootcert`,
 //! and wasmtime-wasi-tls's client cannot take a custom root CA. Why RustCrypto and not `ring`:
-//! ring needs clang to build for wasm32 (not installed here, and CI would need it too); rustls
-//! with rustls-rustcrypto builds with rustc alone. The cost (measured 2026-11-28, release guest,
-//! opt-level "s" + LTO): the component grows from 430 KB (client without TLS) to 1,078 KB
-//! (+648 KB). A full handshake with SCRAM login natively (release, TLS 1.3, RSA-2048 server
-//! certificate, 127.0.0.1) takes ~4 ms versus ~3 ms plain. rustls-rustcrypto is an alpha
-//! crate of audited-by-use RustCrypto primitives; the client only verifies signatures (public
-//! key operations), so RSA decryption timing issues (RUSTSEC-2023-0071) do not apply.
+//! ring needs clang to build for wasm32 (not installed here; CI would need it too); this builds
+//! with rustc alone. Cost, measured 2026-11-28 (release, opt-level "s" + LTO, 2-core machine
+//! under load): the component grows from 1,308 KB to 2,247 KB (+939 KB). Connecting, SCRAM
+//! login and `SELECT 1` on 127.0.0.1 (TLS 1.3, RSA-2048 certificate), median (best): natively
+//! 16 (6) ms plain, 20 (10) ms TLS; in wasmtime 48, 21 (12) ms plain, 25 (19) ms TLS.
+//! The crate is an alpha wrapper over RustCrypto's primitives (unaudited as a whole); the
+//! client only verifies signatures, so RSA decryption timing (RUSTSEC-2023-0071) does not
+//! apply. Swapping in ring later is a one-line provider change.
 
 use std::net::TcpStream;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{verify_server_cert_signed_by_trust_anchor, verify_server_name};
@@ -21,6 +23,7 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::server::ParsedCertificate;
 use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
 
+use super::wire::{Socket, remaining};
 use super::{ErrorKind, PgError, SslMode};
 
 /// How the server's certificate is checked, from `sslmode` and `sslrootcert` as libpq does it.
@@ -50,16 +53,17 @@ impl Verification {
         mode: SslMode,
         sslrootcert: Option<&str>,
     ) -> Result<Verification, PgError> {
+        if mode == SslMode::Disable {
+            // No TLS, so sslrootcert is not even read (as in libpq).
+            return Ok(Verification::None);
+        }
         let roots = sslrootcert.map(parse_roots).transpose()?;
         Ok(match (mode, roots) {
             (SslMode::VerifyFull, Some(roots)) => Verification::ChainAndHost(roots),
-            (SslMode::VerifyCa | SslMode::VerifyFull, None) => {
-                return Err(tls_error(format!(
-                    "sslmode={} needs sslrootcert, the PEM certificate(s) of the CA that signed \
-                     the server's certificate",
-                    mode_name(mode)
-                )));
-            }
+            // Without sslrootcert, the public CAs (Mozilla's list, compiled in): what the
+            // published provider does with the system's roots; the sandbox has no system files.
+            (SslMode::VerifyFull, None) => Verification::ChainAndHost(Roots::public()),
+            (SslMode::VerifyCa, None) => Verification::Chain(Roots::public()),
             (_, Some(roots)) => Verification::Chain(roots),
             (_, None) => Verification::None,
         })
@@ -71,7 +75,8 @@ pub(super) fn handshake(
     tcp: TcpStream,
     host: &str,
     verification: &Verification,
-) -> Result<rustls::StreamOwned<rustls::ClientConnection, TcpStream>, PgError> {
+    deadline: Option<Instant>,
+) -> Result<rustls::StreamOwned<rustls::ClientConnection, Socket>, PgError> {
     let provider = Arc::new(rustls_rustcrypto::provider());
     let (roots, check_host) = match verification {
         Verification::None => (None, false),
@@ -107,9 +112,18 @@ pub(super) fn handshake(
     config.alpn_protocols = vec![b"postgresql".to_vec()];
     let connection = rustls::ClientConnection::new(Arc::new(config), server_name)
         .map_err(|e| tls_error(format!("cannot start TLS with {host}: {e}")))?;
-    let mut stream = rustls::StreamOwned::new(connection, tcp);
+    // The handshake's last flight stays unsent until the startup message joins it.
+    let mut stream = rustls::StreamOwned::new(connection, Socket::new(tcp));
     while stream.conn.is_handshaking() {
+        if let Some(deadline) = deadline {
+            // Each round trip gets only the time left.
+            let left = remaining(deadline).unwrap_or(Duration::from_nanos(1));
+            let _ = stream.sock.tcp.set_read_timeout(Some(left));
+            let _ = stream.sock.tcp.set_write_timeout(Some(left));
+        }
         if let Err(e) = stream.conn.complete_io(&mut stream.sock) {
+            // The alert rustls wrote tells the server why (its log says "unknown ca"...).
+            let _ = stream.sock.send_pending();
             return Err(handshake_error(host, e));
         }
     }
@@ -136,8 +150,8 @@ fn handshake_error(host: &str, error: std::io::Error) -> PgError {
     };
     let message = match tls {
         rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => format!(
-            "the server's certificate is not trusted: it is not signed by a CA in sslrootcert \
-             (host {host})"
+            "the server's certificate is not trusted: certificate signed by unknown authority \
+             (no CA in sslrootcert, or without it no public CA, signed it; host {host})"
         ),
         rustls::Error::InvalidCertificate(
             CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
@@ -154,6 +168,18 @@ fn handshake_error(host: &str, error: std::io::Error) -> PgError {
         other => format!("TLS handshake with {host} failed: {other}"),
     };
     tls_error(message)
+}
+
+impl Roots {
+    /// The public certificate authorities (webpki-roots: Mozilla's list).
+    fn public() -> Roots {
+        Roots {
+            store: Arc::new(RootCertStore {
+                roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+            }),
+            certificates: Arc::from([]),
+        }
+    }
 }
 
 /// Reads `sslrootcert`'s PEM text.
@@ -289,14 +315,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn verify_modes_need_a_root_certificate() {
+    fn verify_modes_without_a_root_certificate_trust_the_public_cas() {
         for mode in [SslMode::VerifyCa, SslMode::VerifyFull] {
-            let error = Verification::for_mode(mode, None).err().expect("an error");
-            assert_eq!(error.kind, ErrorKind::Tls);
-            assert!(error.message.contains("needs sslrootcert"), "{error}");
+            let verification = Verification::for_mode(mode, None)
+                .ok()
+                .expect("verification");
+            let (Verification::Chain(roots) | Verification::ChainAndHost(roots)) = verification
+            else {
+                panic!("{mode:?} must verify");
+            };
+            assert!(roots.store.len() > 100, "{}", roots.store.len());
         }
         assert!(matches!(
             Verification::for_mode(SslMode::Require, None),
+            Ok(Verification::None)
+        ));
+        assert!(matches!(
+            Verification::for_mode(SslMode::Disable, Some("not pem")),
             Ok(Verification::None)
         ));
     }

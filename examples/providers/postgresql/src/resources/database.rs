@@ -194,9 +194,13 @@ pub(crate) fn read(cx: &Ctx, name: &str, state: &PropertyMap) -> Result<Option<P
     };
     out.insert("allowConnections".into(), allow.into());
     out.insert("isTemplate".into(), template_flag.into());
+    // Not a server property: as recorded (none when imported).
     out.insert(
         "alterObjectOwnership".into(),
-        props::boolean(state, "alterObjectOwnership", false).into(),
+        state
+            .get("alterObjectOwnership")
+            .cloned()
+            .unwrap_or_default(),
     );
     Ok(Some(out))
 }
@@ -530,7 +534,7 @@ mod tests {
                 "name" => "db", "owner" => "owner", "encoding" => "UTF8",
                 "lcCollate" => "C.UTF-8", "lcCtype" => "C.UTF-8", "tablespaceName" => "pg_default",
                 "connectionLimit" => 7, "template" => "template0", "allowConnections" => true,
-                "isTemplate" => false, "alterObjectOwnership" => false,
+                "isTemplate" => false, "alterObjectOwnership" => Value::Null,
             }
         );
         assert_eq!(read(&cx, "gone", &PropertyMap::new()).unwrap(), None);

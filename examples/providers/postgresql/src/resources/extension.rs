@@ -122,14 +122,10 @@ pub(crate) fn read(
     out.insert("schema".into(), row[0].clone().unwrap_or_default().into());
     out.insert("version".into(), row[1].clone().unwrap_or_default().into());
     out.insert("database".into(), database.as_str().into());
-    out.insert(
-        "dropCascade".into(),
-        props::boolean(state, "dropCascade", false).into(),
-    );
-    out.insert(
-        "createCascade".into(),
-        props::boolean(state, "createCascade", false).into(),
-    );
+    // Not server properties: as recorded (none when imported).
+    for key in ["dropCascade", "createCascade"] {
+        out.insert(key.into(), state.get(key).cloned().unwrap_or_default());
+    }
     Ok(Some((id(&database, &name), out)))
 }
 
@@ -260,7 +256,7 @@ mod tests {
             out,
             props! {
                 "name" => "pgcrypto", "schema" => "public", "version" => "1.3", "database" => "db",
-                "dropCascade" => false, "createCascade" => false,
+                "dropCascade" => cairn_sdk::Value::Null, "createCascade" => cairn_sdk::Value::Null,
             }
         );
         // Without a database, the provider's.

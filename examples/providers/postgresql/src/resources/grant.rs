@@ -745,7 +745,11 @@ fn outputs(inputs: &PropertyMap, drift: Drift) -> PropertyMap {
             out.insert(key.into(), v.clone());
         }
     }
-    let set = |key: &str| props::string_array(&sql::sorted_set(&props::strings(inputs, key)));
+    // A set of strings reads back sorted; one never given stays unset (null).
+    let set = |key: &str| match props::present(inputs, key) {
+        Some(_) => props::string_array(&sql::sorted_set(&props::strings(inputs, key))),
+        None => Value::Null,
+    };
     out.insert("objects".into(), set("objects"));
     out.insert(
         "columns".into(),

@@ -142,13 +142,16 @@ pub(crate) fn check(r: CheckRequest) -> Result<CheckResult> {
     let mut defaulted = Vec::new();
     if kind.auto_named() {
         if props::present(c.inputs(), "name").is_none() && !c.inputs().is_unknown("name") {
-            defaulted.push(Value::from("name"));
+            defaulted.push("name");
         }
         c.auto_name("name", &name, &old_inputs, &random_seed);
     }
-    c.inputs_mut()
-        .insert(DEFAULTS.to_owned(), Value::Array(defaulted));
-    props::check_table(kind.props(), &mut c);
+    defaulted.extend(props::check_table(kind.props(), &mut c));
+    defaulted.sort_unstable();
+    c.inputs_mut().insert(
+        DEFAULTS.to_owned(),
+        Value::Array(defaulted.into_iter().map(Value::from).collect()),
+    );
     match kind {
         Kind::Role => role::check(&mut c),
         Kind::Database => database::check(&mut c),
@@ -259,6 +262,21 @@ fn read_back(kind: Kind, cx: &Ctx, id: &str, state: &PropertyMap) -> Result<Prop
     }
 }
 
+/// After acting, a list the program left out is null in the outputs, as the published package
+/// records it (a refresh reads it from the catalog).
+fn unset_lists(kind: Kind, inputs: &PropertyMap, mut outputs: PropertyMap) -> PropertyMap {
+    for p in kind.props() {
+        if matches!(p.ty, props::Ty::StrSet | props::Ty::StrList)
+            && !p.has(COMPUTED)
+            && props::present(inputs, p.name).is_none()
+            && let Some(v) = outputs.get_mut(p.name)
+        {
+            *v = Value::Null;
+        }
+    }
+    outputs
+}
+
 /// Outputs as the published package gives them: every property (null when unset; a secret
 /// property secret even then) and `id`, the ID as the Terraform provider sets it (a renamed
 /// role's new name).
@@ -289,8 +307,8 @@ pub(crate) fn create(kind: Kind, cx: &Ctx, inputs: &PropertyMap) -> Result<(Stri
         Kind::Extension => extension::create(cx, inputs)?,
         Kind::DefaultPrivileges | Kind::DefaultPrivileg => default_privileges::create(cx, inputs)?,
     };
-    match read_back(kind, cx, &id, inputs) {
-        Ok(outputs) => Ok((id, outputs)),
+    match read_back(kind, cx, &id, &props::with_defaults(kind.props(), inputs)) {
+        Ok(outputs) => Ok((id, unset_lists(kind, inputs, outputs))),
         Err(e) => Err(Error::partial(
             format!("created, but {e}"),
             PartialState {
@@ -327,7 +345,14 @@ pub(crate) fn update(
     let state = state_after_update(kind, olds, news);
     // A renamed role, database or schema is read by its new name (its ID stays).
     let read_id = if new_id.is_empty() { id } else { &new_id };
-    read_back(kind, cx, read_id, &state).map_err(|e| Error::failed(format!("updated, but {e}")))
+    read_back(
+        kind,
+        cx,
+        read_id,
+        &props::with_defaults(kind.props(), &state),
+    )
+    .map(|outputs| unset_lists(kind, news, outputs))
+    .map_err(|e| Error::failed(format!("updated, but {e}")))
 }
 
 /// Deletes the resource; one already gone is not an error.

@@ -248,14 +248,10 @@ pub(crate) fn read(
     out.insert("name".into(), name.as_str().into());
     out.insert("owner".into(), row[0].clone().unwrap_or_default().into());
     out.insert("database".into(), database.as_str().into());
-    out.insert(
-        "ifNotExists".into(),
-        props::boolean(state, "ifNotExists", true).into(),
-    );
-    out.insert(
-        "dropCascade".into(),
-        props::boolean(state, "dropCascade", false).into(),
-    );
+    // Not server properties: as recorded (none when imported).
+    for key in ["ifNotExists", "dropCascade"] {
+        out.insert(key.into(), state.get(key).cloned().unwrap_or_default());
+    }
     out.insert(
         "policies".into(),
         Value::Array(
@@ -512,8 +508,8 @@ mod tests {
         assert_eq!(
             out,
             props! {
-                "name" => "foo", "owner" => "owner", "database" => "app", "ifNotExists" => true,
-                "dropCascade" => false, "policies" => Vec::<Value>::new(),
+                "name" => "foo", "owner" => "owner", "database" => "app", "ifNotExists" => Value::Null,
+                "dropCascade" => Value::Null, "policies" => Vec::<Value>::new(),
             }
         );
         assert_eq!(read(&cx, "app.bar", &PropertyMap::new()).unwrap(), None);

@@ -538,3 +538,23 @@ fn close_ends_the_session() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn a_terminated_session_reports_why_and_stays_closed() {
+    let server = shared();
+    let mut victim = server.superuser();
+    let pid = victim.backend_pid().unwrap();
+    server
+        .superuser()
+        .execute(&format!("SELECT pg_terminate_backend({pid})"))
+        .unwrap();
+    let error = victim.query("SELECT 1").unwrap_err();
+    // The FATAL message, unless the socket's reset overtook it.
+    match error.kind {
+        ErrorKind::Server => assert_eq!(error.code.as_deref(), Some("57P01"), "{error}"),
+        kind => assert_eq!(kind, ErrorKind::Protocol, "{error}"),
+    }
+    let error = victim.query("SELECT 1").unwrap_err();
+    assert_eq!(error.kind, ErrorKind::Protocol);
+    assert!(error.message.contains("unusable"), "{error}");
+}
