@@ -87,10 +87,12 @@ impl Provider {
     }
 }
 
-/// A program in one of the languages of the published SDKs.
+/// A program in one of the languages of the published SDKs, or compiled to wasm.
 enum Program<'a> {
     Python(&'a str),
     Node(&'a str),
+    /// A `runtime: wasm` program: its component.
+    Wasm(&'a std::path::Path),
 }
 
 /// A stack `dev` of project [`PROJECT`] running a program on `provider` against `server`, as
@@ -138,6 +140,15 @@ impl Pg {
                 sandbox.write(
                     "Pulumi.yaml",
                     &format!("name: {PROJECT}\nruntime: nodejs\n{plugins}"),
+                );
+            }
+            Program::Wasm(component) => {
+                sandbox.write(
+                    "Pulumi.yaml",
+                    &format!(
+                        "name: {PROJECT}\nruntime: wasm\nmain: {}\n{plugins}",
+                        component.display()
+                    ),
                 );
             }
         }
@@ -521,11 +532,65 @@ on_both_providers!(
     default_privileges,
     lifecycle_with_drift,
     node_program,
+    rust_program,
     imports,
     connection_failures,
     tls_failures,
     invalid_inputs,
 );
+
+// ---------------------------------------------------------------------------------------------
+// The example Rust program
+
+/// examples/programs/postgresql, compiled to wasm against the crate `cairn package gen-sdk`
+/// made from the provider's schema (examples/sdks/postgresql): an application's owner and
+/// readers, its database, schema, `pgcrypto`, grants and default privileges, used as a reader
+/// would use them; then destroyed, leaving the catalog as it was.
+fn rust_program(provider: Provider) {
+    let program = crate::support::example_wasm("postgresql-app");
+    let Some(pg) = Pg::on(provider, Program::Wasm(&program), PgServer::start()) else {
+        return;
+    };
+    let before = pg.catalog();
+    let owner_password = "owner-password-kept-secret";
+    pg.secret_config("ownerPassword", owner_password);
+    pg.set("app", "shop");
+    pg.sandbox
+        .ok(&["config", "set", "--path", "readers[0]", "alice"]);
+    pg.up();
+    assert!(pg.can_log_in("shop_owner", owner_password), "{provider:?}");
+    assert_eq!(pg.memberships("alice"), ["shop_readers"], "{provider:?}");
+    assert!(pg.has("shop", "has_database_privilege", "alice", "shop", "CONNECT"));
+    assert!(pg.has("shop", "has_schema_privilege", "alice", "shop", "USAGE"));
+    assert_eq!(
+        pg.sql(
+            "shop",
+            "SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'pgcrypto'"
+        ),
+        "shop"
+    );
+    // A table the owner makes later is readable by the readers (the default privileges).
+    pg.server
+        .psql(
+            &pg.server.url("shop_owner", owner_password, "shop"),
+            "CREATE TABLE shop.orders (id int)",
+        )
+        .unwrap_or_else(|e| panic!("{provider:?}: {e}"));
+    assert_eq!(
+        pg.table_privileges("shop", "alice", "shop.orders"),
+        "SELECT"
+    );
+    // Nothing changed: a preview says so.
+    assert_all_same(provider, &pg.preview());
+    pg.server
+        .psql(
+            &pg.server.url("shop_owner", owner_password, "shop"),
+            "DROP TABLE shop.orders",
+        )
+        .unwrap_or_else(|e| panic!("{provider:?}: {e}"));
+    pg.destroy();
+    assert_eq!(pg.catalog(), before, "{provider:?}");
+}
 
 // ---------------------------------------------------------------------------------------------
 // Roles
