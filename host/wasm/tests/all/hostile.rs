@@ -384,7 +384,7 @@ async fn repeated_violations_are_counted_not_hoarded() {
             .await
             .unwrap_err(),
     );
-    let one = "opening a TCP socket is not granted (components get no sockets; outbound HTTP goes through wasi:http and cairn:grants.hostile-wire.http)";
+    let one = "opening a TCP socket is not granted (the provider's manifest requests no TCP destinations under capabilities.tcp; outbound HTTP goes through wasi:http and cairn:grants.hostile-wire.http)";
     let shown = cairn_wasm::state::MAX_VIOLATIONS;
     assert_eq!(
         message,
