@@ -18,6 +18,8 @@
 //! Phases: `up` creating everything, a no-change `preview`, `destroy`. Reported per phase, as
 //! medians: wall time, the peak RSS of `cairn`, and the peak RSS of the provider process (its
 //! `VmHWM`, sampled every 10 ms while it runs; for `wasm` the provider lives inside `cairn`).
+//! Also the peak RSS of an idle `cairn provider serve` holding the component: the host runtime
+//! a served provider pays for before its guest does anything.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -270,6 +272,35 @@ macro_rules! say {
     }};
 }
 
+/// The peak RSS (KiB) of `cairn provider serve` holding the component ready but serving nothing:
+/// the host runtime every served provider pays for, before the guest does any work.
+fn idle_serve_kib(provider: &Path, home: &Path, grants: &str) -> u64 {
+    let mut serve = Command::new(cairn())
+        .args(["provider", "serve"])
+        .arg(provider)
+        .env("CAIRN_HOME", home)
+        .env("CAIRN_GRANTS", grants)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Ready once it prints its port.
+    let mut line = String::new();
+    let stdout = serve.stdout.take().unwrap();
+    let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line);
+    std::thread::sleep(Duration::from_millis(500));
+    let status =
+        std::fs::read_to_string(format!("/proc/{}/status", serve.id())).unwrap_or_default();
+    let _ = serve.kill();
+    let _ = serve.wait();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values.get(values.len() / 2).copied().unwrap_or(0.0)
@@ -359,6 +390,17 @@ fn main() {
             assert_eq!(left.trim(), "0", "{} left roles behind", config.name);
         }
     }
+    // Measured after the runs, with the compile cache the served provider used warm.
+    let idle = idle_serve_kib(
+        &provider,
+        &projects[1].dir.path().join("home"),
+        &grants.to_string(),
+    );
+    say!(
+        "(an idle `cairn provider serve` of the component: {:.1} MiB; what the served guest adds \
+         is its peak minus that)",
+        idle as f64 / 1024.0
+    );
     say!(
         "{:<10} {:<8} {:>9} {:>12} {:>15}",
         "provider",
