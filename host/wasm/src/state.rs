@@ -1042,8 +1042,12 @@ impl ip_name_lookup::Host for Sockets<'_> {
                 let Some(name) = self.0.tcp.lookup_allowed(&name) else {
                     return Err(ErrorCode::AccessDenied.into());
                 };
+                let Some(slot) = self.0.tcp.lookup_slot(&name) else {
+                    return Err(ErrorCode::AccessDenied.into());
+                };
                 let guard = self.0.tcp.clone();
                 LookupState::Pending(wasmtime_wasi::runtime::spawn(async move {
+                    let _slot = slot;
                     let addrs = tokio::net::lookup_host((name.as_str(), 0))
                         .await
                         .map_err(|_| ErrorCode::NameUnresolvable)?;

@@ -19,7 +19,9 @@
 //!    ranges are reached only when named exactly).
 //! 4. Connect only: binding is allowed only as the implicit ephemeral bind of a connect
 //!    (the unspecified address, port 0); listening, accepting and UDP are refused.
-//! 5. At most [`MAX_TCP_SOCKETS`] TCP sockets are open in an instance at once.
+//! 5. At most [`MAX_TCP_SOCKETS`] TCP sockets are open in an instance at once, at most
+//!    [`MAX_LOOKUPS_IN_FLIGHT`] name lookups are in flight, and at most [`MAX_RESOLVED_NAMES`]
+//!    names are resolved in its life.
 //!
 //! Connecting and every read or write wait inside the guest's call, so the call's deadline
 //! bounds them: the host abandons a call at its deadline wherever the guest is waiting.
@@ -29,6 +31,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use wasmtime_wasi::sockets::SocketAddrUse;
@@ -41,6 +44,9 @@ pub const MAX_TCP_SOCKETS: usize = 64;
 
 /// Distinct names one instance may resolve; more lookups are refused.
 pub const MAX_RESOLVED_NAMES: usize = 256;
+
+/// Name lookups one instance may have in flight at once (each holds a host resolver thread).
+pub const MAX_LOOKUPS_IN_FLIGHT: usize = 8;
 
 /// Addresses kept per resolved name (the rest of a long answer is dropped).
 const MAX_ADDRESSES_PER_NAME: usize = 32;
@@ -258,6 +264,18 @@ pub(crate) struct TcpGuard {
     /// Whether this is a program's sandbox (grants under `cairn:program`, no manifest).
     pub program: bool,
     resolved: Mutex<Resolved>,
+    /// Lookups started and not finished (or abandoned) yet.
+    lookups_in_flight: Arc<AtomicUsize>,
+}
+
+/// A lookup's place among the instance's [`MAX_LOOKUPS_IN_FLIGHT`]; given back when dropped,
+/// whether the lookup finished or was abandoned with its call.
+pub(crate) struct LookupSlot(Arc<AtomicUsize>);
+
+impl Drop for LookupSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl TcpGuard {
@@ -267,6 +285,7 @@ impl TcpGuard {
             shared,
             program,
             resolved: Mutex::new(Resolved::default()),
+            lookups_in_flight: Arc::new(AtomicUsize::new(0)),
         }
     }
 
@@ -358,6 +377,24 @@ impl TcpGuard {
                 "resolving {shown} is not granted (no entry of {grant_key}.tcp names it; grant \"{normalised}:PORT\")"
             ),
         });
+        None
+    }
+
+    /// A place for one more lookup in flight, or a violation when the instance has
+    /// [`MAX_LOOKUPS_IN_FLIGHT`] already.
+    pub fn lookup_slot(&self, name: &str) -> Option<LookupSlot> {
+        let taken = self
+            .lookups_in_flight
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < MAX_LOOKUPS_IN_FLIGHT).then_some(n + 1)
+            });
+        if taken.is_ok() {
+            return Some(LookupSlot(self.lookups_in_flight.clone()));
+        }
+        self.shared.violation(format!(
+            "resolving {} is refused: an instance may have at most {MAX_LOOKUPS_IN_FLIGHT} name lookups in flight (a fixed limit)",
+            crate::convert::quoted(name)
+        ));
         None
     }
 
@@ -494,6 +531,34 @@ mod tests {
         assert_eq!(p.lookup("other"), Err(TcpRefusal::Unrequested));
         assert!(!policy(&[], &["*:5432"]).enabled());
         assert!(!policy(&["*:*"], &[]).enabled());
+    }
+
+    #[test]
+    fn lookups_in_flight_are_bounded_and_given_back() {
+        let shared = Arc::new(CallShared {
+            provider: "p@1.0.0".into(),
+            grant_key: "cairn:grants.p".into(),
+            log: crate::log::tracing_log_sink(),
+            budget: crate::state::GuestBudget::new(),
+            call: Mutex::new(Default::default()),
+        });
+        let guard = TcpGuard::new(policy(&["*:*"], &["*:5432"]), shared.clone(), false);
+        let slots: Vec<LookupSlot> = (0..MAX_LOOKUPS_IN_FLIGHT)
+            .map(|_| guard.lookup_slot("db.example").expect("a slot"))
+            .collect();
+        assert!(guard.lookup_slot("db.example").is_none());
+        let report = shared.finish_call();
+        assert_eq!(report.violations.len(), 1);
+        assert!(
+            report.violations[0].contains("at most 8 name lookups in flight"),
+            "{:?}",
+            report.violations
+        );
+        drop(slots);
+        assert!(
+            guard.lookup_slot("db.example").is_some(),
+            "slots are given back"
+        );
     }
 
     #[test]
