@@ -421,6 +421,13 @@ impl Pg {
         all
     }
 
+    /// Asserts each resource `name` has the resource ID `id`.
+    fn assert_ids(&self, expected: &[(&str, &str)]) {
+        for (name, id) in expected {
+            assert_eq!(self.id(name), *id, "{:?}: the ID of {name}", self.provider);
+        }
+    }
+
     /// Asserts every resource in `names` took step `op`.
     fn assert_ops(&self, steps: &[(String, String)], names: &[&str], op: &str) {
         for name in names {
@@ -1136,16 +1143,14 @@ fn schemas(provider: Provider) {
     let before = pg.catalog();
     pg.up();
     // IDs: database.schema; the provider's database when none is given.
-    for (name, id) in [
+    pg.assert_ids(&[
         ("test1", "postgres.foo"),
         ("test2", "postgres.bar"),
         ("test3", "postgres.baz"),
         ("test_database", "schema_db.test_database"),
         ("test_cascade", "schema_db.foo"),
         ("public", "schema_db.public"),
-    ] {
-        assert_eq!(pg.id(name), id, "{provider:?}");
-    }
+    ]);
     let test1 = pg.outputs("test1");
     assert_eq!(
         keys(&test1),
@@ -1362,7 +1367,7 @@ fn grants(provider: Provider) {
         ],
         "create",
     );
-    for (name, id) in [
+    pg.assert_ids(&[
         ("test", "tf_tests_role_tf_tests_db_test_schema_table"),
         ("public", "public_tf_tests_db_pub_schema_table"),
         (
@@ -1377,9 +1382,7 @@ fn grants(provider: Provider) {
         ("function", "tf_tests_role_tf_tests_db_fn_schema_function"),
         ("database", "test_grant_role_test_grant_db_database"),
         ("schema", "test_grant_role_postgres_test_schema_schema"),
-    ] {
-        assert_eq!(pg.id(name), id, "{provider:?}");
-    }
+    ]);
     // Objects and columns join the ID in the order of Terraform's set of strings: by the
     // decimal text of each one's CRC-32 (IEEE), compared as text.
     assert_eq!(
@@ -1695,14 +1698,12 @@ fn extensions(provider: Provider) {
     };
     let before = pg.catalog();
     pg.up();
-    for (name, id) in [
+    pg.assert_ids(&[
         ("myextension", "postgres.pg_trgm"),
         ("ext1trgm", "ext_db.pg_trgm"),
         ("cascade", "cascade_db.pgcrypto"),
         ("create_cascade", "cascade_db.earthdistance"),
-    ] {
-        assert_eq!(pg.id(name), id, "{provider:?}");
-    }
+    ]);
     let trgm = pg.outputs("myextension");
     assert_eq!(
         keys(&trgm),
@@ -1876,7 +1877,7 @@ fn default_privileges(provider: Provider) {
         ],
         "create",
     );
-    for (name, id) in [
+    pg.assert_ids(&[
         (
             "test_ro",
             "tf_tests_role_tf_tests_db_test_schema_postgres_table",
@@ -1901,9 +1902,7 @@ fn default_privileges(provider: Provider) {
             "grant_owner",
             "tf_tests_role_tf_tests_db_public_test_owner_table",
         ),
-    ] {
-        assert_eq!(pg.id(name), id, "{provider:?}");
-    }
+    ]);
     let test_ro = pg.outputs("test_ro");
     assert_eq!(keys(&test_ro), DEFAULT_PRIVILEGES_OUTPUTS, "{provider:?}");
     assert_outputs(
@@ -2033,7 +2032,7 @@ fn lifecycle_with_drift(provider: Provider) {
         "owner", "reader", "group", "db", "schema", "tables", "usage", "member", "ext", "defaults",
     ];
     pg.assert_ops(&steps, &names, "create");
-    for (name, id) in [
+    pg.assert_ids(&[
         ("owner", "lc_owner"),
         ("db", "lc_db"),
         ("schema", "lc_db.app"),
@@ -2042,9 +2041,7 @@ fn lifecycle_with_drift(provider: Provider) {
         ("member", "lc_owner_lc_group_false"),
         ("ext", "lc_db.pgcrypto"),
         ("defaults", "lc_reader_lc_db_app_lc_owner_table"),
-    ] {
-        assert_eq!(pg.id(name), id, "{provider:?}");
-    }
+    ]);
     assert_eq!(pg.database("lc_db"), "lc_owner UTF8 C C f t -1");
     assert_eq!(pg.schema_owner("lc_db", "app"), "lc_owner");
     assert_eq!(pg.memberships("lc_owner"), ["lc_group"]);

@@ -946,7 +946,6 @@ impl tcp_create_socket::Host for Sockets<'_> {
         self.0
             .tcp_sockets
             .retain(|rep| table.get(&Resource::<TcpSocket>::new_borrow(*rep)).is_ok());
-        self.0.tcp_sockets.dedup();
         if self.0.tcp_sockets.len() >= MAX_TCP_SOCKETS {
             self.0.shared.violation(format!(
                 "opening more than {MAX_TCP_SOCKETS} TCP sockets at once is refused (a fixed limit per instance)"

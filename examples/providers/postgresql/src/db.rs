@@ -251,18 +251,7 @@ pub(crate) fn database_owner(s: &mut dyn Session, database: &str) -> Result<Stri
     let sql = format!(
         "SELECT rolname FROM pg_database JOIN pg_roles ON datdba = pg_roles.oid WHERE datname = {which}"
     );
-    row(
-        s,
-        &sql,
-        &["rolname"],
-        format!("error while looking for the owner of database '{database}'"),
-    )?
-    .and_then(|r| r.into_iter().next().flatten())
-    .ok_or_else(|| {
-        Error::failed(format!(
-            "could not find database '{database}' while looking for owner"
-        ))
-    })
+    owner(s, &sql, "database", database)
 }
 
 /// The owner of a schema (in the session's database).
@@ -271,16 +260,22 @@ pub(crate) fn schema_owner(s: &mut dyn Session, schema: &str) -> Result<String> 
         "SELECT rolname FROM pg_namespace JOIN pg_roles ON nspowner = pg_roles.oid WHERE nspname = {}",
         literal(schema)
     );
+    owner(s, &sql, "schema", schema)
+}
+
+/// The `rolname` that `sql` answers: the owner of the `kind` (database, schema) `name`, with
+/// the Terraform provider's messages when the query fails or finds nothing.
+fn owner(s: &mut dyn Session, sql: &str, kind: &str, name: &str) -> Result<String> {
     row(
         s,
-        &sql,
+        sql,
         &["rolname"],
-        format!("error while looking for the owner of schema '{schema}'"),
+        format!("error while looking for the owner of {kind} '{name}'"),
     )?
     .and_then(|r| r.into_iter().next().flatten())
     .ok_or_else(|| {
         Error::failed(format!(
-            "could not find schema '{schema}' while looking for owner"
+            "could not find {kind} '{name}' while looking for owner"
         ))
     })
 }
@@ -647,6 +642,8 @@ pub(crate) mod fake {
         pub log: RefCell<Vec<String>>,
         /// A statement containing this fails with a server error.
         pub fail_on: RefCell<Option<(String, String)>>,
+        /// The provider settings its [`Fake::ctx`] carries.
+        pub settings: Settings,
     }
 
     impl Fake {
@@ -656,6 +653,16 @@ pub(crate) mod fake {
                 script: RefCell::new(Vec::new()),
                 log: RefCell::new(Vec::new()),
                 fail_on: RefCell::new(None),
+                settings: Fake::settings(),
+            }
+        }
+
+        /// A context whose sessions are this fake's.
+        pub(crate) fn ctx(&self) -> Ctx<'_> {
+            Ctx {
+                conn: self,
+                settings: &self.settings,
+                urn: "",
             }
         }
 

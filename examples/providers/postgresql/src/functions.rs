@@ -277,12 +277,7 @@ mod tests {
             &[&["t", "public", "BASE TABLE"]],
         )
         .answer("information_schema.schemata", &[&["public"], &["app"]]);
-        let settings = Fake::settings();
-        let cx = Ctx {
-            conn: &fake,
-            settings: &settings,
-            urn: "",
-        };
+        let cx = fake.ctx();
         let r = invoke(&cx, GET_TABLES, &props! {"database" => "db"}).unwrap();
         assert_eq!(
             r.outputs["tables"],

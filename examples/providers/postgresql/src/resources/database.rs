@@ -425,12 +425,7 @@ mod tests {
             "pg_get_userbyid(roleid) = 'test_owner' AND pg_get_userbyid(member) = 'postgres'";
         fake.answer_once(membership, &[])
             .answer(membership, &[&["1"]]);
-        let settings = Fake::settings();
-        let cx = Ctx {
-            conn: &fake,
-            settings: &settings,
-            urn: "",
-        };
+        let cx = fake.ctx();
         create(
             &cx,
             &checked(props! {"name" => "db", "owner" => "test_owner"}),
@@ -521,12 +516,7 @@ mod tests {
                 "f",
             ]],
         );
-        let settings = Fake::settings();
-        let cx = Ctx {
-            conn: &fake,
-            settings: &settings,
-            urn: "",
-        };
+        let cx = fake.ctx();
         let out = read(&cx, "db", &PropertyMap::new()).unwrap().unwrap();
         assert_eq!(
             out,

@@ -362,12 +362,7 @@ mod tests {
             .answer("FROM pg_database WHERE datname = 'db'", &[&["1"]])
             .answer("FROM pg_roles WHERE rolname = 'r'", &[&["1"]])
             .answer("array_agg(prtype)", &[&["{UPDATE,SELECT}"]]);
-        let settings = Fake::settings();
-        let cx = Ctx {
-            conn: &fake,
-            settings: &settings,
-            urn: "",
-        };
+        let cx = fake.ctx();
         let state = props! {
             "role" => "r", "database" => "db", "owner" => "o", "objectType" => "table",
             "privileges" => props::string_array(&["SELECT"]), "withGrantOption" => false,

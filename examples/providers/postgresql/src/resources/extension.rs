@@ -242,12 +242,7 @@ mod tests {
         let fake = Fake::new(15);
         fake.answer("FROM pg_database WHERE datname = 'db'", &[&["1"]])
             .answer("e.extname = 'pgcrypto'", &[&["public", "1.3"]]);
-        let settings = Fake::settings();
-        let cx = Ctx {
-            conn: &fake,
-            settings: &settings,
-            urn: "",
-        };
+        let cx = fake.ctx();
         let (id, out) = read(&cx, "db.pgcrypto", &PropertyMap::new())
             .unwrap()
             .unwrap();

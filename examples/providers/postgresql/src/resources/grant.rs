@@ -1072,12 +1072,7 @@ mod tests {
                 "FROM pg_class JOIN pg_namespace",
                 &[&["t1", "{SELECT,INSERT}"], &["t2", "{SELECT}"]],
             );
-        let settings = Fake::settings();
-        let cx = Ctx {
-            conn: &fake,
-            settings: &settings,
-            urn: "",
-        };
+        let cx = fake.ctx();
         let state = props! {
             "role" => "r", "database" => "d", "schema" => "s", "objectType" => "table",
             "privileges" => strs(&["SELECT"]), "withGrantOption" => false,
@@ -1103,12 +1098,7 @@ mod tests {
             .answer("current_database()", &[&["dbowner"]])
             .answer("CURRENT_USER", &[&["postgres"]])
             .answer("rolsuper", &[&["t"]]);
-        let settings = Fake::settings();
-        let cx = Ctx {
-            conn: &fake,
-            settings: &settings,
-            urn: "",
-        };
+        let cx = fake.ctx();
         let inputs = props! {
             "role" => "public", "database" => "d", "schema" => "s", "objectType" => "table",
             "privileges" => strs(&["SELECT"]),

@@ -141,12 +141,7 @@ mod tests {
     fn create_read_delete() {
         let fake = Fake::new(16);
         fake.answer("FROM pg_auth_members WHERE", &[&["bar", "foo", "t"]]);
-        let settings = Fake::settings();
-        let cx = Ctx {
-            conn: &fake,
-            settings: &settings,
-            urn: "",
-        };
+        let cx = fake.ctx();
         let inputs = props! {"role" => "bar", "grantRole" => "foo", "withAdminOption" => true};
         assert_eq!(create(&cx, &inputs).unwrap(), "bar_foo_true");
         let (id, out) = read(&cx, &inputs).unwrap().unwrap();

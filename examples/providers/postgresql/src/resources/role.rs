@@ -894,12 +894,7 @@ mod tests {
             "FROM pg_catalog.pg_auth_members members JOIN",
             &[&["old_group"]],
         );
-        let settings = Fake::settings();
-        let cx = Ctx {
-            conn: &fake,
-            settings: &settings,
-            urn: "",
-        };
+        let cx = fake.ctx();
         update(&cx, &state, &news).unwrap();
         assert_eq!(
             fake.changes()[4..],
@@ -948,12 +943,7 @@ mod tests {
         )
         .answer("rolname = CURRENT_USER", &[&["t"]])
         .answer("pg_shadow", &[&["SCRAM-SHA-256$4096:salt$a:b"]]);
-        let settings = Fake::settings();
-        let cx = Ctx {
-            conn: &fake,
-            settings: &settings,
-            urn: "",
-        };
+        let cx = fake.ctx();
         let out = read(
             &cx,
             "r",
@@ -1003,12 +993,7 @@ mod tests {
         fake.answer("pg_shdepend", &[&["app"]])
             .answer("CURRENT_USER", &[&["postgres"]])
             .answer("rolsuper", &[&["t"]]);
-        let settings = Fake::settings();
-        let cx = Ctx {
-            conn: &fake,
-            settings: &settings,
-            urn: "",
-        };
+        let cx = fake.ctx();
         delete(&cx, &props! {"name" => "r"}).unwrap();
         assert_eq!(
             fake.changes(),
@@ -1022,11 +1007,7 @@ mod tests {
         );
         let fake = Fake::new(15);
         delete(
-            &Ctx {
-                conn: &fake,
-                settings: &settings,
-                urn: "",
-            },
+            &fake.ctx(),
             &props! {"name" => "r", "skipReassignOwned" => true, "skipDropRole" => true},
         )
         .unwrap();

@@ -435,12 +435,7 @@ mod tests {
         fake.answer("SELECT rolname FROM pg_database", &[&["postgres"]])
             .answer("CURRENT_USER", &[&["postgres"]])
             .answer("rolsuper", &[&["t"]]);
-        let settings = Fake::settings();
-        let cx = Ctx {
-            conn: &fake,
-            settings: &settings,
-            urn: "",
-        };
+        let cx = fake.ctx();
         let inputs = props! {
             "name" => "baz", "owner" => "role_all_without_grant", "ifNotExists" => true,
             "policies" => vec![
@@ -497,12 +492,7 @@ mod tests {
         let fake = Fake::new(15);
         fake.answer("FROM pg_database WHERE datname = 'app'", &[&["1"]])
             .answer("nspname = 'foo'", &[&["owner"]]);
-        let settings = Fake::settings();
-        let cx = Ctx {
-            conn: &fake,
-            settings: &settings,
-            urn: "",
-        };
+        let cx = fake.ctx();
         let (id, out) = read(&cx, "app.foo", &PropertyMap::new()).unwrap().unwrap();
         assert_eq!(id, "app.foo");
         assert_eq!(
