@@ -19,7 +19,11 @@
 //! medians: wall time, the peak RSS of `cairn`, and the peak RSS of the provider process (its
 //! `VmHWM`, sampled every 10 ms while it runs; for `wasm` the provider lives inside `cairn`).
 //! Also the peak RSS of an idle `cairn provider serve` holding the component: the host runtime
-//! a served provider pays for before its guest does anything.
+//! a served provider pays for before its guest does anything. And, for `wasm-grpc`, the `guest`
+//! column: the peak resident memory of the provider itself in the serving process — its
+//! compiled code's pages and its instances' linear memories, read from `/proc/PID/smaps` —
+//! the counterpart of the native plugin's process, which is all its own code and data. (The
+//! host runtime beside it is the engine's, shared by every provider a deployment loads.)
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -80,6 +84,65 @@ struct Sample {
     wall: Duration,
     cairn_kib: u64,
     provider_kib: u64,
+    /// For `wasm-grpc`: the peak resident memory of the provider itself in the serving
+    /// process (see [`guest_resident_kib`]).
+    guest_kib: u64,
+}
+
+/// What of `pid`'s resident memory is the wasm provider's own: the pages of its compiled code
+/// (the mapped `.cwasm` artifact) and of its instances' linear memories. Read from
+/// `/proc/PID/smaps`: wasmtime reserves each linear memory as one region ending in a large
+/// inaccessible guard (at least 1 GiB, `---p`), with the accessible part before it (anonymous
+/// pages, and the module's data as a `memfd:wasm-memory-image` mapping) contiguous with it.
+fn guest_resident_kib(pid: u32) -> u64 {
+    let Ok(smaps) = std::fs::read_to_string(format!("/proc/{pid}/smaps")) else {
+        return 0;
+    };
+    // (start, end, perms, name, rss KiB) per mapping.
+    let mut maps: Vec<(u64, u64, String, String, u64)> = Vec::new();
+    for line in smaps.lines() {
+        let mut fields = line.split_whitespace();
+        let first = fields.next().unwrap_or_default();
+        if let Some((start, end)) = first.split_once('-')
+            && let (Ok(start), Ok(end)) =
+                (u64::from_str_radix(start, 16), u64::from_str_radix(end, 16))
+        {
+            let perms = fields.next().unwrap_or_default().to_owned();
+            let name = fields.nth(3).unwrap_or_default().to_owned();
+            maps.push((start, end, perms, name, 0));
+        } else if let Some(rss) = line.strip_prefix("Rss:")
+            && let Some(last) = maps.last_mut()
+        {
+            last.4 = rss
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .unwrap_or(0);
+        }
+    }
+    let code: u64 = maps
+        .iter()
+        .filter(|m| m.3.ends_with(".cwasm"))
+        .map(|m| m.4)
+        .sum();
+    let mut memory = 0;
+    for (i, guard) in maps.iter().enumerate() {
+        if guard.2 != "---p" || guard.1 - guard.0 < 1 << 30 {
+            continue;
+        }
+        let mut next_start = guard.0;
+        for m in maps[..i].iter().rev() {
+            let linear =
+                m.2 == "rw-p" && (m.3.is_empty() || m.3.starts_with("/memfd:wasm-memory-image"));
+            if m.1 != next_start || !linear {
+                break;
+            }
+            memory += m.4;
+            next_start = m.0;
+        }
+    }
+    code + memory
 }
 
 /// A project directory with its own backend and home, configured for `server`.
@@ -204,6 +267,7 @@ impl Project {
                 .process
                 .and_then(|name| peaks.get(name).copied())
                 .unwrap_or(0),
+            guest_kib: peaks.get(GUEST).copied().unwrap_or(0),
         }
     }
 }
@@ -258,11 +322,19 @@ fn sample_tree(root: u32, peaks: &Mutex<HashMap<String, u64>>) {
         } else {
             name
         };
+        let guest = (name == "cairn-provider-serve").then(|| guest_resident_kib(pid));
         let mut peaks = peaks.lock().unwrap();
         let peak = peaks.entry(name).or_default();
         *peak = (*peak).max(kib);
+        if let Some(guest) = guest {
+            let peak = peaks.entry(GUEST.to_owned()).or_default();
+            *peak = (*peak).max(guest);
+        }
     }
 }
+
+/// The key under which [`sample_tree`] records the served provider's own peak.
+const GUEST: &str = "guest";
 
 /// A line to standard output (the crate's printing macros are refused; the figures are ours).
 macro_rules! say {
@@ -402,12 +474,13 @@ fn main() {
         idle as f64 / 1024.0
     );
     say!(
-        "{:<10} {:<8} {:>9} {:>12} {:>15}",
+        "{:<10} {:<8} {:>9} {:>12} {:>15} {:>13}",
         "provider",
         "phase",
         "wall (s)",
         "cairn (MiB)",
-        "provider (MiB)"
+        "provider (MiB)",
+        "guest (MiB)"
     );
     for config in &configs {
         for phase in PHASES {
@@ -420,13 +493,20 @@ fn main() {
             } else {
                 "in cairn".to_owned()
             };
+            let guest = median(s.iter().map(|s| s.guest_kib as f64 / 1024.0).collect());
+            let guest = if config.name == "wasm-grpc" {
+                format!("{guest:.1}")
+            } else {
+                "-".to_owned()
+            };
             say!(
-                "{:<10} {:<8} {:>9.2} {:>12.1} {:>15}",
+                "{:<10} {:<8} {:>9.2} {:>12.1} {:>15} {:>13}",
                 config.name,
                 phase,
                 wall,
                 cairn,
-                provider
+                provider,
+                guest
             );
         }
     }

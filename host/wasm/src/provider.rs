@@ -151,6 +151,10 @@ pub struct PoolStats {
     pub peak_busy: usize,
     /// Linear memory of the idle instances, in bytes.
     pub idle_memory_bytes: u64,
+    /// The most linear memory all its instances held at once, in bytes: the provider's data.
+    pub peak_memory_bytes: u64,
+    /// Bytes of compiled machine code and data (shared by every instance): the provider's code.
+    pub code_bytes: u64,
 }
 
 /// A provider backed by a wasm component. Cheap to clone; clones share the pool.
@@ -174,6 +178,29 @@ struct Shared {
     discarded: AtomicU64,
     busy: AtomicUsize,
     peak_busy: AtomicUsize,
+}
+
+impl Shared {
+    fn code_bytes(&self) -> u64 {
+        let image = self.pre.instance_pre().component().image_range();
+        (image.end as usize).saturating_sub(image.start as usize) as u64
+    }
+}
+
+/// What the provider cost, for whoever diagnoses memory (`CAIRN_LOG=cairn_wasm=info`; the
+/// PostgreSQL bench reads it).
+impl Drop for Shared {
+    fn drop(&mut self) {
+        const MIB: f64 = 1024.0 * 1024.0;
+        tracing::info!(
+            provider = %self.sandbox.provider,
+            instances = self.created.load(Ordering::Relaxed),
+            peak_busy = self.peak_busy.load(Ordering::Relaxed),
+            peak_linear_memory_mib = format!("{:.1}", self.budget.peak_memory() as f64 / MIB),
+            code_mib = format!("{:.1}", self.code_bytes() as f64 / MIB),
+            "provider unloaded"
+        );
+    }
 }
 
 struct Pool {
@@ -284,6 +311,8 @@ impl WasmProvider {
                 .iter()
                 .map(|i| i.store.data().limits.memory_used() as u64)
                 .sum(),
+            peak_memory_bytes: self.inner.budget.peak_memory() as u64,
+            code_bytes: self.inner.code_bytes(),
         }
     }
 

@@ -86,10 +86,14 @@ pub const DEPLOYMENT_LOG_LIMIT: usize = 16 * 1024 * 1024;
 pub const RECORD_OVERHEAD: usize = 64;
 
 /// What one provider (shared by all its instances) or one program run may still use: its log
-/// budget and its open HTTP connections.
+/// budget and its open HTTP connections; and the linear memory its instances hold.
 pub(crate) struct GuestBudget {
     logged: AtomicUsize,
     pub connections: Arc<tokio::sync::Semaphore>,
+    /// Bytes of linear memory all live instances hold now, and the most they ever held at once
+    /// (what the provider's own data costs the host, beside its compiled code).
+    memory_now: AtomicUsize,
+    memory_peak: AtomicUsize,
 }
 
 impl GuestBudget {
@@ -97,7 +101,23 @@ impl GuestBudget {
         Arc::new(GuestBudget {
             logged: AtomicUsize::new(0),
             connections: Arc::new(tokio::sync::Semaphore::new(crate::http::MAX_CONNECTIONS)),
+            memory_now: AtomicUsize::new(0),
+            memory_peak: AtomicUsize::new(0),
         })
+    }
+
+    /// The most linear memory all instances held at once, in bytes.
+    pub fn peak_memory(&self) -> usize {
+        self.memory_peak.load(Ordering::Relaxed)
+    }
+
+    fn memory_grown(&self, by: usize) {
+        let now = self.memory_now.fetch_add(by, Ordering::Relaxed) + by;
+        self.memory_peak.fetch_max(now, Ordering::Relaxed);
+    }
+
+    fn memory_released(&self, bytes: usize) {
+        self.memory_now.fetch_sub(bytes, Ordering::Relaxed);
     }
 
     /// Takes `cost` bytes of the deployment's log budget, if they are left.
@@ -535,6 +555,14 @@ pub(crate) struct Limits {
     memory_used: usize,
     pub memory_exceeded: bool,
     pub table_exceeded: bool,
+    /// Where the instance's memory is counted with its siblings'.
+    budget: Arc<GuestBudget>,
+}
+
+impl Drop for Limits {
+    fn drop(&mut self) {
+        self.budget.memory_released(self.memory_used);
+    }
 }
 
 impl Limits {
@@ -564,6 +592,8 @@ impl ResourceLimiter for Limits {
             self.memory_exceeded = true;
             return Err(wasmtime::Error::new(LimitExceeded::Memory));
         }
+        // Memories only grow; `desired > current`.
+        self.budget.memory_grown(desired.saturating_sub(current));
         self.memory_used = used;
         Ok(true)
     }
@@ -674,6 +704,7 @@ impl InstanceState {
                 memory_used: 0,
                 memory_exceeded: false,
                 table_exceeded: false,
+                budget: budget.clone(),
             },
             shared,
             deadline: Arc::new(Deadline::new()),

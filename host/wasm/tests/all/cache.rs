@@ -52,6 +52,13 @@ async fn the_second_load_does_not_recompile() {
             reused: 0
         }
     );
+    // The artifact's code is mapped from the cache, not copied into the heap.
+    #[cfg(target_os = "linux")]
+    {
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let mapped = artifact.canonicalize().unwrap().display().to_string();
+        assert!(maps.contains(&mapped), "{mapped} is not mapped:\n{maps}");
+    }
     p.configure(PropertyMap::new(), false).await.unwrap();
     let created = p
         .create(create(
@@ -74,6 +81,20 @@ async fn the_second_load_does_not_recompile() {
     let fourth = WasmRuntime::new(options()).unwrap();
     fourth.prepare(&plugin).unwrap();
     assert_eq!(fourth.stats().loaded_from_cache, 1);
+
+    // So are an artifact of the previous format (digest first) and one cut short.
+    let code = std::fs::read(&artifact).unwrap();
+    let (elf, trailer) = code.split_at(code.len() - 48);
+    let mut older = b"cairn-cwasm-v1\0\0".to_vec();
+    older.extend_from_slice(&trailer[..32]);
+    older.extend_from_slice(elf);
+    for bad in [older, code[..code.len() - 1].to_vec(), code[..20].to_vec()] {
+        std::fs::write(&corrupt, bad).unwrap();
+        std::fs::rename(&corrupt, &artifact).unwrap();
+        let runtime = WasmRuntime::new(options()).unwrap();
+        runtime.prepare(&plugin).unwrap();
+        assert_eq!(runtime.stats().compiled, 1);
+    }
 }
 
 #[test]

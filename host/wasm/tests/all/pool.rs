@@ -60,6 +60,10 @@ async fn parallel_calls_run_on_distinct_configured_instances() {
     assert_eq!(stats.configure_replays, 3);
     assert_eq!(stats.idle, 4);
     assert!(stats.idle_memory_bytes > 0);
+    // All four are alive and memories only grow: the peak is what they hold now. The code is
+    // counted once, not per instance.
+    assert_eq!(stats.peak_memory_bytes, stats.idle_memory_bytes);
+    assert!(stats.code_bytes > 0, "{stats:?}");
 
     // Instances are reused afterwards: sequential calls create nothing new.
     for i in 0..3 {
