@@ -51,6 +51,32 @@ if ! pg_installed; then
     fi
 fi
 
+# Debian's docker-registry (the CNCF distribution server) for the registry end-to-end tests,
+# which start private instances on 127.0.0.1 (tests/e2e/ociregistry.rs). Its package enables a
+# system service; a service it managed to start is stopped (the tests never use it).
+if [ ! -x /usr/bin/docker-registry ]; then
+    echo "== installing docker-registry (Debian package docker-registry)"
+    as_root=""
+    if [ "$(id -u)" -ne 0 ]; then as_root=sudo; fi
+    registry_apt_install() {
+        $as_root env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y --no-install-recommends docker-registry
+    }
+    if ! registry_apt_install; then
+        $as_root env DEBIAN_FRONTEND=noninteractive apt-get update &&
+            registry_apt_install ||
+            { echo "error: could not install Debian's docker-registry package (see above)" >&2; exit 1; }
+    fi
+    $as_root invoke-rc.d docker-registry stop >/dev/null 2>&1 || true
+fi
+
+# oras, the independent OCI client the registry tests exchange artifacts with, built once into
+# target/tools with this machine's Go (skipped, and those checks with it, where there is no Go).
+if [ ! -x target/tools/bin/oras ] && command -v go >/dev/null; then
+    echo "== installing oras (go install oras.land/oras/cmd/oras@v1.3.6)"
+    GOBIN="$PWD/target/tools/bin" GOFLAGS=-p=2 go install oras.land/oras/cmd/oras@v1.3.6
+fi
+
 # Guest crates build for wasm32-wasip2 into one shared target directory (the tests build the
 # same components there, so this work is shared).
 guests=(guest-sdk/Cargo.toml examples/Cargo.toml tests/guests/Cargo.toml host/wasm/tests/guest/Cargo.toml)

@@ -14,6 +14,7 @@ mod passphrase;
 mod policy;
 mod program;
 mod providers;
+mod registry;
 mod shell;
 mod stack;
 mod templates;

@@ -2,14 +2,14 @@
 
 use std::path::Path;
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context as _, Result, anyhow, bail};
 use cairn_wasm::store::{PLUGIN_NAME_RULE, is_plugin_name};
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use crate::providers;
 use crate::terminal::{field, json_pretty, outln, quoted};
 use crate::workspace::Context;
+use crate::{providers, registry};
 
 #[derive(Debug, Args)]
 pub struct PluginArgs {
@@ -20,10 +20,34 @@ pub struct PluginArgs {
 #[derive(Debug, Subcommand)]
 enum PluginCommand {
     /// Verify a provider component (its package schema too, when it has one) and store it
-    /// under the Cairn home by name and version.
+    /// under the Cairn home by name and version: from a `.wasm` file, a registry
+    /// (`oci://HOST[:PORT]/REPO:TAG` or `…@sha256:DIGEST`) or a URL (`https://…/F.wasm` with
+    /// `--checksum`). Nothing is stored unless every check passes.
     Install {
+        /// A `.wasm` file, an `oci://` reference or an `https://` URL.
+        source: String,
+        /// The SHA-256 a URL's file must have (`sha256:HEX`).
+        #[arg(long, value_name = "sha256:HEX")]
+        checksum: Option<String>,
+        /// Speak plain HTTP to the registry even if it is not on a loopback address.
+        #[arg(long)]
+        plain_http: bool,
+    },
+    /// Push a provider component to an OCI registry in the Wasm artifact layout (tag defaults
+    /// to the component's version, `+` written `_`).
+    Publish {
         /// The `.wasm` file.
         file: String,
+        /// `oci://HOST[:PORT]/REPO[:TAG]`.
+        reference: String,
+        /// Speak plain HTTP to the registry even if it is not on a loopback address.
+        #[arg(long)]
+        plain_http: bool,
+    },
+    /// Registry credentials.
+    Registry {
+        #[command(subcommand)]
+        command: RegistryCommand,
     },
     /// List installed providers.
     Ls {
@@ -55,6 +79,22 @@ enum PluginCommand {
     },
 }
 
+#[derive(Debug, Subcommand)]
+enum RegistryCommand {
+    /// Store credentials for a registry (`HOST[:PORT]`) in the Cairn home (readable by you
+    /// only; Docker's `config.json` is read too).
+    Login {
+        registry: String,
+        #[arg(short, long)]
+        username: String,
+        /// Read the password (or token) from standard input.
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Forget the credentials stored for a registry.
+    Logout { registry: String },
+}
+
 pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
     let store = providers::store(&context.home).with_runtime(providers::runtime(&context.home)?);
     match args.command {
@@ -65,9 +105,33 @@ pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
             )?;
             outln!("Wrote {}", launcher.display());
         }
-        PluginCommand::Install { file } => {
-            let plugin = cairn_wasm::WasmPlugin::from_file(context.cwd.join(&file))?;
-            crate::commands::package::check_before_install(&plugin, &file)?;
+        PluginCommand::Install {
+            source,
+            checksum,
+            plain_http,
+        } => {
+            let (plugin, from) = if source.starts_with(cairn_registry::reference::SCHEME) {
+                let reference = cairn_registry::Reference::parse(&source)?;
+                let client = registry::client(&context.home, plain_http)?;
+                let fetched = registry::block_on(registry::fetch_oci(&client, &reference))?;
+                (fetched.plugin, Some(fetched.source))
+            } else if source.starts_with("https://") || source.starts_with("http://") {
+                let Some(checksum) = checksum else {
+                    bail!(
+                        "installing from {} needs --checksum sha256:HEX (the file's SHA-256), so what is installed is what you meant",
+                        field(&source)
+                    );
+                };
+                let client = registry::client(&context.home, plain_http)?;
+                let fetched = registry::block_on(registry::fetch_url(&client, &source, &checksum))?;
+                (fetched.plugin, Some(fetched.source))
+            } else {
+                (
+                    cairn_wasm::WasmPlugin::from_file(context.cwd.join(&source))?,
+                    None,
+                )
+            };
+            crate::commands::package::check_before_install(&plugin, &source)?;
             let installed = store.install_plugin(&plugin)?;
             outln!(
                 "Installed {}@{} (sha256 {}) at {}",
@@ -76,7 +140,91 @@ pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
                 installed.sha256,
                 installed.path.display()
             );
+            if let Some(from) = from {
+                outln!("  from {}", field(&from));
+            }
         }
+        PluginCommand::Publish {
+            file,
+            reference,
+            plain_http,
+        } => {
+            let path = context.cwd.join(&file);
+            let plugin = cairn_wasm::WasmPlugin::from_file(&path)?;
+            crate::commands::package::check_before_install(&plugin, &file)?;
+            let manifest = plugin.manifest();
+            let mut reference = cairn_registry::Reference::parse(&reference)?;
+            match &reference.target {
+                None => {
+                    reference = reference.with_target(cairn_registry::Target::Tag(
+                        cairn_registry::reference::tag_for_version(&manifest.version),
+                    ))
+                }
+                Some(cairn_registry::Target::Digest(_)) => {
+                    bail!("{reference}: publish to a tag (oci://HOST/REPO[:TAG]), not a digest")
+                }
+                Some(cairn_registry::Target::Tag(_)) => {}
+            }
+            let title = format!("{}-{}.wasm", manifest.name, manifest.version);
+            let artifact = cairn_registry::layout::artifact(
+                plugin.bytes(),
+                &title,
+                &manifest.version,
+                chrono::Utc::now(),
+            );
+            let client = registry::client(&context.home, plain_http)?;
+            let digest = registry::block_on(async {
+                Ok(client.push(&reference, &artifact, plugin.bytes()).await?)
+            })?;
+            outln!(
+                "Published {}@{} to {reference}",
+                field(&manifest.name),
+                manifest.version
+            );
+            outln!("  manifest {digest}");
+            outln!("  component sha256:{}", plugin.sha256());
+        }
+        PluginCommand::Registry { command } => match command {
+            RegistryCommand::Login {
+                registry: host,
+                username,
+                password_stdin,
+            } => {
+                check_registry_host(&host)?;
+                if !password_stdin {
+                    bail!(
+                        "give the password on standard input with --password-stdin (it is never taken as an argument, where other users could see it)"
+                    );
+                }
+                let mut password = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut password)
+                    .context("reading the password from standard input")?;
+                let password = password.trim_end_matches(['\n', '\r']).to_owned();
+                if password.is_empty() {
+                    bail!("no password on standard input");
+                }
+                let file = registry::auth_file(&context.home);
+                cairn_registry::Credentials::save(
+                    &file,
+                    &host,
+                    &cairn_registry::Credential { username, password },
+                )?;
+                outln!(
+                    "Stored credentials for {} in {}",
+                    field(&host),
+                    file.display()
+                );
+            }
+            RegistryCommand::Logout { registry: host } => {
+                check_registry_host(&host)?;
+                if cairn_registry::Credentials::forget(&registry::auth_file(&context.home), &host)?
+                {
+                    outln!("Forgot the credentials for {}", field(&host));
+                } else {
+                    outln!("No credentials were stored for {}", field(&host));
+                }
+            }
+        },
         PluginCommand::Ls { json } => {
             let installed = store.list()?;
             if json {
@@ -185,6 +333,13 @@ pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Checks a registry given to `cairn plugin registry` (`HOST[:PORT]`).
+fn check_registry_host(host: &str) -> Result<()> {
+    cairn_registry::Reference::parse(&format!("oci://{host}/x"))
+        .map(|_| ())
+        .map_err(|_| anyhow!("{} is not a registry (HOST or HOST:PORT)", quoted(host)))
 }
 
 /// Checks a plugin name given to `cairn plugin <command>` before the store turns it into a

@@ -1,0 +1,247 @@
+//! Registry credentials in Docker's `config.json` format (`{"auths": {"HOST[:PORT]": {"auth":
+//! base64("user:password")}}}`, or `username`/`password` fields): Docker's own file
+//! (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`) and Cairn's
+//! (`$CAIRN_HOME/registry-auth.json`, written by `cairn plugin registry login`, readable by its
+//! owner only — as Docker and Pulumi keep theirs).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+
+use crate::error::RegistryError;
+
+/// A user name and password (or token) for one registry.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credential {
+    pub username: String,
+    pub password: String,
+}
+
+impl fmt::Debug for Credential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Credential({:?}, [secret])", self.username)
+    }
+}
+
+/// Credentials by registry (`host[:port]`); the first source loaded wins.
+#[derive(Debug, Clone, Default)]
+pub struct Credentials {
+    by_registry: BTreeMap<String, Credential>,
+}
+
+#[derive(serde::Deserialize, serde::Serialize, Default)]
+struct ConfigFile {
+    #[serde(default)]
+    auths: BTreeMap<String, AuthEntry>,
+}
+
+#[derive(serde::Deserialize, serde::Serialize, Default)]
+struct AuthEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    auth: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    username: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    password: Option<String>,
+}
+
+/// Docker's configuration file: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`.
+pub fn docker_config_path() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("DOCKER_CONFIG") {
+        return Some(PathBuf::from(dir).join("config.json"));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".docker/config.json"))
+}
+
+/// `https://host:port/v1/` and `host:port` name the same registry.
+fn registry_key(key: &str) -> String {
+    let key = key
+        .strip_prefix("https://")
+        .or_else(|| key.strip_prefix("http://"))
+        .unwrap_or(key);
+    key.split('/').next().unwrap_or(key).to_ascii_lowercase()
+}
+
+impl Credentials {
+    /// The credential for `registry` (`host[:port]`).
+    pub fn for_registry(&self, registry: &str) -> Option<Credential> {
+        self.by_registry
+            .get(&registry.to_ascii_lowercase())
+            .cloned()
+    }
+
+    /// Adds the credentials of a Docker-format file (nothing if it does not exist); those
+    /// already known win.
+    pub fn load_file(&mut self, path: &Path) -> Result<(), RegistryError> {
+        let bad = |message: String| RegistryError::Credentials {
+            file: path.display().to_string(),
+            message,
+        };
+        let text = match std::fs::read(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(bad(format!("cannot read it: {e}"))),
+        };
+        let file: ConfigFile =
+            serde_json::from_slice(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+        for (key, entry) in file.auths {
+            let credential = match (entry.auth, entry.username, entry.password) {
+                (Some(auth), _, _) if !auth.is_empty() => {
+                    let decoded = base64::engine::general_purpose::STANDARD
+                        .decode(auth.trim())
+                        .ok()
+                        .and_then(|d| String::from_utf8(d).ok())
+                        .ok_or_else(|| {
+                            bad(format!(
+                                "the auth of {key:?} is not base64 of user:password"
+                            ))
+                        })?;
+                    let (username, password) = decoded.split_once(':').ok_or_else(|| {
+                        bad(format!(
+                            "the auth of {key:?} is not base64 of user:password"
+                        ))
+                    })?;
+                    Credential {
+                        username: username.to_owned(),
+                        password: password.to_owned(),
+                    }
+                }
+                (_, Some(username), Some(password)) => Credential { username, password },
+                // Entries kept by a credential helper: not read here.
+                _ => continue,
+            };
+            self.by_registry
+                .entry(registry_key(&key))
+                .or_insert(credential);
+        }
+        Ok(())
+    }
+
+    /// Records `credential` for `registry` in the Docker-format file at `path` (created
+    /// readable by its owner only), keeping its other entries.
+    pub fn save(path: &Path, registry: &str, credential: &Credential) -> Result<(), RegistryError> {
+        Self::edit(path, |auths| {
+            let auth = base64::engine::general_purpose::STANDARD
+                .encode(format!("{}:{}", credential.username, credential.password));
+            auths.insert(
+                registry.to_ascii_lowercase(),
+                AuthEntry {
+                    auth: Some(auth),
+                    ..AuthEntry::default()
+                },
+            );
+        })
+    }
+
+    /// Removes `registry` from the file at `path`; whether it was there.
+    pub fn forget(path: &Path, registry: &str) -> Result<bool, RegistryError> {
+        let mut removed = false;
+        Self::edit(path, |auths| {
+            removed = auths.remove(&registry.to_ascii_lowercase()).is_some();
+        })?;
+        Ok(removed)
+    }
+
+    fn edit(
+        path: &Path,
+        change: impl FnOnce(&mut BTreeMap<String, AuthEntry>),
+    ) -> Result<(), RegistryError> {
+        let bad = |message: String| RegistryError::Credentials {
+            file: path.display().to_string(),
+            message,
+        };
+        let mut file: ConfigFile = match std::fs::read(path) {
+            Ok(text) => {
+                serde_json::from_slice(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => ConfigFile::default(),
+            Err(e) => return Err(bad(format!("cannot read it: {e}"))),
+        };
+        change(&mut file.auths);
+        let text = serde_json::to_vec_pretty(&file).map_err(|e| bad(e.to_string()))?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)
+            .map_err(|e| bad(format!("cannot create its directory: {e}")))?;
+        let tmp = dir.join(format!(
+            ".{}.tmp-{}",
+            path.file_name().and_then(|n| n.to_str()).unwrap_or("auth"),
+            std::process::id()
+        ));
+        let write = || -> std::io::Result<()> {
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create(true).truncate(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            let mut out = options.open(&tmp)?;
+            std::io::Write::write_all(&mut out, &text)?;
+            out.sync_all()?;
+            std::fs::rename(&tmp, path)
+        };
+        write().map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            bad(format!("cannot write it: {e}"))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn docker_files_are_read_and_cairn_files_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let docker = dir.path().join("config.json");
+        std::fs::write(
+            &docker,
+            r#"{"auths": {
+                "https://Registry.Example:5000/v1/": {"auth": "dXNlcjpwYTpzcw=="},
+                "other.example": {"username": "u2", "password": "p2"},
+                "helper.example": {}
+            }, "credsStore": "desktop"}"#,
+        )
+        .unwrap();
+        let mut c = Credentials::default();
+        c.load_file(&docker).unwrap();
+        let first = c.for_registry("registry.example:5000").unwrap();
+        assert_eq!(
+            (first.username.as_str(), first.password.as_str()),
+            ("user", "pa:ss")
+        );
+        assert_eq!(c.for_registry("other.example").unwrap().username, "u2");
+        assert!(c.for_registry("helper.example").is_none());
+        assert!(!format!("{first:?}").contains("pa:ss"));
+
+        let mine = dir.path().join("home/registry-auth.json");
+        let cred = Credential {
+            username: "me".into(),
+            password: "s3cret".into(),
+        };
+        Credentials::save(&mine, "127.0.0.1:5000", &cred).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(
+                std::fs::metadata(&mine).unwrap().permissions().mode() & 0o777,
+                0o600
+            );
+        }
+        let mut c = Credentials::default();
+        c.load_file(&mine).unwrap();
+        assert_eq!(c.for_registry("127.0.0.1:5000"), Some(cred));
+        assert!(Credentials::forget(&mine, "127.0.0.1:5000").unwrap());
+        assert!(!Credentials::forget(&mine, "127.0.0.1:5000").unwrap());
+
+        std::fs::write(&docker, r#"{"auths": {"x": {"auth": "!!"}}}"#).unwrap();
+        let err = Credentials::default()
+            .load_file(&docker)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("config.json") && err.contains("\"x\""),
+            "{err}"
+        );
+    }
+}
