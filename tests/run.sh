@@ -77,6 +77,13 @@ if [ ! -x target/tools/bin/oras ] && command -v go >/dev/null; then
     GOBIN="$PWD/target/tools/bin" GOFLAGS=-p=2 go install oras.land/oras/cmd/oras@v1.3.6
 fi
 
+# wasmsign2, the independent signing tool the signature tests exchange signed components with,
+# built once into target/tools (its crate ships a lockfile, so --locked).
+if [ ! -x target/tools/bin/wasmsign2 ]; then
+    echo "== installing wasmsign2 (cargo install wasmsign2-cli --version 0.2.8)"
+    cargo install wasmsign2-cli --version 0.2.8 --locked --root "$PWD/target/tools"
+fi
+
 # Guest crates build for wasm32-wasip2 into one shared target directory (the tests build the
 # same components there, so this work is shared).
 guests=(guest-sdk/Cargo.toml examples/Cargo.toml tests/guests/Cargo.toml host/wasm/tests/guest/Cargo.toml)

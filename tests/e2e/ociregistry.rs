@@ -148,7 +148,8 @@ pub fn oras() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("CAIRN_ORAS") {
         return Some(PathBuf::from(path));
     }
-    let tools = super::support::repo().join("target/tools/bin/oras");
+    let tools =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/tools/bin/oras");
     if tools.is_file() {
         return Some(tools);
     }

@@ -46,6 +46,10 @@ pub struct Loader {
     wasm: WasmLoader,
     builtins: Arc<Builtins>,
     grpc: GrpcPlugins,
+    /// Providers pinned by `cairn.lock` or found in registries, fetched when not installed.
+    fetcher: crate::registry::ProviderFetcher,
+    /// Where the fetcher reports what it locked.
+    notice: crate::registry::Notice,
 }
 
 /// Where gRPC provider plugins are found, and the engine address they are given.
@@ -166,35 +170,73 @@ impl ProviderLoader for Loader {
         version: Option<&semver::Version>,
         native: NativePlugins,
     ) -> Result<Arc<dyn Provider>, LoadError> {
+        self.load_from(package, version, None, native).await
+    }
+
+    async fn load_from(
+        &self,
+        package: &str,
+        version: Option<&semver::Version>,
+        download_url: Option<&str>,
+        native: NativePlugins,
+    ) -> Result<Arc<dyn Provider>, LoadError> {
         if package == "pulumi" {
             return Ok(self.builtins.clone());
         }
+        let failed = |e: anyhow::Error| LoadError::Failed {
+            package: package.to_owned(),
+            message: format!("{e:#}"),
+        };
+        // The project's own files first; then what cairn.lock pins.
+        if !self.wasm.has_local(package, version)
+            && let Some(plugin) = self
+                .fetcher
+                .locked(package, version)
+                .await
+                .map_err(failed)?
+        {
+            return Ok(Arc::new(self.wasm.load_plugin(plugin).await?));
+        }
         match self.wasm.load(package, version, native).await {
-            Err(LoadError::NotFound { .. }) => match self.grpc.load(package, native).await {
-                Some(result) => result,
-                None => Err(LoadError::Failed {
-                    package: package.to_owned(),
-                    message: match native {
-                        NativePlugins::Any => format!(
-                            "no provider found{}: install a wasm component (`cairn plugin install`), name one in Pulumi.yaml `plugins: {{providers: [{{name, path}}]}}`, or put a pulumi-resource-{package} plugin on PATH",
-                            version
-                                .map(|v| format!(" compatible with version {v}"))
-                                .unwrap_or_default()
-                        ),
-                        NativePlugins::ProjectNamed => format!(
-                            "no wasm provider found{}: install a wasm component (`cairn plugin install`) or name a provider in Pulumi.yaml `plugins: {{providers: [{{name, path}}]}}` (a wasm program, and what a sandboxed provider registers, never start native plugins found on PATH or in the plugin directory)",
-                            version
-                                .map(|v| format!(" compatible with version {v}"))
-                                .unwrap_or_default()
-                        ),
-                    },
-                }),
-            },
+            Err(LoadError::NotFound { .. }) => {
+                if let Some(plugin) = self
+                    .fetcher
+                    .resolve(package, version, download_url, &self.notice)
+                    .await
+                    .map_err(failed)?
+                {
+                    return Ok(Arc::new(self.wasm.load_plugin(plugin).await?));
+                }
+                match self.grpc.load(package, native).await {
+                    Some(result) => result,
+                    None => Err(LoadError::Failed {
+                        package: package.to_owned(),
+                        message: match native {
+                            NativePlugins::Any => format!(
+                                "no provider found{}: install a wasm component (`cairn plugin install`), name one in Pulumi.yaml `plugins: {{providers: [{{name, path}}]}}`, or put a pulumi-resource-{package} plugin on PATH",
+                                version
+                                    .map(|v| format!(" compatible with version {v}"))
+                                    .unwrap_or_default()
+                            ),
+                            NativePlugins::ProjectNamed => format!(
+                                "no wasm provider found{}: install a wasm component (`cairn plugin install`) or name a provider in Pulumi.yaml `plugins: {{providers: [{{name, path}}]}}` (a wasm program, and what a sandboxed provider registers, never start native plugins found on PATH or in the plugin directory)",
+                                version
+                                    .map(|v| format!(" compatible with version {v}"))
+                                    .unwrap_or_default()
+                            ),
+                        },
+                    }),
+                }
+            }
             other => other,
         }
     }
 }
 
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the deployment's parts, each from a different place; a struct would only rename them"
+)]
 /// The provider loader for a deployment of `project` (in `project_dir`, on `backend`) with its
 /// resolved configuration; provider logs go to `events`.
 pub fn loader(
@@ -205,8 +247,28 @@ pub fn loader(
     project: &Project,
     config: &IndexMap<ConfigKey, ResolvedConfig>,
     events: Arc<dyn EventSink>,
+    offline: bool,
 ) -> Result<Loader> {
     let entries = plugin_entries(project, project_dir)?;
+    let registries = crate::registry::registries(
+        home,
+        structured(config, crate::registry::PROJECT_REGISTRIES_KEY)?,
+    )?;
+    let fetcher = crate::registry::ProviderFetcher::new(
+        home,
+        project_dir,
+        registries,
+        offline,
+        store(home).with_runtime(runtime.clone()),
+    )?;
+    let notice_events = events.clone();
+    let notice: crate::registry::Notice = Box::new(move |message| {
+        notice_events.emit(cairn_engine::deploy::events::EngineEvent::Diagnostic {
+            severity: cairn_engine::deploy::events::Severity::Info,
+            urn: None,
+            message,
+        });
+    });
     let mut commands: Vec<_> = crate::program::dynamic_providers(project_dir, project)
         .into_iter()
         .map(|(package, command)| (package, command, ProviderOrigin::DiscoveredPlugin))
@@ -240,6 +302,8 @@ pub fn loader(
             events,
             engine: tokio::sync::OnceCell::new(),
         },
+        fetcher,
+        notice,
     })
 }
 

@@ -253,7 +253,7 @@ fn options_to_rpc(o: &ResourceOptions) -> rpc::TransformResourceOptions {
                 read: duration_text(t.read),
             }
         }),
-        plugin_download_url: String::new(),
+        plugin_download_url: o.plugin_download_url.clone().unwrap_or_default(),
         retain_on_delete: o.retain_on_delete.then_some(true),
         deleted_with: o
             .deleted_with
@@ -320,6 +320,7 @@ fn options_from_rpc(o: rpc::TransformResourceOptions) -> Result<ResourceOptions,
         custom_timeouts,
         import_id,
         version: optional_version("options.version", o.version)?,
+        plugin_download_url: crate::monitor::optional_download_url(o.plugin_download_url)?,
         transforms: Vec::new(),
     })
 }
@@ -364,6 +365,7 @@ mod tests {
             ignore_changes: vec!["tags[\"a b\"]".into()],
             replace_on_changes: vec!["size".into()],
             delete_before_replace: Some(false),
+            plugin_download_url: Some("oci://registry.example/acme".into()),
             additional_secret_outputs: vec!["out".into()],
             custom_timeouts: Some(CustomTimeouts {
                 create: 300.0,

@@ -384,9 +384,24 @@ fn register_request(
             custom_timeouts,
             import_id,
             version: optional_version("version", r.version)?,
+            plugin_download_url: optional_download_url(r.plugin_download_url)?,
             transforms,
         },
     })
+}
+
+/// `pluginDownloadURL`: empty is none; a URL of at most 2048 printable characters.
+pub(crate) fn optional_download_url(url: String) -> Result<Option<String>, FieldError> {
+    if url.is_empty() {
+        return Ok(None);
+    }
+    if url.len() > 2048 || url.chars().any(char::is_control) || !url.contains("://") {
+        return Err(FieldError {
+            field: "pluginDownloadURL".to_owned(),
+            problem: "must be a URL of at most 2048 printable characters".to_owned(),
+        });
+    }
+    Ok(Some(url))
 }
 
 fn read_request(r: rpc::ReadResourceRequest) -> Result<ReadResourceRequest, FieldError> {

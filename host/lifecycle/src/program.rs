@@ -498,6 +498,7 @@ async fn run_decl(
         }),
         import_id: decl.import_id.clone(),
         version: decl.version.clone(),
+        plugin_download_url: None,
         transforms: Vec::new(),
     };
     let request = RegisterResourceRequest {

@@ -389,6 +389,22 @@ impl Client {
     /// Downloads `url` (https, or http to a loopback address) and checks it hashes to
     /// `expected`.
     pub async fn download(&self, url: &str, expected: &Digest) -> Result<Vec<u8>, RegistryError> {
+        let bytes = self.fetch_url(url).await?;
+        let actual = Digest::of(&bytes);
+        if actual != *expected {
+            return Err(RegistryError::DigestMismatch {
+                url: url.to_owned(),
+                what: "download".into(),
+                expected: expected.to_string(),
+                actual: actual.to_string(),
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// Downloads `url` (https, or http to a loopback address), at most
+    /// [`layout::MAX_COMPONENT_BYTES`]; the caller checks what it is.
+    pub async fn fetch_url(&self, url: &str) -> Result<Vec<u8>, RegistryError> {
         let parsed = Url::parse(url).map_err(|e| RegistryError::Http {
             url: url.to_owned(),
             message: format!("not a URL: {e}"),
@@ -416,18 +432,7 @@ impl Client {
                 .await
                 .map_err(|e| http_error(url, &e))?;
             let response = expect(response, url, &[StatusCode::OK]).await?;
-            let bytes =
-                read_capped(response, url, "component", layout::MAX_COMPONENT_BYTES).await?;
-            let actual = Digest::of(&bytes);
-            if actual != *expected {
-                return Err(RegistryError::DigestMismatch {
-                    url: url.to_owned(),
-                    what: "download".into(),
-                    expected: expected.to_string(),
-                    actual: actual.to_string(),
-                });
-            }
-            Ok(bytes)
+            read_capped(response, url, "component", layout::MAX_COMPONENT_BYTES).await
         })
         .await
     }

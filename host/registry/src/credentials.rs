@@ -161,28 +161,8 @@ impl Credentials {
         };
         change(&mut file.auths);
         let text = serde_json::to_vec_pretty(&file).map_err(|e| bad(e.to_string()))?;
-        let dir = path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)
-            .map_err(|e| bad(format!("cannot create its directory: {e}")))?;
-        let tmp = dir.join(format!(
-            ".{}.tmp-{}",
-            path.file_name().and_then(|n| n.to_str()).unwrap_or("auth"),
-            std::process::id()
-        ));
-        let write = || -> std::io::Result<()> {
-            let mut options = std::fs::OpenOptions::new();
-            options.write(true).create(true).truncate(true);
-            #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            let mut out = options.open(&tmp)?;
-            std::io::Write::write_all(&mut out, &text)?;
-            out.sync_all()?;
-            std::fs::rename(&tmp, path)
-        };
-        write().map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            bad(format!("cannot write it: {e}"))
-        })
+        crate::files::write_atomically(path, &text, true)
+            .map_err(|e| bad(format!("cannot write it: {e}")))
     }
 }
 

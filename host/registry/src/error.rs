@@ -53,4 +53,55 @@ pub enum RegistryError {
     PlainHttp { url: String },
     #[error("{file}: {message}")]
     Credentials { file: String, message: String },
+    #[error("{file}: {message}")]
+    Lock { file: String, message: String },
+    #[error("{file}: {message}")]
+    Registries { file: String, message: String },
+    /// A source serving other bytes than `cairn.lock` pins (the message names both digests).
+    #[error("{0}")]
+    LockedDigestChanged(String),
+    #[error("not a WebAssembly file wasmsign2 can sign: {why}")]
+    NotWasm { why: String },
+    #[error("not signed: no `signature` section")]
+    Unsigned,
+    #[error("no valid signature for {keys}")]
+    NoValidSignature { keys: String },
+    #[error("the signature section is malformed: {why}")]
+    MalformedSignature { why: String },
+    #[error("already signed by {key}")]
+    AlreadySigned { key: String },
+    #[error("signing failed: {why}")]
+    Signing { why: String },
+    #[error("{file}: {message}")]
+    KeyFile { file: String, message: String },
+    #[error("{text:?} is not a key fingerprint: {why}")]
+    BadFingerprint { text: String, why: String },
+    #[error("{text:?} is not a trust source: {why}")]
+    BadTrustSource { text: String, why: String },
+    #[error("{file}: {message}")]
+    TrustPolicy { file: String, message: String },
+    /// A component the trust policy (`trust.json`) refuses; `cause` says what its signature
+    /// lacked.
+    #[error("{from}: refused by the trust policy: {why}")]
+    Untrusted {
+        from: String,
+        why: String,
+        #[source]
+        cause: Box<RegistryError>,
+    },
+}
+
+impl RegistryError {
+    /// `source` served `actual` for `name` `version`, where the lock pins `expected`.
+    pub fn locked_digest_changed(
+        name: &str,
+        version: &semver::Version,
+        source: &str,
+        expected: &crate::digest::Digest,
+        actual: &crate::digest::Digest,
+    ) -> RegistryError {
+        RegistryError::LockedDigestChanged(format!(
+            "cairn.lock: {source} serves {actual} for {name} {version}, but the lock pins {expected}; if the change is expected, `cairn plugin lock --update {name}`"
+        ))
+    }
 }

@@ -7,8 +7,12 @@ pub mod client;
 pub mod credentials;
 pub mod digest;
 pub mod error;
+mod files;
 pub mod layout;
+pub mod lock;
 pub mod reference;
+pub mod signature;
+pub mod sources;
 
 pub use client::{Client, ClientOptions, Pulled};
 pub use credentials::{Credential, Credentials};

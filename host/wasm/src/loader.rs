@@ -90,6 +90,18 @@ impl WasmLoader {
         })
     }
 
+    /// Whether a project-local file provides `package` compatible with `version` (local files
+    /// win over the store and over anything fetched).
+    pub fn has_local(&self, package: &str, version: Option<&semver::Version>) -> bool {
+        let requirement = version.map(compatible);
+        select_newest(
+            self.local.iter().filter(|p| p.manifest().name == package),
+            |p| &p.manifest().version,
+            requirement.as_ref(),
+        )
+        .is_some()
+    }
+
     /// Finds and instantiates a provider (compiling off the async executor).
     pub async fn load_wasm(
         &self,
@@ -97,6 +109,14 @@ impl WasmLoader {
         version: Option<&semver::Version>,
     ) -> Result<WasmProvider, LoadError> {
         let plugin = self.find(package, version)?;
+        self.load_plugin(plugin).await
+    }
+
+    /// Instantiates `plugin` (chosen by the caller, e.g. pinned by a lock file), sandboxed by its
+    /// package's grant.
+    pub async fn load_plugin(&self, plugin: WasmPlugin) -> Result<WasmProvider, LoadError> {
+        let package = plugin.manifest().name.clone();
+        let package = package.as_str();
         let grant = self.grants.package(package);
         let runtime = self.runtime.clone();
         let log = self.log.clone();

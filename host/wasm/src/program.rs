@@ -558,6 +558,7 @@ fn register_request(r: wm::RegisterResourceRequest) -> Result<RegisterResourceRe
         }),
         import_id: o.import_id,
         version: o.version,
+        plugin_download_url: None,
         // A wasm program's SDK runs its transforms itself.
         transforms: Vec::new(),
     };

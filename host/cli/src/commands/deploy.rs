@@ -77,6 +77,10 @@ pub struct OutputArgs {
     /// summary at the end.
     #[arg(long)]
     suppress_progress: bool,
+    /// Fetch no provider from a registry: use what is installed, and what cairn.lock pins
+    /// from mirror directories only.
+    #[arg(long)]
+    offline: bool,
 }
 
 /// What the commands that change the stack (`up`, `refresh`, `destroy`) share.
@@ -213,6 +217,7 @@ pub struct DeployArgs {
     suppress_outputs: bool,
     suppress_progress: bool,
     event_log: Option<std::path::PathBuf>,
+    offline: bool,
     refresh: bool,
     replaces: Vec<String>,
     target_replaces: Vec<String>,
@@ -250,6 +255,7 @@ impl DeployArgs {
             suppress_outputs: output.suppress_outputs,
             suppress_progress: output.suppress_progress,
             event_log: output.event_log,
+            offline: output.offline,
             ..DeployArgs::default()
         }
     }
@@ -514,6 +520,7 @@ fn run_deployment(
             &workspace.project,
             &resolved,
             events.clone(),
+            args.offline,
         )?;
         let program = match (&program, &import) {
             (Some(source), _) => Some(source.load(&wasm, events, parallel)?),

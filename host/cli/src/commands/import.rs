@@ -332,6 +332,7 @@ fn schemas(
         &workspace.project,
         &resolved,
         Arc::new(NullSink),
+        false,
     )?;
     let native = crate::program::native_plugins(&workspace.project);
     let mut schemas = IndexMap::new();

@@ -44,10 +44,35 @@ enum PluginCommand {
         #[arg(long)]
         plain_http: bool,
     },
-    /// Registry credentials.
+    /// Registries (where providers are found by name) and their credentials.
     Registry {
         #[command(subcommand)]
         command: RegistryCommand,
+    },
+    /// Pin the project's registry providers in `cairn.lock`: with no arguments, fetch and
+    /// check every locked digest; `NAME[@REQUIREMENT]` adds (or re-resolves) a provider;
+    /// `--update [NAME]` re-resolves every entry (or NAME's) within its requirement.
+    Lock {
+        /// Providers to lock: `NAME` or `NAME@REQUIREMENT` (`random@^4.16`).
+        providers: Vec<String>,
+        /// Re-resolve locked providers (all, or the one named) to the newest version their
+        /// requirement allows.
+        #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "")]
+        update: Option<String>,
+    },
+    /// Copy every provider `cairn.lock` names to a directory (for an air-gapped network; add it
+    /// there with `cairn plugin registry add file:///DIR --mirror-of SOURCE`) or to a registry
+    /// (`oci://HOST/PREFIX`, the repository path under the source's prefix kept).
+    Mirror {
+        /// `DIR` or `oci://HOST[:PORT]/PREFIX`.
+        #[arg(long)]
+        to: String,
+        /// The prefix of the sources being mirrored (default: each source's repository parent).
+        #[arg(long, value_name = "oci://HOST/PREFIX")]
+        from: Option<String>,
+        /// Speak plain HTTP to the target registry even if it is not on a loopback address.
+        #[arg(long)]
+        plain_http: bool,
     },
     /// List installed providers.
     Ls {
@@ -77,6 +102,33 @@ enum PluginCommand {
         #[arg(value_name = "VERSION")]
         plugin_version: Option<String>,
     },
+    /// Sign a provider component with an Ed25519 key (wasmsign2's format; other signatures
+    /// are kept). The signature covers everything after it, the manifest included: strip or
+    /// rewrite the component before signing, never after.
+    Sign {
+        /// The `.wasm` file.
+        file: String,
+        /// The secret key: wasmsign2's raw format, PEM, DER or an unencrypted OpenSSH key.
+        #[arg(long)]
+        key: String,
+        /// Where to write the signed component (default: over FILE, atomically).
+        #[arg(short, long, value_name = "OUT")]
+        output: Option<String>,
+    },
+    /// Check that a component carries a valid signature by one of the given keys.
+    Verify {
+        /// The `.wasm` file.
+        file: String,
+        /// A public key (file, or fingerprint `ed25519:HEX`); repeat for several.
+        #[arg(long, required = true)]
+        key: Vec<String>,
+    },
+    /// The keys trusted to sign the components of registry prefixes (`trust.json` in the
+    /// Cairn home).
+    Trust {
+        #[command(subcommand)]
+        command: crate::commands::signing::TrustCommand,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -93,6 +145,22 @@ enum RegistryCommand {
     },
     /// Forget the credentials stored for a registry.
     Logout { registry: String },
+    /// Add a registry to look providers up in by name (`oci://HOST[:PORT]/PREFIX`; the
+    /// package's repository is `PREFIX/NAME`), after those already listed; or a mirror of
+    /// another source (`--mirror-of`), tried before it: a registry, or a directory
+    /// `cairn plugin mirror` filled (`file:///DIR`).
+    Add {
+        url: String,
+        #[arg(long, value_name = "oci://HOST/PREFIX")]
+        mirror_of: Option<String>,
+    },
+    /// List the registries, in the order they are consulted.
+    Ls {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a registry from the list.
+    Rm { url: String },
 }
 
 pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
@@ -113,7 +181,8 @@ pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
             let (plugin, from) = if source.starts_with(cairn_registry::reference::SCHEME) {
                 let reference = cairn_registry::Reference::parse(&source)?;
                 let client = registry::client(&context.home, plain_http)?;
-                let fetched = registry::block_on(registry::fetch_oci(&client, &reference))?;
+                let fetched =
+                    registry::block_on(registry::fetch_oci(&context.home, &client, &reference))?;
                 (fetched.plugin, Some(fetched.source))
             } else if source.starts_with("https://") || source.starts_with("http://") {
                 let Some(checksum) = checksum else {
@@ -123,8 +192,31 @@ pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
                     );
                 };
                 let client = registry::client(&context.home, plain_http)?;
-                let fetched = registry::block_on(registry::fetch_url(&client, &source, &checksum))?;
+                let fetched = registry::block_on(registry::fetch_url(
+                    &context.home,
+                    &client,
+                    &source,
+                    &checksum,
+                ))?;
                 (fetched.plugin, Some(fetched.source))
+            } else if !context.cwd.join(&source).exists()
+                && let Some((name, requirement)) = name_and_requirement(&source)?
+            {
+                let registries = registry::registries(&context.home, project_registries(context))?;
+                let client = registry::client(&context.home, plain_http)?;
+                let (plugin, entry) = registry::block_on(registry::fetch_by_name(
+                    &context.home,
+                    &client,
+                    &registries,
+                    &name,
+                    &requirement,
+                ))?;
+                let from = format!(
+                    "{}:{}",
+                    entry.source,
+                    cairn_registry::reference::tag_for_version(&entry.version)
+                );
+                (plugin, Some(from))
             } else {
                 (
                     cairn_wasm::WasmPlugin::from_file(context.cwd.join(&source))?,
@@ -184,6 +276,14 @@ pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
             outln!("  manifest {digest}");
             outln!("  component sha256:{}", plugin.sha256());
         }
+        PluginCommand::Lock { providers, update } => {
+            crate::commands::plugin_lock::lock(context, &store, providers, update)?
+        }
+        PluginCommand::Mirror {
+            to,
+            from,
+            plain_http,
+        } => crate::commands::plugin_lock::mirror(context, &to, from.as_deref(), plain_http)?,
         PluginCommand::Registry { command } => match command {
             RegistryCommand::Login {
                 registry: host,
@@ -214,6 +314,67 @@ pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
                     field(&host),
                     file.display()
                 );
+            }
+            RegistryCommand::Add { url, mirror_of } => {
+                let entry = cairn_registry::sources::RegistryEntry { url, mirror_of };
+                entry.check().map_err(|why| anyhow!(why))?;
+                let file = registry::registries_file(&context.home);
+                let mut list = cairn_registry::sources::RegistryList::load(&file)?;
+                if list.registries.iter().any(|e| e.url == entry.url) {
+                    bail!(
+                        "{} is already listed (`cairn plugin registry rm` it first)",
+                        field(&entry.url)
+                    );
+                }
+                outln!(
+                    "Added {}{}",
+                    field(&entry.url),
+                    entry
+                        .mirror_of
+                        .as_deref()
+                        .map(|o| format!(" (a mirror of {o})"))
+                        .unwrap_or_default()
+                );
+                list.registries.push(entry);
+                list.save(&file)?;
+            }
+            RegistryCommand::Ls { json } => {
+                let list = cairn_registry::sources::RegistryList::load(
+                    &registry::registries_file(&context.home),
+                )?;
+                let project = registry::registries(&context.home, project_registries(context))?;
+                if json {
+                    outln!("{}", json_pretty(&project)?);
+                } else if project.is_empty() {
+                    outln!(
+                        "No registries; add one with `cairn plugin registry add oci://HOST/PREFIX`."
+                    );
+                } else {
+                    for entry in &project {
+                        let whose = if list.registries.contains(entry) {
+                            ""
+                        } else {
+                            " (project)"
+                        };
+                        match &entry.mirror_of {
+                            Some(origin) => {
+                                outln!("{}  mirror of {}{whose}", field(&entry.url), field(origin))
+                            }
+                            None => outln!("{}{whose}", field(&entry.url)),
+                        }
+                    }
+                }
+            }
+            RegistryCommand::Rm { url } => {
+                let file = registry::registries_file(&context.home);
+                let mut list = cairn_registry::sources::RegistryList::load(&file)?;
+                let before = list.registries.len();
+                list.registries.retain(|e| e.url != url);
+                if list.registries.len() == before {
+                    bail!("{} is not listed (`cairn plugin registry ls`)", field(&url));
+                }
+                list.save(&file)?;
+                outln!("Removed {}", field(&url));
             }
             RegistryCommand::Logout { registry: host } => {
                 check_registry_host(&host)?;
@@ -331,8 +492,47 @@ pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
                 outln!("Removed {}@{}", removed.name, removed.version);
             }
         }
+        PluginCommand::Sign { file, key, output } => {
+            crate::commands::signing::sign(context, &file, &key, output.as_deref())?
+        }
+        PluginCommand::Verify { file, key } => {
+            crate::commands::signing::verify(context, &file, &key)?
+        }
+        PluginCommand::Trust { command } => crate::commands::signing::trust(context, command)?,
     }
     Ok(())
+}
+
+/// `NAME` or `NAME@REQUIREMENT` (`None` if it is neither, e.g. a missing file's path).
+pub fn name_and_requirement(text: &str) -> Result<Option<(String, semver::VersionReq)>> {
+    let (name, requirement) = match text.split_once('@') {
+        Some((name, req)) => (name, Some(req)),
+        None => (text, None),
+    };
+    if !is_plugin_name(name) {
+        return Ok(None);
+    }
+    let requirement = match requirement {
+        None => semver::VersionReq::STAR,
+        Some(req) => semver::VersionReq::parse(req).map_err(|e| {
+            anyhow!(
+                "{}: {} is not a version requirement (1.2.3, ^1.2, >=1, <2): {e}",
+                quoted(text),
+                quoted(req)
+            )
+        })?,
+    };
+    Ok(Some((name.to_owned(), requirement)))
+}
+
+/// The project's `cairn:registries` (Pulumi.yaml `config:`), when run inside a project.
+pub fn project_registries(context: &Context) -> Option<serde_json::Value> {
+    let workspace = context.project().ok()?;
+    workspace
+        .project
+        .config
+        .get(registry::PROJECT_REGISTRIES_KEY)
+        .and_then(|d| d.value.clone().or_else(|| d.default.clone()))
 }
 
 /// Checks a registry given to `cairn plugin registry` (`HOST[:PORT]`).

@@ -29,6 +29,8 @@ use super::{DeploymentOptions, StepFailure};
 
 /// A default provider's reference (`<urn>::<id>`), or why it could not be registered.
 pub(crate) type DefaultSlot = Arc<OnceCell<Result<String, String>>>;
+/// A default provider's identity: package, version, download URL.
+pub type DefaultKey = (String, Option<String>, Option<String>);
 
 /// Counts of steps, for the summary.
 #[derive(Default)]
@@ -65,8 +67,8 @@ pub(crate) struct Engine {
     pub policy_failures: Mutex<Vec<String>>,
     plan: Mutex<Plan>,
     tally: Mutex<Tally>,
-    /// Default provider references by (package, version), each registered once.
-    pub defaults: Mutex<HashMap<(String, Option<String>), DefaultSlot>>,
+    /// Default provider references by (package, version, download URL), each registered once.
+    pub defaults: Mutex<HashMap<DefaultKey, DefaultSlot>>,
     /// The program's transforms (stack, invoke, and those registrations brought).
     pub transforms: super::monitor::transforms::Transforms,
     pub root_urn: Urn,

@@ -86,6 +86,9 @@ pub struct ResourceOptions {
     pub import_id: Option<String>,
     /// The provider package version to use.
     pub version: Option<String>,
+    /// `pluginDownloadURL`: where the provider package can be fetched when it is not installed
+    /// (the resource option, or the `server` a Pulumi SDK package declares).
+    pub plugin_download_url: Option<String>,
     /// `transforms`: callbacks run on this resource's registration and on its children's.
     pub transforms: Vec<Transform>,
 }

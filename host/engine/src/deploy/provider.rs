@@ -413,6 +413,19 @@ pub trait ProviderLoader: Send + Sync {
         version: Option<&semver::Version>,
         native: NativePlugins,
     ) -> Result<Arc<dyn Provider>, LoadError>;
+
+    /// [`ProviderLoader::load`], told where the package can be fetched if it is not installed
+    /// (a provider's `pluginDownloadURL`). Loaders that fetch nothing ignore it.
+    async fn load_from(
+        &self,
+        package: &str,
+        version: Option<&semver::Version>,
+        download_url: Option<&str>,
+        native: NativePlugins,
+    ) -> Result<Arc<dyn Provider>, LoadError> {
+        let _ = download_url;
+        self.load(package, version, native).await
+    }
 }
 
 /// The type token of provider resources for a package: `pulumi:providers:<package>`.

@@ -85,9 +85,10 @@ impl ProviderRegistry {
                 ));
             }
             let version = version_input(&state.inputs);
+            let download_url = download_url_input(&state.inputs);
             let provider = self
                 .loader
-                .load(&package, version.as_ref(), native)
+                .load_from(&package, version.as_ref(), download_url.as_deref(), native)
                 .await
                 .map_err(|e: LoadError| e.to_string())?;
             provider
@@ -112,6 +113,17 @@ impl ProviderRegistry {
 }
 
 /// The `version` input of a provider resource, if it is a valid semantic version.
+/// The provider input naming where its package can be fetched (Pulumi's `pluginDownloadURL`).
+pub const DOWNLOAD_URL_INPUT: &str = "pluginDownloadURL";
+
+/// A provider's `pluginDownloadURL` input, if it is a string.
+pub fn download_url_input(inputs: &crate::value::PropertyMap) -> Option<String> {
+    match inputs.get(DOWNLOAD_URL_INPUT) {
+        Some(PropertyValue::String(url)) if !url.is_empty() => Some(url.clone()),
+        _ => None,
+    }
+}
+
 pub fn version_input(inputs: &crate::value::PropertyMap) -> Option<semver::Version> {
     match inputs.get("version") {
         Some(PropertyValue::String(v)) => semver::Version::parse(v).ok(),

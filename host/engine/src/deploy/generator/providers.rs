@@ -21,7 +21,7 @@ use super::super::monitor::MonitorError;
 use super::super::monitor::scope::{Caller, ComponentScope};
 use super::super::program::{RegisterResourceRequest, RegisterResourceResponse, ResourceOptions};
 use super::super::provider::{CheckRequest, DiffRequest, NativePlugins, Provider, provider_type};
-use super::super::registry::version_input;
+use super::super::registry::{DOWNLOAD_URL_INPUT, download_url_input, version_input};
 use super::super::steps::replace::ReplaceStep;
 use super::super::steps::step_state;
 use super::identity::Claimed;
@@ -48,13 +48,17 @@ impl Engine {
         providers: &IndexMap<String, String>,
         package: &str,
         version: Option<&str>,
+        download_url: Option<&str>,
         caller: &Caller,
     ) -> Result<(ProviderReference, Arc<dyn Provider>), MonitorError> {
         let native = caller.native(self.options.native_plugins);
         let explicit = explicit.or_else(|| providers.get(package).map(String::as_str));
         let reference = match explicit {
             Some(text) => ProviderReference::parse(text).map_err(|e| err(e.to_string()))?,
-            None => self.default_provider(package, version, native).await?,
+            None => {
+                self.default_provider(package, version, download_url, native)
+                    .await?
+            }
         };
         let expected = provider_type(package).map_err(|e| err(e.to_string()))?;
         if reference.urn.resource_type() != expected.as_str() {
@@ -98,6 +102,7 @@ impl Engine {
             &options.providers,
             request.resource_type.package(),
             options.version.as_deref(),
+            options.plugin_download_url.as_deref(),
             caller,
         )
         .await
@@ -121,15 +126,20 @@ impl Engine {
         self: &Arc<Self>,
         package: &str,
         version: Option<&str>,
+        download_url: Option<&str>,
         native: NativePlugins,
     ) -> Result<ProviderReference, MonitorError> {
         let cell = super::super::engine::lock(&self.defaults)
-            .entry((package.to_owned(), version.map(str::to_owned)))
+            .entry((
+                package.to_owned(),
+                version.map(str::to_owned),
+                download_url.map(str::to_owned),
+            ))
             .or_default()
             .clone();
         let reference = cell
             .get_or_init(|| async {
-                self.register_default_provider(package, version, native)
+                self.register_default_provider(package, version, download_url, native)
                     .await
                     .map(|response| {
                         format!("{}::{}", response.urn, response.id.unwrap_or_default())
@@ -148,6 +158,7 @@ impl Engine {
         self: &Arc<Self>,
         package: &str,
         version: Option<&str>,
+        download_url: Option<&str>,
         native: NativePlugins,
     ) -> Result<RegisterResourceResponse, MonitorError> {
         let name = match version {
@@ -168,6 +179,12 @@ impl Engine {
         }
         if let Some(v) = version {
             inputs.insert("version".into(), PropertyValue::String(v.to_owned()));
+        }
+        if let Some(url) = download_url {
+            inputs.insert(
+                DOWNLOAD_URL_INPUT.into(),
+                PropertyValue::String(url.to_owned()),
+            );
         }
         let resource_type = provider_type(package).map_err(|e| err(e.to_string()))?;
         let urn = self.urn_for(None, &resource_type, &name)?;
@@ -295,9 +312,10 @@ impl Engine {
     ) -> Result<Arc<dyn Provider>, MonitorError> {
         let package = resource_type.name();
         let version = version_input(inputs);
+        let download_url = download_url_input(inputs);
         let loader = self.providers.loader().clone();
         let provider = loader
-            .load(package, version.as_ref(), native)
+            .load_from(package, version.as_ref(), download_url.as_deref(), native)
             .await
             .map_err(|e| err(format!("{urn}: {e}")))?;
         if !native.allows(provider.origin()) {

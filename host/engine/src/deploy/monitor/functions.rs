@@ -45,7 +45,7 @@ impl Engine {
             ))));
         }
         let (_, provider) = self
-            .resolve_provider(explicit, &IndexMap::new(), package, version, caller)
+            .resolve_provider(explicit, &IndexMap::new(), package, version, None, caller)
             .await?;
         Ok(provider)
     }

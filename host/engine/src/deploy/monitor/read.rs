@@ -51,6 +51,7 @@ impl Engine {
                 &IndexMap::new(),
                 &package,
                 request.version.as_deref(),
+                None,
                 caller,
             )
             .await?;
