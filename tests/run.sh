@@ -108,3 +108,7 @@ cargo test --manifest-path examples/Cargo.toml --locked
 
 echo "== cargo test"
 cargo test --workspace --locked
+
+echo "== Python SDK unit tests"
+# The e2e tests made target/pyenv (with componentize-py, for the bindings the tests generate).
+target/pyenv/bin/python -m unittest discover guest-sdk/python/tests

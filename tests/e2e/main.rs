@@ -26,6 +26,7 @@ mod postgres;
 mod postgresql_provider;
 mod program;
 mod pulumi;
+mod python_sdk;
 mod random_sdks;
 mod safety;
 mod sdk;

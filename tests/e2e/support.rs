@@ -524,11 +524,13 @@ pub fn python() -> PathBuf {
 /// venv), and the published `random` and `postgresql` packages' SDKs, whose programs run on the
 /// wasm `random` and `postgresql` providers (and the `postgresql` ones on the real plugin, see
 /// postgresql_provider.rs).
-pub const PULUMI_PYTHON: [&str; 4] = [
+pub const PULUMI_PYTHON: [&str; 5] = [
     "pulumi==3.272.0",
     "pulumi-policy==1.21.0",
     "pulumi-random==4.21.4",
     "pulumi-postgresql==3.18.2",
+    // Builds Python providers into components (guest-sdk/python).
+    "componentize-py==0.25.1",
 ];
 
 /// The Node.js policy SDK the policy-pack tests run and the published `postgresql` package's

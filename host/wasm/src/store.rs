@@ -202,6 +202,7 @@ impl PluginStore {
 
         std::fs::create_dir_all(&package_dir)
             .map_err(Self::io("creating plugin directory", &package_dir))?;
+        remove_abandoned(&package_dir);
         let tmp = package_dir.join(unique(".install"));
         let result = (|| -> Result<(), WasmError> {
             std::fs::create_dir(&tmp).map_err(Self::io("creating", &tmp))?;
@@ -479,6 +480,33 @@ fn unique(prefix: &str) -> String {
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     )
+}
+
+/// Removes what an install killed midway left in `package_dir`: `.install-PID-N` and
+/// `.old-PID-N` directories of processes that no longer run (where that can be told: Linux).
+fn remove_abandoned(package_dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(package_dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name
+            .strip_prefix(".install-")
+            .or_else(|| name.strip_prefix(".old-"))
+        else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        let gone = pid != std::process::id()
+            && Path::new("/proc/self").exists()
+            && !Path::new(&format!("/proc/{pid}")).exists();
+        if gone && !entry.path().is_symlink() {
+            tracing::debug!(path = %entry.path().display(), "removing an abandoned install");
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -16,7 +16,19 @@ fn install_list_inspect_lookup_remove() {
     let store = PluginStore::new(dir.path().join("plugins")).with_runtime(runtime().clone());
     assert!(store.list().unwrap().is_empty());
 
+    // What an install killed midway left (a process that no longer runs) is cleaned up by the
+    // next install of the package; another process's work in progress is left alone.
+    let abandoned = dir.path().join("plugins/random/.install-4000000000-0");
+    std::fs::create_dir_all(&abandoned).unwrap();
+    std::fs::write(abandoned.join("random-4.21.4.wasm"), b"\0asm half").unwrap();
+    let live = dir
+        .path()
+        .join(format!("plugins/random/.install-{}-99", std::process::id()));
+    std::fs::create_dir_all(&live).unwrap();
     let random = store.install(wasm("random")).unwrap();
+    assert!(!abandoned.exists());
+    assert!(live.exists());
+    std::fs::remove_dir(&live).unwrap();
     assert_eq!(
         (random.name.as_str(), random.version.to_string().as_str()),
         ("random", "4.21.4")
