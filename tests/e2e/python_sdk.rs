@@ -9,30 +9,125 @@ use std::process::Command;
 
 use crate::support::*;
 
+/// The Python provider in `dir` (relative to the repository) built with the SDK into
+/// `target/guests/python/NAME.wasm`.
+fn build_python(dir: &str, name: &str) -> PathBuf {
+    let out = repo().join(format!("target/guests/python/{name}.wasm"));
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let built = Command::new(python())
+        .args(["-m", "cairn_sdk.build"])
+        .arg(repo().join(dir))
+        .arg("-o")
+        .arg(&out)
+        .env("PYTHONPATH", repo().join("guest-sdk/python"))
+        .output()
+        .expect("running the Python SDK's build");
+    assert!(
+        built.status.success(),
+        "building {dir}: {}{}",
+        String::from_utf8_lossy(&built.stdout),
+        String::from_utf8_lossy(&built.stderr)
+    );
+    out
+}
+
 /// `examples/providers/python-random` built with the SDK (once per test binary).
 pub fn python_random() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
-        .get_or_init(|| {
-            let out = repo().join("target/guests/python/random.wasm");
-            std::fs::create_dir_all(out.parent().unwrap()).unwrap();
-            let built = Command::new(python())
-                .args(["-m", "cairn_sdk.build"])
-                .arg(repo().join("examples/providers/python-random"))
-                .arg("-o")
-                .arg(&out)
-                .env("PYTHONPATH", repo().join("guest-sdk/python"))
-                .output()
-                .expect("running the Python SDK's build");
-            assert!(
-                built.status.success(),
-                "building python-random: {}{}",
-                String::from_utf8_lossy(&built.stdout),
-                String::from_utf8_lossy(&built.stderr)
-            );
-            out
-        })
+        .get_or_init(|| build_python("examples/providers/python-random", "random"))
         .clone()
+}
+
+/// A Python program registering `pyhostile:index:Attack` with the configured `mode`.
+const HOSTILE_PROGRAM: &str = r#"
+import pulumi
+
+config = pulumi.Config()
+attack = pulumi.CustomResource(
+    "pyhostile:index:Attack",
+    "attack",
+    {"mode": config.require("mode"), "port": config.get_int("port") or 0, "found": None},
+)
+pulumi.export("found", attack.found)
+"#;
+
+/// The sandbox contains a Python provider as it does a Rust one: the host's files, processes,
+/// network and environment are out of reach through Python's standard library, and a guest
+/// that spins or hoards memory is stopped by its grant's limits — each an error naming the
+/// resource, the host unharmed.
+#[test]
+fn a_hostile_python_provider_is_contained() {
+    let provider = build_python("tests/guests/python-hostile", "pyhostile");
+    let sandbox = Sandbox::new("python-hostile");
+    let venv = python();
+    let venv = venv.parent().unwrap().parent().unwrap();
+    sandbox.write("__main__.py", HOSTILE_PROGRAM);
+    sandbox.write(
+        "Pulumi.yaml",
+        &format!(
+            "name: python-hostile\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
+            venv.display()
+        ),
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    sandbox.ok(&["plugin", "install", provider.to_str().unwrap()]);
+    for (path, value) in [
+        ("[\"cairn:grants\"].pyhostile.timeoutSeconds", "3"),
+        ("[\"cairn:grants\"].pyhostile.memoryMiB", "160"),
+    ] {
+        sandbox.ok(&["config", "set", "--path", path, value]);
+    }
+    // A server that counts the connections it is offered.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    sandbox.ok(&["config", "set", "port", &port.to_string()]);
+
+    for (mode, expected) in [
+        ("file", "/etc/passwd"),
+        ("process", "wasi does not support processes"),
+        ("network", "opening a TCP socket is not granted"),
+        ("loop", "deadline of 3 s exceeded"),
+        ("memory", "exceeded its 160 MiB memory limit"),
+    ] {
+        sandbox.ok(&["config", "set", "mode", mode]);
+        let started = std::time::Instant::now();
+        let err = sandbox.fails(&["up", "--yes"]);
+        assert_contains(&err, &[expected, "pyhostile:index:Attack"]);
+        assert!(!err.contains("root:x:0:0"), "{mode}: {err}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{mode} took {:?}",
+            started.elapsed()
+        );
+        // An interrupted create is left pending (the engine cannot know it did nothing).
+        sandbox.ok(&["refresh", "--yes", "--clear-pending-creates"]);
+    }
+    assert!(
+        listener.accept().is_err(),
+        "the provider reached the host's server"
+    );
+
+    // What it can see of the host: no files at the root, no environment variables.
+    for mode in ["env", "listdir"] {
+        sandbox.ok(&["config", "set", "mode", mode]);
+        let out = sandbox.run(&["up", "--yes"]);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for leaked in ["PATH", "HOME", "etc", "usr", "proc"] {
+            assert!(
+                !outputs(&sandbox, true)["found"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains(leaked),
+                "{mode} saw {leaked}: {text}"
+            );
+        }
+    }
 }
 
 const PROGRAM: &str = r#"
