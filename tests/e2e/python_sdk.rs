@@ -222,3 +222,60 @@ fn the_published_random_sdk_runs_on_a_python_provider() {
     let state = sandbox.ok(&["stack", "export"]);
     assert!(!state.contains("RandomString"), "{state}");
 }
+
+/// A project naming a Python provider by its source directory in `plugins.providers`: `cairn
+/// up` alone builds it (installing componentize-py into the Cairn home on first use) and
+/// deploys; an unchanged provider is not built again.
+#[test]
+fn a_provider_source_directory_is_built_by_up() {
+    let sandbox = Sandbox::new("python-source");
+    let source = sandbox.project.join("provider");
+    std::fs::create_dir_all(&source).unwrap();
+    for file in ["app.py", "cairn.json"] {
+        std::fs::copy(
+            repo().join("examples/providers/python-random").join(file),
+            source.join(file),
+        )
+        .unwrap();
+    }
+    let venv = python();
+    let venv = venv.parent().unwrap().parent().unwrap();
+    sandbox.write("__main__.py", PROGRAM);
+    sandbox.write(
+        "Pulumi.yaml",
+        &format!(
+            "name: python-source\nruntime:\n  name: python\n  options:\n    virtualenv: {}\nplugins:\n  providers:\n    - name: random\n      path: ./provider\n",
+            venv.display()
+        ),
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    let first = sandbox.run(&["up", "--yes"]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&first.stdout),
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(first.status.success(), "{text}");
+    assert_contains(&text, &["Building the provider", "provider"]);
+    assert_eq!(
+        outputs(&sandbox, true)["string"].as_str().unwrap().len(),
+        16
+    );
+
+    let second = sandbox.run(&["preview", "--expect-no-changes"]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&second.stdout),
+        String::from_utf8_lossy(&second.stderr)
+    );
+    assert!(second.status.success(), "{text}");
+    assert!(
+        !text.contains("Building the provider"),
+        "built again: {text}"
+    );
+
+    // A broken provider names the build that failed; nothing is deployed.
+    std::fs::write(source.join("app.py"), "this is not python\n").unwrap();
+    let err = sandbox.fails(&["preview"]);
+    assert_contains(&err, &["building the Python provider in", "provider"]);
+}

@@ -13,6 +13,7 @@ mod names;
 mod passphrase;
 mod policy;
 mod program;
+mod provider_source;
 mod providers;
 mod registry;
 mod shell;

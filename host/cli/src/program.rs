@@ -252,18 +252,24 @@ fn language(project_dir: &Path, project: &Project) -> Result<Language> {
 
 /// Builds the cargo package in `dir` for `wasm32-wasip2` and returns its component.
 fn build(dir: &Path) -> Result<PathBuf> {
-    let manifest = dir.join("Cargo.toml");
-    if !manifest.is_file() {
+    if !dir.join("Cargo.toml").is_file() {
         bail!(
             "Pulumi.yaml: main {} has no Cargo.toml (point main at a cargo package or a .wasm file)",
             dir.display()
         );
     }
+    build_cargo(dir, "the program")
+}
+
+/// Builds the cargo package in `dir` (`what` it is, for messages) for `wasm32-wasip2` and
+/// returns its component.
+pub fn build_cargo(dir: &Path, what: &str) -> Result<PathBuf> {
+    let manifest = dir.join("Cargo.toml");
     let manifest = manifest
         .canonicalize()
         .with_context(|| format!("resolving {}", manifest.display()))?;
     crate::terminal::errln!(
-        "Building the program ({}) for wasm32-wasip2 with cargo…",
+        "Building {what} ({}) for wasm32-wasip2 with cargo…",
         manifest.display()
     );
     let output = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
@@ -279,7 +285,7 @@ fn build(dir: &Path) -> Result<PathBuf> {
         .context("running cargo (is Rust installed?)")?;
     if !output.status.success() {
         bail!(
-            "building the program failed (see cargo's messages above; `rustup target add wasm32-wasip2` installs the target if it is missing)"
+            "building {what} failed (see cargo's messages above; `rustup target add wasm32-wasip2` installs the target if it is missing)"
         );
     }
     let mut found = None;

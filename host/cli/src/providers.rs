@@ -283,7 +283,10 @@ pub fn loader(
     let named = entries
         .into_iter()
         .map(|(_, p)| p)
-        .filter(|p| p.extension().is_none_or(|e| e != "wasm"))
+        .filter(|p| {
+            p.extension().is_none_or(|e| e != "wasm")
+                && crate::provider_source::language(p).is_none()
+        })
         .collect::<Vec<_>>();
     // The Cairn plugin directory for gRPC plugins, then PATH.
     let mut discovered = vec![home.join("plugins").join("bin")];
@@ -319,10 +322,13 @@ fn wasm_loader(
     let runtime = runtime.clone();
     let mut loader = WasmLoader::new(runtime.clone(), grants, events_log_sink(events))
         .with_store(store(home).with_runtime(runtime));
-    for (_, path) in plugin_entries(project, project_dir)?
-        .into_iter()
-        .filter(|(_, p)| p.extension().is_some_and(|e| e == "wasm"))
-    {
+    for (_, path) in plugin_entries(project, project_dir)? {
+        // A provider's source directory is built first (`cairn up` alone builds what it needs).
+        let path = match crate::provider_source::language(&path) {
+            Some(language) => crate::provider_source::build(home, &path, language)?,
+            None if path.extension().is_some_and(|e| e == "wasm") => path,
+            None => continue,
+        };
         loader = loader
             .with_local_plugin(&path)
             .with_context(|| format!("loading the project's plugin {}", path.display()))?;
