@@ -199,14 +199,7 @@ fn install_by_name_takes_the_newest_fitting_version() {
     let registry = OciRegistry::start();
     let random = example_wasm("random");
     let bytes = std::fs::read(&random).unwrap();
-    let inspected: serde_json::Value = serde_json::from_str(&Sandbox::new("i").ok(&[
-        "plugin",
-        "inspect",
-        random.to_str().unwrap(),
-        "--json",
-    ]))
-    .unwrap();
-    let version = semver::Version::parse(inspected["version"].as_str().unwrap()).unwrap();
+    let version = semver::Version::parse(&version_of(&random)).unwrap();
     publish(&registry, &random, "cairn/random");
     // A tag that is not a version is ignored.
     Sandbox::new("p").ok(&[
@@ -263,14 +256,7 @@ fn plugin_download_url_fetches_and_locks() {
     let random = example_wasm("random");
     let bytes = std::fs::read(&random).unwrap();
     publish(&registry, &random, "cairn/random");
-    let inspected: serde_json::Value = serde_json::from_str(&Sandbox::new("i").ok(&[
-        "plugin",
-        "inspect",
-        random.to_str().unwrap(),
-        "--json",
-    ]))
-    .unwrap();
-    let version = inspected["version"].as_str().unwrap().to_owned();
+    let version = version_of(&random);
 
     // A loopback web server holding the same file under the conventional name.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

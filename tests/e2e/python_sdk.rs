@@ -39,6 +39,24 @@ pub fn python_random() -> PathBuf {
         .clone()
 }
 
+/// A project running the Python `program` (in the e2e virtualenv, with the published Pulumi
+/// SDKs), Pulumi.yaml ending with `extra`, and stack `dev`.
+fn python_project(name: &str, program: &str, extra: &str) -> Sandbox {
+    let sandbox = Sandbox::new(name);
+    let venv = python();
+    let venv = venv.parent().unwrap().parent().unwrap();
+    sandbox.write("__main__.py", program);
+    sandbox.write(
+        "Pulumi.yaml",
+        &format!(
+            "name: {name}\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n{extra}",
+            venv.display()
+        ),
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    sandbox
+}
+
 /// A Python program registering `pyhostile:index:Attack` with the configured `mode`.
 const HOSTILE_PROGRAM: &str = r#"
 import pulumi
@@ -59,18 +77,7 @@ pulumi.export("found", attack.found)
 #[test]
 fn a_hostile_python_provider_is_contained() {
     let provider = build_python("tests/guests/python-hostile", "pyhostile");
-    let sandbox = Sandbox::new("python-hostile");
-    let venv = python();
-    let venv = venv.parent().unwrap().parent().unwrap();
-    sandbox.write("__main__.py", HOSTILE_PROGRAM);
-    sandbox.write(
-        "Pulumi.yaml",
-        &format!(
-            "name: python-hostile\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
-            venv.display()
-        ),
-    );
-    sandbox.ok(&["stack", "init", "dev"]);
+    let sandbox = python_project("python-hostile", HOSTILE_PROGRAM, "");
     sandbox.ok(&["plugin", "install", provider.to_str().unwrap()]);
     for (path, value) in [
         ("[\"cairn:grants\"].pyhostile.timeoutSeconds", "3"),
@@ -154,18 +161,7 @@ if bad == "empty":
 #[test]
 fn the_published_random_sdk_runs_on_a_python_provider() {
     let provider = python_random();
-    let sandbox = Sandbox::new("python-provider");
-    let venv = python();
-    let venv = venv.parent().unwrap().parent().unwrap();
-    sandbox.write("__main__.py", PROGRAM);
-    sandbox.write(
-        "Pulumi.yaml",
-        &format!(
-            "name: python-provider\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
-            venv.display()
-        ),
-    );
-    sandbox.ok(&["stack", "init", "dev"]);
+    let sandbox = python_project("python-provider", PROGRAM, "");
     let out = sandbox.ok(&["plugin", "install", provider.to_str().unwrap()]);
     assert_contains(&out, &["Installed random@4.21.4"]);
     let inspected = sandbox.ok(&["plugin", "inspect", "random"]);
@@ -228,7 +224,11 @@ fn the_published_random_sdk_runs_on_a_python_provider() {
 /// deploys; an unchanged provider is not built again.
 #[test]
 fn a_provider_source_directory_is_built_by_up() {
-    let sandbox = Sandbox::new("python-source");
+    let sandbox = python_project(
+        "python-source",
+        PROGRAM,
+        "plugins:\n  providers:\n    - name: random\n      path: ./provider\n",
+    );
     let source = sandbox.project.join("provider");
     std::fs::create_dir_all(&source).unwrap();
     for file in ["app.py", "cairn.json"] {
@@ -238,17 +238,6 @@ fn a_provider_source_directory_is_built_by_up() {
         )
         .unwrap();
     }
-    let venv = python();
-    let venv = venv.parent().unwrap().parent().unwrap();
-    sandbox.write("__main__.py", PROGRAM);
-    sandbox.write(
-        "Pulumi.yaml",
-        &format!(
-            "name: python-source\nruntime:\n  name: python\n  options:\n    virtualenv: {}\nplugins:\n  providers:\n    - name: random\n      path: ./provider\n",
-            venv.display()
-        ),
-    );
-    sandbox.ok(&["stack", "init", "dev"]);
     let first = sandbox.run(&["up", "--yes"]);
     let text = format!(
         "{}{}",
