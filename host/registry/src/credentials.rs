@@ -2,7 +2,8 @@
 //! base64("user:password")}}}`, or `username`/`password` fields): Docker's own file
 //! (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`) and Cairn's
 //! (`$CAIRN_HOME/registry-auth.json`, written by `cairn plugin registry login`, readable by its
-//! owner only — as Docker and Pulumi keep theirs).
+//! owner only — as Docker and Pulumi keep theirs). Docker's credential helpers (`credHelpers` per
+//! registry, `credsStore` for the rest) are run as Docker runs them.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -25,16 +26,34 @@ impl fmt::Debug for Credential {
     }
 }
 
-/// Credentials by registry (`host[:port]`); the first source loaded wins.
+/// Credentials by registry (`host[:port]`); the first source loaded wins. Registries whose
+/// secrets a Docker credential helper keeps (`credHelpers`, `credsStore`) are asked of the helper
+/// (`docker-credential-<name> get`) when a registry asks for credentials.
 #[derive(Debug, Clone, Default)]
 pub struct Credentials {
     by_registry: BTreeMap<String, Credential>,
+    helpers: BTreeMap<String, String>,
+    default_helper: Option<String>,
+    /// Where helper programs are looked for (default: `PATH`).
+    helper_path: Option<Vec<PathBuf>>,
 }
 
 #[derive(serde::Deserialize, serde::Serialize, Default)]
 struct ConfigFile {
     #[serde(default)]
     auths: BTreeMap<String, AuthEntry>,
+    #[serde(
+        default,
+        rename = "credsStore",
+        skip_serializing_if = "Option::is_none"
+    )]
+    creds_store: Option<String>,
+    #[serde(
+        default,
+        rename = "credHelpers",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    cred_helpers: BTreeMap<String, String>,
 }
 
 #[derive(serde::Deserialize, serde::Serialize, Default)]
@@ -65,11 +84,75 @@ fn registry_key(key: &str) -> String {
 }
 
 impl Credentials {
-    /// The credential for `registry` (`host[:port]`).
+    /// The credential for `registry` (`host[:port]`): a stored one, else its helper's answer.
     pub fn for_registry(&self, registry: &str) -> Option<Credential> {
-        self.by_registry
-            .get(&registry.to_ascii_lowercase())
-            .cloned()
+        let key = registry.to_ascii_lowercase();
+        if let Some(found) = self.by_registry.get(&key) {
+            return Some(found.clone());
+        }
+        let helper = self.helpers.get(&key).or(self.default_helper.as_ref())?;
+        self.ask_helper(helper, registry)
+    }
+
+    /// Looks helper programs up in `dirs` instead of `PATH`.
+    pub fn with_helper_path(mut self, dirs: Vec<PathBuf>) -> Credentials {
+        self.helper_path = Some(dirs);
+        self
+    }
+
+    /// `docker-credential-<helper> get` with `registry` on its standard input: its
+    /// `{"Username", "Secret"}`, or none when it has nothing (or fails).
+    fn ask_helper(&self, helper: &str, registry: &str) -> Option<Credential> {
+        use std::io::Write as _;
+        if helper.is_empty()
+            || !helper
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+        {
+            tracing::warn!(
+                helper,
+                "ignoring a credential helper whose name is not a plain name"
+            );
+            return None;
+        }
+        let program = format!("docker-credential-{helper}");
+        let dirs = match &self.helper_path {
+            Some(dirs) => dirs.clone(),
+            None => std::env::var_os("PATH")
+                .map(|p| std::env::split_paths(&p).collect())
+                .unwrap_or_default(),
+        };
+        let path = dirs
+            .iter()
+            .map(|d| d.join(&program))
+            .find(|p| p.is_file())?;
+        let mut child = std::process::Command::new(&path)
+            .arg("get")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .ok()?;
+        let _ = child
+            .stdin
+            .take()?
+            .write_all(format!("{registry}\n").as_bytes());
+        let output = child.wait_with_output().ok()?;
+        if !output.status.success() || output.stdout.len() > 64 * 1024 {
+            return None;
+        }
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            #[serde(rename = "Username")]
+            username: String,
+            #[serde(rename = "Secret")]
+            secret: String,
+        }
+        let answer: Answer = serde_json::from_slice(&output.stdout).ok()?;
+        Some(Credential {
+            username: answer.username,
+            password: answer.secret,
+        })
     }
 
     /// Adds the credentials of a Docker-format file (nothing if it does not exist); those
@@ -86,6 +169,12 @@ impl Credentials {
         };
         let file: ConfigFile =
             serde_json::from_slice(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+        for (key, helper) in file.cred_helpers {
+            self.helpers.entry(registry_key(&key)).or_insert(helper);
+        }
+        if self.default_helper.is_none() {
+            self.default_helper = file.creds_store;
+        }
         for (key, entry) in file.auths {
             let credential = match (entry.auth, entry.username, entry.password) {
                 (Some(auth), _, _) if !auth.is_empty() => {
@@ -109,7 +198,7 @@ impl Credentials {
                     }
                 }
                 (_, Some(username), Some(password)) => Credential { username, password },
-                // Entries kept by a credential helper: not read here.
+                // Entries kept by a credential helper: asked of it when needed.
                 _ => continue,
             };
             self.by_registry
@@ -213,6 +302,52 @@ mod tests {
         assert_eq!(c.for_registry("127.0.0.1:5000"), Some(cred));
         assert!(Credentials::forget(&mine, "127.0.0.1:5000").unwrap());
         assert!(!Credentials::forget(&mine, "127.0.0.1:5000").unwrap());
+
+        // Helpers: per registry, then the store, asked only for registries without an entry.
+        let bin = dir.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        for (name, answer) in [
+            (
+                "vault",
+                r#"{"ServerURL":"x","Username":"from-vault","Secret":"v4ult"}"#,
+            ),
+            (
+                "store",
+                r#"{"ServerURL":"x","Username":"from-store","Secret":"st0re"}"#,
+            ),
+        ] {
+            let script = bin.join(format!("docker-credential-{name}"));
+            // Answers only for the registry it is asked about on standard input.
+            std::fs::write(
+                &script,
+                format!("#!/bin/sh\nread host\n[ \"$1\" = get ] || exit 2\ncase \"$host\" in nothing*) exit 1;; esac\necho '{answer}'\n"),
+            )
+            .unwrap();
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+            }
+        }
+        std::fs::write(
+            &docker,
+            r#"{"auths": {"plain.example": {"auth": "dTpw"}}, "credHelpers": {"ecr.example": "vault", "bad.example": "../x"}, "credsStore": "store"}"#,
+        )
+        .unwrap();
+        let mut c = Credentials::default().with_helper_path(vec![bin]);
+        c.load_file(&docker).unwrap();
+        assert_eq!(c.for_registry("plain.example").unwrap().username, "u");
+        let vault = c.for_registry("ecr.example").unwrap();
+        assert_eq!(
+            (vault.username.as_str(), vault.password.as_str()),
+            ("from-vault", "v4ult")
+        );
+        assert_eq!(
+            c.for_registry("other.example").unwrap().username,
+            "from-store"
+        );
+        assert!(c.for_registry("nothing.example").is_none());
+        assert!(c.for_registry("bad.example").is_none());
 
         std::fs::write(&docker, r#"{"auths": {"x": {"auth": "!!"}}}"#).unwrap();
         let err = Credentials::default()
