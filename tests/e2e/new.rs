@@ -115,7 +115,7 @@ fn new_rust_program_deploys_as_generated() {
 }
 
 #[test]
-fn new_rust_provider_builds_installs_and_deploys_its_example() {
+fn new_rust_provider_builds_and_deploys_its_example_with_up_alone() {
     let sandbox = empty_project("provider-dir");
     share_sdk(&sandbox);
     let out = sandbox.ok(&[
@@ -143,37 +143,8 @@ fn new_rust_provider_builds_installs_and_deploys_its_example() {
         ],
     );
 
-    // The provider, built as its README says, is a component Cairn installs.
-    let mut cargo = std::process::Command::new(env!("CARGO"));
-    clean_cargo_env(&mut cargo);
-    let built = cargo
-        .args([
-            "build",
-            "--release",
-            "--target",
-            "wasm32-wasip2",
-            "--manifest-path",
-        ])
-        .arg(sandbox.project.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", guest_target())
-        .output()
-        .expect("running cargo");
-    assert!(
-        built.status.success(),
-        "building the provider failed:\n{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let wasm = guest_target().join("wasm32-wasip2/release/newgreeter.wasm");
-    assert_contains(
-        &sandbox.ok(&["plugin", "install", wasm.to_str().unwrap()]),
-        &["Installed newgreeter@0.1.0"],
-    );
-    assert_contains(
-        &sandbox.ok(&["plugin", "inspect", "newgreeter"]),
-        &["newgreeter:index:Greeting"],
-    );
-
-    // `cairn up` builds the example program, which creates a greeting with the provider.
+    // `cairn up` alone builds the provider (named in Pulumi.yaml's plugins) and the example
+    // program, which creates a greeting with the provider; nothing is installed.
     let up = ok_building(&sandbox, &["up", "--yes"]);
     assert_contains(&up, &["newgreeter:index:Greeting", "2 created"]);
     assert_eq!(outputs(&sandbox, false)["message"], "Hello, world!");
@@ -181,7 +152,8 @@ fn new_rust_provider_builds_installs_and_deploys_its_example() {
     let up = ok_building(&sandbox, &["up", "--yes"]);
     assert_contains(&up, &["1 updated"]);
     assert_eq!(outputs(&sandbox, false)["message"], "Hello, Grace!");
-    assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["2 deleted"]);
+    assert_contains(&ok_building(&sandbox, &["destroy", "--yes"]), &["2 deleted"]);
+    assert!(!sandbox.home.join("plugins/newgreeter").exists());
 }
 
 #[test]
