@@ -152,7 +152,10 @@ fn new_rust_provider_builds_and_deploys_its_example_with_up_alone() {
     let up = ok_building(&sandbox, &["up", "--yes"]);
     assert_contains(&up, &["1 updated"]);
     assert_eq!(outputs(&sandbox, false)["message"], "Hello, Grace!");
-    assert_contains(&ok_building(&sandbox, &["destroy", "--yes"]), &["2 deleted"]);
+    assert_contains(
+        &ok_building(&sandbox, &["destroy", "--yes"]),
+        &["2 deleted"],
+    );
     assert!(!sandbox.home.join("plugins/newgreeter").exists());
 }
 
