@@ -13,7 +13,7 @@ mod names;
 mod passphrase;
 mod policy;
 mod program;
-mod provider_source;
+mod guest_build;
 mod providers;
 mod registry;
 mod shell;

@@ -1,7 +1,7 @@
 //! Where the CLI finds the project's program:
-//! * `runtime: wasm` — `main` names a component (`.wasm`) or a cargo package (a directory with
-//!   `Cargo.toml`, default: the project directory) that is built for `wasm32-wasip2` first; the
-//!   program is sandboxed by the stack's `cairn:program` grant.
+//! * `runtime: wasm` — `main` names a component (`.wasm`) or a project directory (default: the
+//!   project's own) in Rust, Python, TypeScript or Go, built into a component first
+//!   (`crate::guest_build`); the program is sandboxed by the stack's `cairn:program` grant.
 //! * `runtime: python` — the Pulumi Python SDK, run with `options.virtualenv`'s interpreter (else
 //!   `python3`); `main` is a file or a directory with `__main__.py` (default: the project).
 //! * `runtime: nodejs` — the Pulumi Node.js SDK's `cmd/run` from the project's `node_modules`.
@@ -43,6 +43,7 @@ impl ProgramSource {
     /// Finds (and builds) the project's program and checks that it compiles as a program.
     pub fn prepare(
         runtime: &WasmRuntime,
+        home: &Path,
         project_dir: &Path,
         project: &Project,
         config: &IndexMap<ConfigKey, ResolvedConfig>,
@@ -62,7 +63,7 @@ impl ProgramSource {
         }
         let main = project_dir.join(project.main.as_deref().unwrap_or("."));
         let wasm = if main.is_dir() {
-            build(&main)?
+            build(home, &main)?
         } else if main.extension().is_some_and(|e| e == "wasm") {
             if !main.is_file() {
                 bail!("Pulumi.yaml: main {} does not exist", main.display());
@@ -70,7 +71,7 @@ impl ProgramSource {
             main
         } else {
             bail!(
-                "Pulumi.yaml: main {} is neither a .wasm component nor a directory with a Cargo.toml",
+                "Pulumi.yaml: main {} is neither a .wasm component nor a program project directory",
                 main.display()
             );
         };
@@ -250,15 +251,17 @@ fn language(project_dir: &Path, project: &Project) -> Result<Language> {
     }
 }
 
-/// Builds the cargo package in `dir` for `wasm32-wasip2` and returns its component.
-fn build(dir: &Path) -> Result<PathBuf> {
-    if !dir.join("Cargo.toml").is_file() {
-        bail!(
-            "Pulumi.yaml: main {} has no Cargo.toml (point main at a cargo package or a .wasm file)",
+/// Builds the program project in `dir` (Rust, Python, TypeScript or Go) and returns its
+/// component.
+fn build(home: &Path, dir: &Path) -> Result<PathBuf> {
+    use crate::guest_build::{World, build, language};
+    match language(dir) {
+        Some(language) => build(home, dir, language, World::Program),
+        None => bail!(
+            "Pulumi.yaml: main {} is not a program project: it has no Cargo.toml (Rust), app.py (Python), package.json (TypeScript) or go.mod (Go); point main at one, or at a .wasm component",
             dir.display()
-        );
+        ),
     }
-    build_cargo(dir, "the program")
 }
 
 /// Builds the cargo package in `dir` (`what` it is, for messages) for `wasm32-wasip2` and

@@ -503,6 +503,7 @@ fn run_deployment(
     let program = if kind.runs_program() {
         Some(crate::program::ProgramSource::prepare(
             &wasm,
+            &context.home,
             &workspace.dir,
             &workspace.project,
             &resolved,

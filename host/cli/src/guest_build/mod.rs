@@ -1,0 +1,200 @@
+//! Guest sources built into components before a deployment, so `cairn up` alone builds what it
+//! needs: a provider's source directory named in `plugins.providers`, and a `runtime: wasm`
+//! program whose `main` is a project directory. One entry point for the four guest languages:
+//!
+//! | language   | recognised by   | built with                                              |
+//! |------------|-----------------|---------------------------------------------------------|
+//! | Rust       | `Cargo.toml`    | cargo for `wasm32-wasip2` (its own incremental cache)   |
+//! | Python     | `app.py`        | the embedded Python SDK and componentize-py             |
+//! | TypeScript | `package.json`  | the embedded TypeScript SDK and jco                     |
+//! | Go         | `go.mod`        | the machine's Go (wasip1 reactor) and the preview1 adapter |
+//!
+//! A provider directory also has `cairn.json` (its manifest). Toolchains other than the
+//! machine's own (`cargo`, `go`, `python3`, `node`) are installed on first use under
+//! `$CAIRN_HOME/toolchains`, and built components are cached under
+//! `$CAIRN_HOME/cache/<language>-build/<hash of the sources and the SDK>.wasm` ([`Cache`]), so an
+//! unchanged source is not built again.
+
+mod go;
+mod python;
+mod typescript;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use sha2::{Digest, Sha256};
+
+/// Which world a guest source implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum World {
+    Provider,
+    Program,
+}
+
+impl World {
+    /// The WIT world's name (`cairn:deploy/<name>`).
+    pub fn wit_name(self) -> &'static str {
+        match self {
+            World::Provider => "provider-world",
+            World::Program => "program-world",
+        }
+    }
+
+    /// How messages name the guest.
+    pub fn noun(self) -> &'static str {
+        match self {
+            World::Provider => "provider",
+            World::Program => "program",
+        }
+    }
+}
+
+/// What language a guest source directory is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    Rust,
+    Python,
+    TypeScript,
+    Go,
+}
+
+/// The language of the guest source in `dir`, if it is one (the first marker file found, in
+/// the table's order).
+pub fn language(dir: &Path) -> Option<Language> {
+    if !dir.is_dir() {
+        return None;
+    }
+    [
+        ("Cargo.toml", Language::Rust),
+        ("app.py", Language::Python),
+        ("package.json", Language::TypeScript),
+        ("go.mod", Language::Go),
+    ]
+    .into_iter()
+    .find(|(marker, _)| dir.join(marker).is_file())
+    .map(|(_, language)| language)
+}
+
+/// The language of a provider's source directory: a guest source with a `cairn.json`.
+pub fn provider_language(dir: &Path) -> Option<Language> {
+    if !dir.join("cairn.json").is_file() {
+        return None;
+    }
+    language(dir)
+}
+
+/// Builds the guest source in `dir` (implementing `world`) and returns its component.
+pub fn build(home: &Path, dir: &Path, language: Language, world: World) -> Result<PathBuf> {
+    match language {
+        Language::Rust => crate::program::build_cargo(dir, &format!("the {}", world.noun())),
+        Language::Python => python::build(home, dir, world),
+        Language::TypeScript => typescript::build(home, dir, world),
+        Language::Go => go::build(home, dir, world),
+    }
+}
+
+/// A built component's place in the cache, keyed by everything that goes into it.
+pub struct Cache {
+    /// Where the component is (or will be) kept.
+    pub out: PathBuf,
+}
+
+impl Cache {
+    /// The cache entry for the sources in `dir` built by `kind` (`python`, `go`, …) with `sdk`
+    /// (anything else the result depends on: the SDK's files, the toolchain's version, the
+    /// world).
+    pub fn new(home: &Path, kind: &str, dir: &Path, sdk: &[&[u8]]) -> Result<Cache> {
+        let mut hasher = Sha256::new();
+        for part in sdk {
+            hasher.update((part.len() as u64).to_le_bytes());
+            hasher.update(part);
+        }
+        let mut files = Vec::new();
+        collect(dir, dir, &mut files)?;
+        files.sort();
+        for relative in &files {
+            let bytes = std::fs::read(dir.join(relative))
+                .with_context(|| format!("reading {}", dir.join(relative).display()))?;
+            hasher.update(relative.to_string_lossy().as_bytes());
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(&bytes);
+        }
+        let out = home
+            .join("cache")
+            .join(format!("{kind}-build"))
+            .join(format!("{}.wasm", hex::encode(hasher.finalize())));
+        Ok(Cache { out })
+    }
+
+    /// The component, when an identical source was built before.
+    pub fn hit(&self) -> Option<PathBuf> {
+        self.out.is_file().then(|| self.out.clone())
+    }
+
+    /// A path to build into; [`Cache::commit`] moves it into place once the build succeeded.
+    pub fn partial(&self) -> Result<PathBuf> {
+        if let Some(parent) = self.out.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
+        Ok(self
+            .out
+            .with_extension(format!("wasm.partial-{}", std::process::id())))
+    }
+
+    /// Moves a finished build into the cache (atomically: a reader sees the whole file or none).
+    pub fn commit(&self, partial: &Path) -> Result<PathBuf> {
+        std::fs::rename(partial, &self.out)
+            .with_context(|| format!("writing {}", self.out.display()))?;
+        Ok(self.out.clone())
+    }
+}
+
+/// Directories that never belong to a guest's sources: caches, dependencies installed by a
+/// package manager, build output.
+const SKIPPED: &[&str] = &["__pycache__", "node_modules", "target"];
+
+/// The files of a guest source, relative to `root`, skipping dot-entries and [`SKIPPED`].
+fn collect(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || SKIPPED.contains(&name.as_str()) {
+            continue;
+        }
+        let path = entry.path();
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            collect(root, &path, out)?;
+        } else if kind.is_file() {
+            out.push(path.strip_prefix(root).unwrap_or(&path).to_owned());
+        }
+    }
+    Ok(())
+}
+
+/// Writes embedded SDK files (`(path, contents)`) under `dir` unless `marker` is already there.
+pub fn unpack(dir: &Path, files: &[(&str, &str)], marker: &str) -> Result<()> {
+    if dir.join(marker).is_file() {
+        return Ok(());
+    }
+    for (path, text) in files {
+        let file = dir.join(path);
+        std::fs::create_dir_all(file.parent().unwrap_or(dir))
+            .with_context(|| format!("creating {}", dir.display()))?;
+        std::fs::write(&file, text).with_context(|| format!("writing {}", file.display()))?;
+    }
+    Ok(())
+}
+
+/// The SHA-256 of embedded files, hex: names an unpacked SDK directory and keys the cache.
+pub fn files_hash(files: &[(&str, &str)], extra: &str) -> String {
+    let mut h = Sha256::new();
+    for (path, text) in files {
+        h.update(path.as_bytes());
+        h.update((text.len() as u64).to_le_bytes());
+        h.update(text.as_bytes());
+    }
+    h.update(extra.as_bytes());
+    hex::encode(h.finalize())
+}
