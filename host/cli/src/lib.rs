@@ -13,7 +13,6 @@ mod names;
 mod passphrase;
 mod policy;
 mod program;
-mod guest_build;
 mod providers;
 mod registry;
 mod shell;

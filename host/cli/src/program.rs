@@ -10,7 +10,6 @@
 //! `pulumi-python` / `pulumi-nodejs` packages.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
@@ -254,9 +253,9 @@ fn language(project_dir: &Path, project: &Project) -> Result<Language> {
 /// Builds the program project in `dir` (Rust, Python, TypeScript or Go) and returns its
 /// component.
 fn build(home: &Path, dir: &Path) -> Result<PathBuf> {
-    use crate::guest_build::{World, build, language};
+    use cairn_guest_build::{World, language};
     match language(dir) {
-        Some(language) => build(home, dir, language, World::Program),
+        Some(language) => Ok(builder(home).build(dir, language, World::Program)?),
         None => bail!(
             "Pulumi.yaml: main {} is not a program project: it has no Cargo.toml (Rust), app.py (Python), package.json (TypeScript) or go.mod (Go); point main at one, or at a .wasm component",
             dir.display()
@@ -264,56 +263,10 @@ fn build(home: &Path, dir: &Path) -> Result<PathBuf> {
     }
 }
 
-/// Builds the cargo package in `dir` (`what` it is, for messages) for `wasm32-wasip2` and
-/// returns its component.
-pub fn build_cargo(dir: &Path, what: &str) -> Result<PathBuf> {
-    let manifest = dir.join("Cargo.toml");
-    let manifest = manifest
-        .canonicalize()
-        .with_context(|| format!("resolving {}", manifest.display()))?;
-    crate::terminal::errln!(
-        "Building {what} ({}) for wasm32-wasip2 with cargo…",
-        manifest.display()
-    );
-    let output = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .args(["build", "--release", "--target", "wasm32-wasip2"])
-        .args([
-            "--message-format",
-            "json-render-diagnostics",
-            "--manifest-path",
-        ])
-        .arg(&manifest)
-        .stderr(Stdio::inherit())
-        .output()
-        .context("running cargo (is Rust installed?)")?;
-    if !output.status.success() {
-        bail!(
-            "building {what} failed (see cargo's messages above; `rustup target add wasm32-wasip2` installs the target if it is missing)"
-        );
+/// The guest builder of this `$CAIRN_HOME`, telling its progress on the terminal.
+pub fn builder(home: &Path) -> cairn_guest_build::Builder {
+    cairn_guest_build::Builder {
+        home: home.to_owned(),
+        progress: Box::new(|line| crate::terminal::errln!("{line}")),
     }
-    let mut found = None;
-    for line in String::from_utf8_lossy(&output.stdout).lines() {
-        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        if message["reason"] != "compiler-artifact"
-            || message["manifest_path"].as_str().map(Path::new) != Some(manifest.as_path())
-        {
-            continue;
-        }
-        if let Some(files) = message["filenames"].as_array() {
-            found = files
-                .iter()
-                .filter_map(|f| f.as_str())
-                .find(|f| f.ends_with(".wasm"))
-                .map(PathBuf::from)
-                .or(found);
-        }
-    }
-    found.ok_or_else(|| {
-        anyhow::anyhow!(
-            "building {} produced no .wasm component (its [lib] needs crate-type = [\"cdylib\"])",
-            manifest.display()
-        )
-    })
 }

@@ -285,7 +285,7 @@ pub fn loader(
         .map(|(_, p)| p)
         .filter(|p| {
             p.extension().is_none_or(|e| e != "wasm")
-                && crate::guest_build::provider_language(p).is_none()
+                && cairn_guest_build::provider_language(p).is_none()
         })
         .collect::<Vec<_>>();
     // The Cairn plugin directory for gRPC plugins, then PATH.
@@ -324,12 +324,11 @@ fn wasm_loader(
         .with_store(store(home).with_runtime(runtime));
     for (_, path) in plugin_entries(project, project_dir)? {
         // A provider's source directory is built first (`cairn up` alone builds what it needs).
-        let path = match crate::guest_build::provider_language(&path) {
-            Some(language) => crate::guest_build::build(
-                home,
+        let path = match cairn_guest_build::provider_language(&path) {
+            Some(language) => crate::program::builder(home).build(
                 &path,
                 language,
-                crate::guest_build::World::Provider,
+                cairn_guest_build::World::Provider,
             )?,
             None if path.extension().is_some_and(|e| e == "wasm") => path,
             None => continue,

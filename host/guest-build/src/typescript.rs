@@ -2,14 +2,12 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
+use crate::{BuildError, Builder, Result, World};
 
-use super::World;
-
-pub fn build(_home: &Path, dir: &Path, world: World) -> Result<PathBuf> {
-    bail!(
+pub fn build(_builder: &Builder, dir: &Path, world: World) -> Result<PathBuf> {
+    Err(BuildError::Toolchain(format!(
         "building a typescript {} ({}) is not supported yet",
         world.noun(),
         dir.display()
-    )
+    )))
 }

@@ -15,14 +15,72 @@
 //! `$CAIRN_HOME/cache/<language>-build/<hash of the sources and the SDK>.wasm` ([`Cache`]), so an
 //! unchanged source is not built again.
 
+mod cargo;
 mod go;
 mod python;
 mod typescript;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
+
+/// Why a guest could not be built. Each message names the directory, file or tool at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// Reading or writing a file or directory failed.
+    #[error("{what} {}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A toolchain could not be found, started or installed.
+    #[error("{0}")]
+    Toolchain(String),
+    /// The toolchain ran and rejected the sources (its own messages went to stderr).
+    #[error("{0}")]
+    Failed(String),
+}
+
+pub type Result<T> = std::result::Result<T, BuildError>;
+
+/// `map_err` for IO: `io(what, path)` names the operation and the path.
+pub(crate) fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> BuildError {
+    let path = path.to_owned();
+    move |source| BuildError::Io { what, path, source }
+}
+
+/// Where builds keep toolchains and results, and where their progress is told.
+pub struct Builder {
+    /// `$CAIRN_HOME`: toolchains under `toolchains/`, SDKs under `sdk/`, results under `cache/`.
+    pub home: PathBuf,
+    /// Told one line per slow step ("Installing …", "Building …").
+    pub progress: Box<dyn Fn(&str) + Send + Sync>,
+}
+
+impl Builder {
+    /// A builder that tells its progress on stderr.
+    pub fn new(home: impl Into<PathBuf>) -> Builder {
+        Builder {
+            home: home.into(),
+            progress: Box::new(|line| eprintln!("{line}")),
+        }
+    }
+
+    /// Builds the guest source in `dir` (implementing `world`) and returns its component.
+    pub fn build(&self, dir: &Path, language: Language, world: World) -> Result<PathBuf> {
+        match language {
+            Language::Rust => cargo::build(self, dir, world),
+            Language::Python => python::build(self, dir, world),
+            Language::TypeScript => typescript::build(self, dir, world),
+            Language::Go => go::build(self, dir, world),
+        }
+    }
+
+    pub(crate) fn tell(&self, line: &str) {
+        (self.progress)(line)
+    }
+}
 
 /// Which world a guest source implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,16 +141,6 @@ pub fn provider_language(dir: &Path) -> Option<Language> {
     language(dir)
 }
 
-/// Builds the guest source in `dir` (implementing `world`) and returns its component.
-pub fn build(home: &Path, dir: &Path, language: Language, world: World) -> Result<PathBuf> {
-    match language {
-        Language::Rust => crate::program::build_cargo(dir, &format!("the {}", world.noun())),
-        Language::Python => python::build(home, dir, world),
-        Language::TypeScript => typescript::build(home, dir, world),
-        Language::Go => go::build(home, dir, world),
-    }
-}
-
 /// A built component's place in the cache, keyed by everything that goes into it.
 pub struct Cache {
     /// Where the component is (or will be) kept.
@@ -103,7 +151,7 @@ impl Cache {
     /// The cache entry for the sources in `dir` built by `kind` (`python`, `go`, …) with `sdk`
     /// (anything else the result depends on: the SDK's files, the toolchain's version, the
     /// world).
-    pub fn new(home: &Path, kind: &str, dir: &Path, sdk: &[&[u8]]) -> Result<Cache> {
+    pub fn new(builder: &Builder, kind: &str, dir: &Path, sdk: &[&[u8]]) -> Result<Cache> {
         let mut hasher = Sha256::new();
         for part in sdk {
             hasher.update((part.len() as u64).to_le_bytes());
@@ -113,13 +161,14 @@ impl Cache {
         collect(dir, dir, &mut files)?;
         files.sort();
         for relative in &files {
-            let bytes = std::fs::read(dir.join(relative))
-                .with_context(|| format!("reading {}", dir.join(relative).display()))?;
+            let path = dir.join(relative);
+            let bytes = std::fs::read(&path).map_err(io("reading", &path))?;
             hasher.update(relative.to_string_lossy().as_bytes());
             hasher.update((bytes.len() as u64).to_le_bytes());
             hasher.update(&bytes);
         }
-        let out = home
+        let out = builder
+            .home
             .join("cache")
             .join(format!("{kind}-build"))
             .join(format!("{}.wasm", hex::encode(hasher.finalize())));
@@ -134,8 +183,7 @@ impl Cache {
     /// A path to build into; [`Cache::commit`] moves it into place once the build succeeded.
     pub fn partial(&self) -> Result<PathBuf> {
         if let Some(parent) = self.out.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("creating {}", parent.display()))?;
+            std::fs::create_dir_all(parent).map_err(io("creating", parent))?;
         }
         Ok(self
             .out
@@ -144,8 +192,7 @@ impl Cache {
 
     /// Moves a finished build into the cache (atomically: a reader sees the whole file or none).
     pub fn commit(&self, partial: &Path) -> Result<PathBuf> {
-        std::fs::rename(partial, &self.out)
-            .with_context(|| format!("writing {}", self.out.display()))?;
+        std::fs::rename(partial, &self.out).map_err(io("writing", &self.out))?;
         Ok(self.out.clone())
     }
 }
@@ -156,14 +203,14 @@ const SKIPPED: &[&str] = &["__pycache__", "node_modules", "target"];
 
 /// The files of a guest source, relative to `root`, skipping dot-entries and [`SKIPPED`].
 fn collect(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
-        let entry = entry?;
+    for entry in std::fs::read_dir(dir).map_err(io("listing", dir))? {
+        let entry = entry.map_err(io("listing", dir))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.starts_with('.') || SKIPPED.contains(&name.as_str()) {
             continue;
         }
         let path = entry.path();
-        let kind = entry.file_type()?;
+        let kind = entry.file_type().map_err(io("reading", &path))?;
         if kind.is_dir() {
             collect(root, &path, out)?;
         } else if kind.is_file() {
@@ -180,9 +227,9 @@ pub fn unpack(dir: &Path, files: &[(&str, &str)], marker: &str) -> Result<()> {
     }
     for (path, text) in files {
         let file = dir.join(path);
-        std::fs::create_dir_all(file.parent().unwrap_or(dir))
-            .with_context(|| format!("creating {}", dir.display()))?;
-        std::fs::write(&file, text).with_context(|| format!("writing {}", file.display()))?;
+        let parent = file.parent().unwrap_or(dir);
+        std::fs::create_dir_all(parent).map_err(io("creating", parent))?;
+        std::fs::write(&file, text).map_err(io("writing", &file))?;
     }
     Ok(())
 }

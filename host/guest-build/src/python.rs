@@ -8,9 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use anyhow::{Context, Result, bail};
-
-use super::{Cache, World, files_hash, unpack};
+use crate::{BuildError, Builder, Cache, Result, World, files_hash, io, unpack};
 
 /// The componentize-py release the SDK is built and tested with.
 pub const COMPONENTIZE_PY: &str = "componentize-py==0.25.1";
@@ -19,31 +17,32 @@ pub const COMPONENTIZE_PY: &str = "componentize-py==0.25.1";
 const PYTHON_SDK: &[(&str, &str)] = &[
     (
         "cairn_sdk/__init__.py",
-        include_str!("../../../../guest-sdk/python/cairn_sdk/__init__.py"),
+        include_str!("../../../guest-sdk/python/cairn_sdk/__init__.py"),
     ),
     (
         "cairn_sdk/build.py",
-        include_str!("../../../../guest-sdk/python/cairn_sdk/build.py"),
+        include_str!("../../../guest-sdk/python/cairn_sdk/build.py"),
     ),
     (
         "cairn_sdk/provider.py",
-        include_str!("../../../../guest-sdk/python/cairn_sdk/provider.py"),
+        include_str!("../../../guest-sdk/python/cairn_sdk/provider.py"),
     ),
     (
         "cairn_sdk/values.py",
-        include_str!("../../../../guest-sdk/python/cairn_sdk/values.py"),
+        include_str!("../../../guest-sdk/python/cairn_sdk/values.py"),
     ),
     (
         "wit/provider.wit",
-        include_str!("../../../../wit/provider.wit"),
+        include_str!("../../../wit/provider.wit"),
     ),
 ];
 
 /// Builds the Python guest in `dir` (its module `app`) into a component of `world`.
-pub fn build(home: &Path, dir: &Path, world: World) -> Result<PathBuf> {
+pub fn build(builder: &Builder, dir: &Path, world: World) -> Result<PathBuf> {
+    let home = &builder.home;
     let sdk_hash = files_hash(PYTHON_SDK, COMPONENTIZE_PY);
     let cache = Cache::new(
-        home,
+        builder,
         "python",
         dir,
         &[sdk_hash.as_bytes(), world.wit_name().as_bytes()],
@@ -53,12 +52,12 @@ pub fn build(home: &Path, dir: &Path, world: World) -> Result<PathBuf> {
     }
     let sdk = home.join("sdk").join(format!("python-{}", &sdk_hash[..16]));
     unpack(&sdk, PYTHON_SDK, "cairn_sdk/build.py")?;
-    let python = toolchain(home)?;
-    crate::terminal::errln!(
+    let python = toolchain(builder)?;
+    builder.tell(&format!(
         "Building the {} ({}) with the Python SDK and componentize-py…",
         world.noun(),
         dir.display()
-    );
+    ));
     let partial = cache.partial()?;
     let status = Command::new(&python)
         .args(["-m", "cairn_sdk.build"])
@@ -71,51 +70,57 @@ pub fn build(home: &Path, dir: &Path, world: World) -> Result<PathBuf> {
         .stdout(Stdio::inherit())
         .stderr(Stdio::inherit())
         .status()
-        .with_context(|| format!("running {}", python.display()))?;
+        .map_err(io("running", &python))?;
     if !status.success() {
         let _ = std::fs::remove_file(&partial);
-        bail!(
+        return Err(BuildError::Failed(format!(
             "building the Python {} in {} failed (see the messages above)",
             world.noun(),
             dir.display()
-        );
+        )));
     }
     cache.commit(&partial)
 }
 
 /// The Python of Cairn's toolchain venv, with componentize-py, made on first use.
-fn toolchain(home: &Path) -> Result<PathBuf> {
-    let venv = home.join("toolchains/python");
+fn toolchain(builder: &Builder) -> Result<PathBuf> {
+    let venv = builder.home.join("toolchains/python");
     let python = venv.join("bin/python");
     let ready = venv.join(".installed");
     if std::fs::read_to_string(&ready).ok().as_deref() == Some(COMPONENTIZE_PY) {
         return Ok(python);
     }
-    crate::terminal::errln!(
+    builder.tell(&format!(
         "Installing {COMPONENTIZE_PY} into {} (first use)…",
         venv.display()
-    );
+    ));
     if !python.exists() {
         let status = Command::new("python3")
             .args(["-m", "venv"])
             .arg(&venv)
             .status()
-            .context("running python3 -m venv (Python providers need Python 3.10 or newer: install python3)")?;
+            .map_err(|e| {
+                BuildError::Toolchain(format!(
+                    "running python3 -m venv: {e} (Python guests need Python 3.10 or newer: install python3)"
+                ))
+            })?;
         if !status.success() {
-            bail!("python3 -m venv {} failed", venv.display());
+            return Err(BuildError::Toolchain(format!(
+                "python3 -m venv {} failed",
+                venv.display()
+            )));
         }
     }
     let status = Command::new(&python)
         .args(["-m", "pip", "install", "--quiet", COMPONENTIZE_PY])
         .status()
-        .with_context(|| format!("running {} -m pip", python.display()))?;
+        .map_err(io("running", &python))?;
     if !status.success() {
-        bail!(
+        return Err(BuildError::Toolchain(format!(
             "installing {COMPONENTIZE_PY} from PyPI into {} failed (see pip's messages above)",
             venv.display()
-        );
+        )));
     }
-    std::fs::write(&ready, COMPONENTIZE_PY)
-        .with_context(|| format!("writing {}", ready.display()))?;
+    std::fs::write(&ready, COMPONENTIZE_PY).map_err(io("writing", &ready))?;
     Ok(python)
 }
