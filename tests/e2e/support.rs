@@ -111,6 +111,9 @@ impl Sandbox {
             .args(["--cwd", self.project.to_str().unwrap(), "--non-interactive"])
             .args(args)
             .env("CAIRN_HOME", &self.home)
+            // Guest toolchains (componentize-py, jco, …) are installed once per checkout, not
+            // once per test home.
+            .env("CAIRN_TOOLCHAINS", repo().join("target/toolchains"))
             .env_remove("CAIRN_BACKEND_URL")
             .env_remove("PULUMI_BACKEND_URL")
             .env_remove("CAIRN_STACK")

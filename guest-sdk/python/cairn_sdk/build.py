@@ -26,12 +26,18 @@ def wit_dir() -> Path:
     return Path(env) if env else Path(__file__).resolve().parents[3] / "wit"
 
 
-def componentize_py() -> str:
-    beside = Path(sys.executable).parent / "componentize-py"
-    found = str(beside) if beside.exists() else shutil.which("componentize-py")
-    if not found:
-        raise SystemExit("componentize-py is not installed: pip install componentize-py==0.25.1")
-    return found
+def componentize_py() -> list[str]:
+    """The command that runs componentize-py: its module in this interpreter when installed
+    here (a console script's shebang would name the venv's path at install time, and a venv
+    may have moved since), else the one on PATH."""
+    try:
+        import componentize_py  # noqa: F401
+        return [sys.executable, "-c", "import sys; from componentize_py import script; sys.argv[0] = 'componentize-py'; sys.exit(script())"]
+    except ImportError:
+        found = shutil.which("componentize-py")
+        if not found:
+            raise SystemExit("componentize-py is not installed: pip install componentize-py==0.25.1")
+        return [found]
 
 
 def leb128(n: int) -> bytes:
@@ -71,7 +77,7 @@ def build(directory: Path, output: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "_cairn_manifest.py").write_text(f"MANIFEST = {manifest!r}\n")
         command = [
-            componentize_py(),
+            *componentize_py(),
             "-d", str(wit_dir() / "provider.wit"),
             "-w", "provider-world",
             "componentize", "app",
@@ -91,6 +97,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m cairn_sdk.build", description=__doc__.splitlines()[0])
     parser.add_argument("directory", type=Path)
     parser.add_argument("-o", "--output", type=Path, required=True)
+    parser.add_argument("--world", default="provider-world", choices=["provider-world"],
+                        help="the WIT world the component implements")
     args = parser.parse_args()
     build(args.directory, args.output)
 

@@ -266,7 +266,7 @@ fn build(home: &Path, dir: &Path) -> Result<PathBuf> {
 /// The guest builder of this `$CAIRN_HOME`, telling its progress on the terminal.
 pub fn builder(home: &Path) -> cairn_guest_build::Builder {
     cairn_guest_build::Builder {
-        home: home.to_owned(),
         progress: Box::new(|line| crate::terminal::errln!("{line}")),
+        ..cairn_guest_build::Builder::new(home)
     }
 }

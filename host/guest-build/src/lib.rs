@@ -52,8 +52,11 @@ pub(crate) fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error)
 
 /// Where builds keep toolchains and results, and where their progress is told.
 pub struct Builder {
-    /// `$CAIRN_HOME`: toolchains under `toolchains/`, SDKs under `sdk/`, results under `cache/`.
+    /// `$CAIRN_HOME`: SDKs under `sdk/`, results under `cache/`.
     pub home: PathBuf,
+    /// Where toolchains are installed on first use (`$CAIRN_HOME/toolchains` unless
+    /// `CAIRN_TOOLCHAINS` says otherwise), one directory per toolchain and version.
+    pub toolchains: PathBuf,
     /// Told one line per slow step ("Installing …", "Building …").
     pub progress: Box<dyn Fn(&str) + Send + Sync>,
 }
@@ -61,8 +64,12 @@ pub struct Builder {
 impl Builder {
     /// A builder that tells its progress on stderr.
     pub fn new(home: impl Into<PathBuf>) -> Builder {
+        let home = home.into();
         Builder {
-            home: home.into(),
+            toolchains: std::env::var_os("CAIRN_TOOLCHAINS")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| home.join("toolchains")),
+            home,
             progress: Box::new(|line| eprintln!("{line}")),
         }
     }
@@ -79,6 +86,41 @@ impl Builder {
 
     pub(crate) fn tell(&self, line: &str) {
         (self.progress)(line)
+    }
+
+    /// The toolchain directory `name` (say `node-jco-1.35`), installed by `install` on first
+    /// use. `install` fills a fresh directory; it becomes `name` only once it returns `Ok`, so an
+    /// interrupted or failed install leaves nothing half-made, and builds racing to install the
+    /// same toolchain (parallel tests, two terminals) each see a complete one.
+    pub fn toolchain(
+        &self,
+        name: &str,
+        install: impl FnOnce(&Path) -> Result<()>,
+    ) -> Result<PathBuf> {
+        let dir = self.toolchains.join(name);
+        if dir.is_dir() {
+            return Ok(dir);
+        }
+        std::fs::create_dir_all(&self.toolchains).map_err(io("creating", &self.toolchains))?;
+        let partial = self
+            .toolchains
+            .join(format!(".{name}.partial-{}", std::process::id()));
+        if partial.exists() {
+            std::fs::remove_dir_all(&partial).map_err(io("removing", &partial))?;
+        }
+        std::fs::create_dir_all(&partial).map_err(io("creating", &partial))?;
+        if let Err(e) = install(&partial) {
+            let _ = std::fs::remove_dir_all(&partial);
+            return Err(e);
+        }
+        if let Err(e) = std::fs::rename(&partial, &dir) {
+            let _ = std::fs::remove_dir_all(&partial);
+            // Another build finished the same install first.
+            if !dir.is_dir() {
+                return Err(io("installing", &dir)(e));
+            }
+        }
+        Ok(dir)
     }
 }
 

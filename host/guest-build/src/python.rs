@@ -1,9 +1,9 @@
 //! Python guests (a directory with `app.py`), built with the Python SDK and componentize-py.
 //!
 //! The SDK (guest-sdk/python) and the WIT are embedded in `cairn` and written to
-//! `$CAIRN_HOME/sdk/python-<hash>`; componentize-py is installed on first use into
-//! `$CAIRN_HOME/toolchains/python` (a venv, from PyPI). Built components are cached (see
-//! [`super::Cache`]).
+//! `$CAIRN_HOME/sdk/python-<hash>`; componentize-py is installed on first use into a venv
+//! among the toolchains ([`crate::Builder::toolchain`]), from PyPI. Built components are cached
+//! ([`crate::Cache`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -83,44 +83,45 @@ pub fn build(builder: &Builder, dir: &Path, world: World) -> Result<PathBuf> {
 }
 
 /// The Python of Cairn's toolchain venv, with componentize-py, made on first use.
+///
+/// A venv records its own path, so it is made in place by `python3 -m venv` and then
+/// moved: the moved venv's `bin/python` still runs (it resolves its home through
+/// `pyvenv.cfg` beside it), and the SDK's build runs it as `python -m`, never through a
+/// console script with the old path in its shebang.
 fn toolchain(builder: &Builder) -> Result<PathBuf> {
-    let venv = builder.home.join("toolchains/python");
-    let python = venv.join("bin/python");
-    let ready = venv.join(".installed");
-    if std::fs::read_to_string(&ready).ok().as_deref() == Some(COMPONENTIZE_PY) {
-        return Ok(python);
-    }
-    builder.tell(&format!(
-        "Installing {COMPONENTIZE_PY} into {} (first use)…",
-        venv.display()
-    ));
-    if !python.exists() {
-        let status = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .status()
-            .map_err(|e| {
-                BuildError::Toolchain(format!(
-                    "running python3 -m venv: {e} (Python guests need Python 3.10 or newer: install python3)"
-                ))
-            })?;
-        if !status.success() {
-            return Err(BuildError::Toolchain(format!(
-                "python3 -m venv {} failed",
-                venv.display()
-            )));
-        }
-    }
-    let status = Command::new(&python)
-        .args(["-m", "pip", "install", "--quiet", COMPONENTIZE_PY])
-        .status()
-        .map_err(io("running", &python))?;
-    if !status.success() {
-        return Err(BuildError::Toolchain(format!(
-            "installing {COMPONENTIZE_PY} from PyPI into {} failed (see pip's messages above)",
-            venv.display()
-        )));
-    }
-    std::fs::write(&ready, COMPONENTIZE_PY).map_err(io("writing", &ready))?;
-    Ok(python)
+    let name = format!("python-{}", COMPONENTIZE_PY.replace("==", "-"));
+    builder
+        .toolchain(&name, |venv| {
+            builder.tell(&format!(
+                "Installing {COMPONENTIZE_PY} into {} (first use)…",
+                builder.toolchains.join(&name).display()
+            ));
+            let status = Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(venv)
+                .status()
+                .map_err(|e| {
+                    BuildError::Toolchain(format!(
+                        "running python3 -m venv: {e} (Python guests need Python 3.10 or newer: install python3)"
+                    ))
+                })?;
+            if !status.success() {
+                return Err(BuildError::Toolchain(format!(
+                    "python3 -m venv {} failed",
+                    venv.display()
+                )));
+            }
+            let python = venv.join("bin/python");
+            let status = Command::new(&python)
+                .args(["-m", "pip", "install", "--quiet", COMPONENTIZE_PY])
+                .status()
+                .map_err(io("running", &python))?;
+            if !status.success() {
+                return Err(BuildError::Toolchain(format!(
+                    "installing {COMPONENTIZE_PY} from PyPI failed (see pip's messages above)"
+                )));
+            }
+            Ok(())
+        })
+        .map(|venv| venv.join("bin/python"))
 }
