@@ -127,13 +127,9 @@ fn new_rust_provider_builds_and_deploys_its_example_with_up_alone() {
         "--description",
         "Greetings, \"quoted\"",
     ]);
-    assert_contains(
-        &out,
-        &[
-            "cargo build --release --target wasm32-wasip2",
-            "cairn plugin install target/wasm32-wasip2/release/newgreeter.wasm",
-        ],
-    );
+    // `cairn up` builds the provider itself: no build or install step to run first.
+    assert_contains(&out, &["run `cairn up`"]);
+    assert!(!out.contains("cargo build"), "{out}");
     assert_contains(
         &sandbox.read("cairn.json"),
         &[

@@ -24,6 +24,18 @@ pub enum Kind {
     Python,
     /// A Pulumi Node.js SDK program in TypeScript (`npm install`).
     TypeScript,
+    /// A program in Python, TypeScript or Go built to a wasm component by `cairn up` with
+    /// Cairn's SDK for that language (embedded in `cairn`; nothing to install first).
+    GuestProgram,
+    /// A provider in Python, TypeScript or Go built by `cairn up`, with an example program.
+    GuestProvider,
+}
+
+impl Kind {
+    /// A provider template: the project's name is also the provider's package name.
+    pub fn is_provider(self) -> bool {
+        matches!(self, Kind::RustProvider | Kind::GuestProvider)
+    }
 }
 
 /// A configuration value a template's stack starts with (Pulumi templates' `config:`).
@@ -58,6 +70,42 @@ pub const TEMPLATES: &[Template] = &[
         name: "rust-provider",
         description: "A Cairn provider in Rust (a sandboxed WebAssembly component) and a program that uses it",
         kind: Kind::RustProvider,
+        config: GREETING_CONFIG,
+    },
+    Template {
+        name: "python-wasm",
+        description: "A minimal Cairn program in Python, compiled to a WebAssembly component",
+        kind: Kind::GuestProgram,
+        config: GREETING_CONFIG,
+    },
+    Template {
+        name: "python-provider",
+        description: "A Cairn provider in Python (a sandboxed WebAssembly component) and a program that uses it",
+        kind: Kind::GuestProvider,
+        config: GREETING_CONFIG,
+    },
+    Template {
+        name: "typescript-wasm",
+        description: "A minimal Cairn program in TypeScript, compiled to a WebAssembly component",
+        kind: Kind::GuestProgram,
+        config: GREETING_CONFIG,
+    },
+    Template {
+        name: "typescript-provider",
+        description: "A Cairn provider in TypeScript (a sandboxed WebAssembly component) and a program that uses it",
+        kind: Kind::GuestProvider,
+        config: GREETING_CONFIG,
+    },
+    Template {
+        name: "go-wasm",
+        description: "A minimal Cairn program in Go, compiled to a WebAssembly component",
+        kind: Kind::GuestProgram,
+        config: GREETING_CONFIG,
+    },
+    Template {
+        name: "go-provider",
+        description: "A Cairn provider in Go (a sandboxed WebAssembly component) and a program that uses it",
+        kind: Kind::GuestProvider,
         config: GREETING_CONFIG,
     },
     Template {

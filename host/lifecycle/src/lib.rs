@@ -2,8 +2,8 @@
 //!
 //! Every data-driven scenario in `scenarios/` (one YAML file each; the format is described in
 //! `scenarios/README.md`) runs against the engine with the test provider (package `test`) on a
-//! chosen [`BackendKind`]: in process, or as the `lifecycle-test` wasm component sandboxed by
-//! cairn-wasm. The same expectations hold for both. Set `SCENARIO=<substring>` to run only the
+//! chosen [`BackendKind`]: in process, or as a test provider component sandboxed by cairn-wasm
+//! (the `lifecycle-test` guest, written once in each guest language: [`Guest`]). The same expectations hold for both. Set `SCENARIO=<substring>` to run only the
 //! scenarios whose file name contains it.
 //!
 //! Besides each scenario's own expectations, every deployment is checked against invariants:
@@ -27,7 +27,22 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BackendKind {
     InProcess,
-    Wasm,
+    /// The test provider as a sandboxed component, written in one of the guest languages.
+    Wasm(Guest),
+}
+
+/// The language a wasm test provider is written in: the same provider (the behaviour of
+/// cairn-test-provider, the same `/cloud` layout) in each SDK, so the whole suite checks each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guest {
+    /// tests/guests/lifecycle-test (the Rust SDK).
+    Rust,
+    /// tests/guests/lifecycle-test-python.
+    Python,
+    /// tests/guests/lifecycle-test-typescript.
+    TypeScript,
+    /// tests/guests/lifecycle-test-go.
+    Go,
 }
 
 fn scenario_files() -> Vec<PathBuf> {

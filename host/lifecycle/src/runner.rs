@@ -83,7 +83,7 @@ pub fn run_file(path: &Path, kind: BackendKind) -> Result<(), String> {
     let secrets = crate::secrets::plaintexts(&raw);
     let backend = match kind {
         BackendKind::InProcess => Backend::InProcess,
-        BackendKind::Wasm => Backend::Wasm(Arc::new(WasmBackend::new()?)),
+        BackendKind::Wasm(guest) => Backend::Wasm(Arc::new(WasmBackend::new(guest)?)),
     };
     let mut failures = Vec::new();
     run(&scenario, backend, secrets, &mut failures);

@@ -1,7 +1,8 @@
-//! The wasm backend: the test provider's logic as the `lifecycle-test` component
-//! (tests/guests/lifecycle-test), sandboxed by cairn-wasm, its "cloud" a granted directory.
+//! The wasm backend: the test provider's logic as a `lifecycle-test` component (in Rust:
+//! tests/guests/lifecycle-test; in another guest language: tests/guests/lifecycle-test-LANG),
+//! sandboxed by cairn-wasm, its "cloud" a granted directory.
 //!
-//! Between deployments the harness owns the cloud ([`World::cloud`]): [`WasmBackend::push`]
+//! Between deployments the harness owns the cloud ([`Cloud::cloud`](crate::provider::World::cloud)): [`WasmBackend::push`]
 //! writes it and the deployment's behaviour into the directory, [`WasmBackend::pull`] reads back
 //! what the provider left there, so every expectation and invariant checks the same data for
 //! both backends.
@@ -11,6 +12,7 @@ use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
 use cairn_engine::deploy::provider::LoadError;
+use cairn_guest_build::{Builder, Language, World};
 use cairn_wasm::{
     DirGrant, LogRecord, LogSink, PackageGrant, RuntimeOptions, WasmPlugin, WasmProvider,
     WasmRuntime,
@@ -18,7 +20,8 @@ use cairn_wasm::{
 use serde_json::{Value as Json, json};
 use serde_yaml_ng::Value as Yaml;
 
-use crate::provider::{CloudEntry, World, lock};
+use crate::Guest;
+use crate::provider::{CloudEntry, World as Cloud, lock};
 use crate::values::{canon_map, from_yaml};
 
 /// Where the guest directory (`/cloud`) is mounted in the component.
@@ -34,35 +37,27 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Builds `lifecycle-test` (once per process) and compiles it (once; cached on disk).
-fn component() -> Result<&'static Component, String> {
-    static COMPONENT: OnceLock<Result<Component, String>> = OnceLock::new();
-    COMPONENT
+/// The `lifecycle-test` component in `guest`'s language: built (once per process, the way `cairn
+/// up` builds a provider source) and compiled (once; cached on disk).
+fn component(guest: Guest) -> Result<&'static Component, String> {
+    static COMPONENTS: [OnceLock<Result<Component, String>>; 4] = [const { OnceLock::new() }; 4];
+    let slot = match guest {
+        Guest::Rust => 0,
+        Guest::Python => 1,
+        Guest::TypeScript => 2,
+        Guest::Go => 3,
+    };
+    COMPONENTS[slot]
         .get_or_init(|| {
             let target = repo().join("target/guests");
-            let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-            cmd.args(["build", "--release", "--target", "wasm32-wasip2"])
-                .args(["-p", "lifecycle-test", "--manifest-path"])
-                .arg(repo().join("tests/guests/Cargo.toml"));
-            // Variables the outer `cargo test` set for this crate must not leak into the build
-            // (cleared before the target directory is set, so an exported one does not win).
-            for (key, _) in std::env::vars_os() {
-                let key = key.to_string_lossy();
-                if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key == "RUSTFLAGS" {
-                    cmd.env_remove(key.as_ref());
+            let file = match guest {
+                Guest::Rust => build_rust(&target)?,
+                Guest::Python => build_guest("lifecycle-test-python", Language::Python)?,
+                Guest::TypeScript => {
+                    build_guest("lifecycle-test-typescript", Language::TypeScript)?
                 }
-            }
-            cmd.env("CARGO_TARGET_DIR", &target);
-            let out = cmd
-                .output()
-                .map_err(|e| format!("running cargo to build lifecycle-test: {e}"))?;
-            if !out.status.success() {
-                return Err(format!(
-                    "building lifecycle-test failed:\n{}",
-                    String::from_utf8_lossy(&out.stderr)
-                ));
-            }
-            let file = target.join("wasm32-wasip2/release/lifecycle_test.wasm");
+                Guest::Go => build_guest("lifecycle-test-go", Language::Go)?,
+            };
             let plugin = WasmPlugin::from_file(&file).map_err(|e| e.to_string())?;
             let runtime = WasmRuntime::new(RuntimeOptions {
                 cache_dir: Some(target.join("cwasm-cache")),
@@ -74,6 +69,50 @@ fn component() -> Result<&'static Component, String> {
         })
         .as_ref()
         .map_err(Clone::clone)
+}
+
+/// tests/guests/lifecycle-test, built with cargo into the shared guest target directory.
+fn build_rust(target: &Path) -> Result<PathBuf, String> {
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.args(["build", "--release", "--target", "wasm32-wasip2"])
+        .args(["-p", "lifecycle-test", "--manifest-path"])
+        .arg(repo().join("tests/guests/Cargo.toml"));
+    // Variables the outer `cargo test` set for this crate must not leak into the build
+    // (cleared before the target directory is set, so an exported one does not win).
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy();
+        if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key == "RUSTFLAGS" {
+            cmd.env_remove(key.as_ref());
+        }
+    }
+    cmd.env("CARGO_TARGET_DIR", target);
+    let out = cmd
+        .output()
+        .map_err(|e| format!("running cargo to build lifecycle-test: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "building lifecycle-test failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(target.join("wasm32-wasip2/release/lifecycle_test.wasm"))
+}
+
+/// tests/guests/NAME, built by cairn-guest-build as `cairn up` builds a provider source, with
+/// the toolchains the other tests share (`target/toolchains`).
+fn build_guest(name: &str, language: Language) -> Result<PathBuf, String> {
+    let builder = Builder {
+        home: repo().join("target/guests/home"),
+        toolchains: repo().join("target/toolchains"),
+        progress: Box::new(|line| eprintln!("{line}")),
+    };
+    builder
+        .build(
+            &repo().join("tests/guests").join(name),
+            language,
+            World::Provider,
+        )
+        .map_err(|e| format!("building tests/guests/{name}: {e}"))
 }
 
 /// One scenario's wasm provider: the shared component and the scenario's cloud directory.
@@ -88,9 +127,9 @@ fn quiet() -> LogSink {
 }
 
 impl WasmBackend {
-    pub fn new() -> Result<WasmBackend, String> {
+    pub fn new(guest: Guest) -> Result<WasmBackend, String> {
         Ok(WasmBackend {
-            component: component()?,
+            component: component(guest)?,
             dir: tempfile::tempdir().map_err(|e| format!("creating the cloud directory: {e}"))?,
         })
     }
@@ -125,7 +164,7 @@ impl WasmBackend {
     }
 
     /// Writes the cloud and the deployment's behaviour into the directory.
-    pub fn push(&self, world: &World) -> Result<(), String> {
+    pub fn push(&self, world: &Cloud) -> Result<(), String> {
         let behaviour =
             serde_json::to_value(&*lock(&world.behaviour)).map_err(|e| e.to_string())?;
         write(&self.dir.path().join("behaviour.json"), &behaviour)?;
@@ -148,8 +187,8 @@ impl WasmBackend {
         Ok(())
     }
 
-    /// Replaces [`World::cloud`] with what the provider left in the directory.
-    pub fn pull(&self, world: &World) -> Result<(), String> {
+    /// Replaces [`Cloud::cloud`](crate::provider::World::cloud) with what the provider left in the directory.
+    pub fn pull(&self, world: &Cloud) -> Result<(), String> {
         let dir = self.resources();
         let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
             .map_err(|e| format!("listing {}: {e}", dir.display()))?

@@ -156,7 +156,7 @@ pub fn run(context: &Context, args: NewArgs) -> Result<()> {
                 .display()
                 .to_string(),
         ),
-        Kind::Python | Kind::TypeScript => None,
+        Kind::Python | Kind::TypeScript | Kind::GuestProgram | Kind::GuestProvider => None,
     };
     let values = templates::Values {
         project: name.clone(),
@@ -224,7 +224,7 @@ pub fn run(context: &Context, args: NewArgs) -> Result<()> {
 
     outln!("Your new project is ready to go! ✨");
     outln!("");
-    next_steps(context, template, &dir, args.generate_only, &values);
+    next_steps(context, template, &dir, args.generate_only);
     Ok(())
 }
 
@@ -241,10 +241,11 @@ fn list() {
 /// A project name the template can use: valid for a project, and for a provider's package.
 fn check_name(template: &Template, name: &str, source: &str) -> Result<()> {
     names::check_project_name(name, source)?;
-    if template.kind == Kind::RustProvider && !templates::is_package_name(name) {
+    if template.kind.is_provider() && !templates::is_package_name(name) {
         bail!(
-            "invalid project name {} {source} for template rust-provider: the name is the provider's package name, which starts with a letter and has only letters, digits, '-' and '_'",
-            quoted(name)
+            "invalid project name {} {source} for template {}: the name is the provider's package name, which starts with a letter and has only letters, digits, '-' and '_'",
+            quoted(name),
+            template.name
         );
     }
     Ok(())
@@ -303,7 +304,9 @@ fn ask(label: &str, default: &str, check: impl Fn(&str) -> Result<()>) -> Result
 /// or `npm install`. Rust projects need nothing more (their SDK is already written).
 fn install(template: &Template, dir: &Path) -> Result<()> {
     let steps: Vec<(&str, Vec<String>, String)> = match template.kind {
-        Kind::RustProgram | Kind::RustProvider => return Ok(()),
+        Kind::RustProgram | Kind::RustProvider | Kind::GuestProgram | Kind::GuestProvider => {
+            return Ok(());
+        }
         Kind::Python => vec![
             (
                 "python3",
@@ -374,13 +377,7 @@ fn stderr_stdio() -> Stdio {
 }
 
 /// What to run next, as `pulumi new` prints it.
-fn next_steps(
-    context: &Context,
-    template: &Template,
-    dir: &Path,
-    generate_only: bool,
-    values: &templates::Values,
-) {
+fn next_steps(context: &Context, template: &Template, dir: &Path, generate_only: bool) {
     let mut commands = Vec::new();
     if dir != context.cwd {
         let shown = dir.strip_prefix(&context.cwd).unwrap_or(dir);
@@ -396,16 +393,9 @@ fn next_steps(
             Kind::Python => commands
                 .push("python3 -m venv venv && venv/bin/pip install -r requirements.txt".into()),
             Kind::TypeScript => commands.push("npm install".into()),
-            Kind::RustProgram | Kind::RustProvider => {}
+            Kind::RustProgram | Kind::RustProvider | Kind::GuestProgram | Kind::GuestProvider => {}
         }
         commands.push("cairn stack init dev".into());
-    }
-    if template.kind == Kind::RustProvider {
-        let lib = templates::crate_name(&values.project).replace('-', "_");
-        commands.push("cargo build --release --target wasm32-wasip2".into());
-        commands.push(format!(
-            "cairn plugin install target/wasm32-wasip2/release/{lib}.wasm"
-        ));
     }
     if commands.is_empty() {
         outln!("To perform an initial deployment, run `cairn up`");
