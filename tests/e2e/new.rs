@@ -219,14 +219,25 @@ fn new_lists_templates_and_refuses_what_it_cannot_do() {
     for args in [&["new"][..], &["new", "--list"], &["new", "rust", "--list"]] {
         assert_contains(
             &sandbox.ok(args),
-            &["rust ", "rust-provider", "python", "typescript"],
+            &[
+                "rust ",
+                "rust-provider",
+                "python",
+                "typescript",
+                "python-provider",
+                "typescript-provider",
+                "go-provider",
+                "python-wasm",
+                "typescript-wasm",
+                "go-wasm",
+            ],
         );
     }
     assert_contains(
         &sandbox.fails(&["new", "cobol", "--yes"]),
         &[
             "unknown template \"cobol\"",
-            "rust, rust-provider, python, typescript",
+            "rust, rust-provider, python-wasm, python-provider, typescript-wasm, typescript-provider, go-wasm, go-provider, python, typescript",
         ],
     );
     // Not interactive (the tests pass --non-interactive): --yes is required.
@@ -235,6 +246,12 @@ fn new_lists_templates_and_refuses_what_it_cannot_do() {
         &sandbox.fails(&["new", "rust", "--yes", "--name", "bad name"]),
         &["invalid project name \"bad name\" given to --name"],
     );
+    for template in ["rust-provider", "python-provider", "typescript-provider", "go-provider"] {
+        assert_contains(
+            &sandbox.fails(&["new", template, "--yes", "--name", "9lives"]),
+            &["package name", template],
+        );
+    }
     assert_contains(
         &sandbox.fails(&["new", "rust-provider", "--yes", "--name", "9lives"]),
         &["package name"],
