@@ -277,3 +277,38 @@ fn a_provider_source_directory_is_built_by_up() {
     let err = sandbox.fails(&["preview"]);
     assert_contains(&err, &["building the Python provider in", "provider"]);
 }
+
+// TEMPORARY exploration probe (removed before the end).
+#[test]
+fn zz_memory_probe() {
+    let Ok(file) = std::env::var("PROBE_WASM") else { return };
+    let calls: usize = std::env::var("PROBE_CALLS").ok().and_then(|c| c.parse().ok()).unwrap_or(20_000);
+    use cairn_engine::PropertyValue;
+    use cairn_engine::deploy::provider::{CheckRequest, Provider};
+    use cairn_engine::urn::Urn;
+    use cairn_engine::value::PropertyMap;
+    use cairn_wasm::{PackageGrant, RuntimeOptions, WasmPlugin, WasmRuntime};
+    let plugin = WasmPlugin::from_file(&file).unwrap();
+    let runtime = WasmRuntime::new(RuntimeOptions { cache_dir: Some(repo().join("target/guests/cwasm-cache")), pool_size: Some(1) }).unwrap();
+    runtime.prepare(&plugin).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let p = runtime.instantiate(&plugin, &PackageGrant::default(), cairn_wasm::tracing_log_sink()).unwrap();
+        p.configure(PropertyMap::new(), false).await.unwrap();
+        let token = std::env::var("PROBE_TYPE").unwrap_or("random:index/randomInteger:RandomInteger".into());
+        let urn = Urn::parse(&format!("urn:pulumi:bench::proj::{token}::n")).unwrap();
+        let probe = Urn::parse(&format!("urn:pulumi:bench::proj::{token}::probe")).unwrap();
+        let mut inputs = PropertyMap::new();
+        inputs.insert("min".into(), PropertyValue::Number(1.0));
+        inputs.insert("max".into(), PropertyValue::Number(6.0));
+        let check = |u: &Urn| CheckRequest { urn: u.clone(), olds: inputs.clone(), news: inputs.clone(), random_seed: vec![] };
+        let started = std::time::Instant::now();
+        for i in 0..=calls {
+            if i % (calls / 10).max(1) == 0 {
+                let r = p.check(check(&probe)).await.unwrap();
+                eprintln!("{i:>8} mem {:>10} {:?} {:?}", p.stats().idle_memory_bytes, r.inputs.values().map(|v| format!("{v:?}")).collect::<Vec<_>>().join(" "), started.elapsed());
+            }
+            p.check(check(&urn)).await.unwrap();
+        }
+    });
+}

@@ -1,13 +1,14 @@
 //! Guest languages benchmark: the same provider — the random package's RandomInteger — written
-//! with the Rust SDK (examples/providers/random) and with the Python SDK
-//! (examples/providers/python-random), side by side.
+//! with each guest SDK (examples/providers/random in Rust, python-random, typescript-random,
+//! go-random), side by side.
 //!
-//! `cargo bench -p cairn-wasm --bench languages [-- --calls N]` (default 100,000). Per
-//! language: component size, compile (no cache), cold load from the cache, instantiating one
-//! instance, a Check and a Diff call (medians over batches of 2,000), and the instance's linear
-//! memory and the process's RSS before and after N Check calls (flat is the target).
-//! Builds both components first (cargo; componentize-py in `target/pyenv`, installed there if
-//! missing).
+//! `cargo bench -p cairn-wasm --bench languages [-- --calls N] [--only LANG,…]` (default
+//! 100,000 calls, every language). Per language: component size, compile (no cache), cold load
+//! from the cache, instantiating one instance, a Check and a Diff call (medians over batches of
+//! 2,000), and the instance's linear memory and the process's RSS before and after N Check
+//! calls (flat is the target). Builds the components first: cargo for Rust, cairn-guest-build
+//! (as `cairn up` does) for the others; a language whose toolchain is missing is reported and
+//! skipped.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,6 +18,7 @@ use cairn_engine::PropertyValue;
 use cairn_engine::deploy::provider::{CheckRequest, DiffRequest, Provider};
 use cairn_engine::urn::Urn;
 use cairn_engine::value::PropertyMap;
+use cairn_guest_build::{Builder, Language, World};
 use cairn_wasm::{PackageGrant, RuntimeOptions, WasmPlugin, WasmRuntime};
 
 /// The allocator `cairn` ships with, so figures measure what users run.
@@ -62,40 +64,21 @@ fn rust_random() -> PathBuf {
     target.join("wasm32-wasip2/release/random.wasm")
 }
 
-/// The Python `random` provider, built with the Python SDK.
-fn python_random() -> PathBuf {
-    let venv = repo().join("target/pyenv");
-    let python = venv.join("bin/python");
-    if !venv.join("bin/componentize-py").exists() {
-        if !python.exists() {
-            run(
-                Command::new("python3").args(["-m", "venv"]).arg(&venv),
-                "python3 -m venv",
-            );
-        }
-        run(
-            Command::new(&python).args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "componentize-py==0.25.1",
-            ]),
-            "installing componentize-py",
-        );
-    }
-    let out = repo().join("target/guests/python/random.wasm");
-    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
-    run(
-        Command::new(&python)
-            .args(["-m", "cairn_sdk.build"])
-            .arg(repo().join("examples/providers/python-random"))
-            .arg("-o")
-            .arg(&out)
-            .env("PYTHONPATH", repo().join("guest-sdk/python")),
-        "building the Python random provider",
-    );
-    out
+/// The `random` provider of `examples/providers/DIR`, built the way `cairn up` builds a
+/// provider source (cairn-guest-build; toolchains shared in `target/toolchains`).
+fn guest_random(dir: &str, language: Language) -> Result<PathBuf, String> {
+    let builder = Builder {
+        home: repo().join("target/guests/home"),
+        toolchains: repo().join("target/toolchains"),
+        progress: Box::new(|line| eprintln!("{line}")),
+    };
+    builder
+        .build(
+            &repo().join("examples/providers").join(dir),
+            language,
+            World::Provider,
+        )
+        .map_err(|e| e.to_string())
 }
 
 fn median(mut samples: Vec<Duration>) -> Duration {
@@ -221,15 +204,38 @@ fn measure(language: &str, file: &Path, calls: usize) {
 
 fn main() {
     let mut calls = 100_000;
+    let mut only: Option<Vec<String>> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--calls" => calls = args.next().and_then(|v| v.parse().ok()).expect("--calls N"),
+            "--only" => {
+                only = Some(
+                    args.next()
+                        .expect("--only LANG,…")
+                        .split(',')
+                        .map(str::to_owned)
+                        .collect::<Vec<_>>(),
+                )
+            }
             "--bench" => {}
-            other => panic!("unknown argument {other:?} (expected --calls N)"),
+            other => panic!("unknown argument {other:?} (expected --calls N or --only LANG,…)"),
         }
     }
-    let (rust, python) = (rust_random(), python_random());
+    let wanted = |language: &str| only.as_ref().is_none_or(|o| o.iter().any(|l| l == language));
+    let mut built = Vec::new();
+    if wanted("rust") {
+        built.push(("rust", Ok(rust_random())));
+    }
+    for (name, dir, language) in [
+        ("python", "python-random", Language::Python),
+        ("ts", "typescript-random", Language::TypeScript),
+        ("go", "go-random", Language::Go),
+    ] {
+        if wanted(name) {
+            built.push((name, guest_random(dir, language)));
+        }
+    }
     say!("RandomInteger on each SDK; {calls} Check calls for the memory columns");
     say!(
         "{:<8} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9}   {:>17}   {:>17}",
@@ -243,6 +249,10 @@ fn main() {
         "linear memory",
         "process RSS"
     );
-    measure("rust", &rust, calls);
-    measure("python", &python, calls);
+    for (language, file) in built {
+        match file {
+            Ok(file) => measure(language, &file, calls),
+            Err(e) => say!("{language:<8} skipped: {e}"),
+        }
+    }
 }
