@@ -246,7 +246,12 @@ fn new_lists_templates_and_refuses_what_it_cannot_do() {
         &sandbox.fails(&["new", "rust", "--yes", "--name", "bad name"]),
         &["invalid project name \"bad name\" given to --name"],
     );
-    for template in ["rust-provider", "python-provider", "typescript-provider", "go-provider"] {
+    for template in [
+        "rust-provider",
+        "python-provider",
+        "typescript-provider",
+        "go-provider",
+    ] {
         assert_contains(
             &sandbox.fails(&["new", template, "--yes", "--name", "9lives"]),
             &["package name", template],

@@ -599,3 +599,38 @@ fn a_project_with_an_unbuildable_main_says_so() {
     sandbox.write("Pulumi.yaml", "name: broken\nruntime: nodejs\n");
     assert_contains(&sandbox.fails(&["up", "--yes"]), &["run `npm install`"]);
 }
+
+/// `main` naming something that is neither a component nor a program project in one of the
+/// four guest languages is refused before anything runs, naming the path and what it lacks.
+#[test]
+fn a_main_that_is_no_program_project_is_named() {
+    let sandbox = Sandbox::new("not-a-program");
+    sandbox.write(
+        "Pulumi.yaml",
+        "name: not-a-program\nruntime: wasm\nmain: src\n",
+    );
+    std::fs::create_dir_all(sandbox.project.join("src")).unwrap();
+    sandbox.write("src/README.txt", "no program here\n");
+    sandbox.ok(&["stack", "init", "dev"]);
+    let err = sandbox.fails(&["preview"]);
+    assert_contains(
+        &err,
+        &[
+            "main",
+            "src",
+            "Cargo.toml (Rust), app.py (Python), package.json (TypeScript) or go.mod (Go)",
+        ],
+    );
+    sandbox.write(
+        "Pulumi.yaml",
+        "name: not-a-program\nruntime: wasm\nmain: prog.txt\n",
+    );
+    let err = sandbox.fails(&["preview"]);
+    assert_contains(
+        &err,
+        &[
+            "prog.txt",
+            "neither a .wasm component nor a program project",
+        ],
+    );
+}

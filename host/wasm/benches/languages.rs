@@ -222,7 +222,10 @@ fn main() {
             other => panic!("unknown argument {other:?} (expected --calls N or --only LANG,…)"),
         }
     }
-    let wanted = |language: &str| only.as_ref().is_none_or(|o| o.iter().any(|l| l == language));
+    let wanted = |language: &str| {
+        only.as_ref()
+            .is_none_or(|o| o.iter().any(|l| l == language))
+    };
     let mut built = Vec::new();
     if wanted("rust") {
         built.push(("rust", Ok(rust_random())));
