@@ -9,6 +9,11 @@
 //! overran its deadline or was abandoned (the caller's future dropped) is discarded, never
 //! reused. At most the runtime's pool size of idle instances are kept.
 //!
+//! Linear memory never shrinks, so an instance whose memory grew well past what it held when
+//! it was made ([`recycles`]: a guest runtime that leaks, or one large request) is retired when
+//! it comes back and a fresh one takes its place on demand: a long-lived provider's memory stays
+//! bounded whatever its language's runtime does.
+//!
 //! # Limits and errors
 //!
 //! A call's deadline is the request's `timeout` when positive (create, update, delete), else
@@ -145,6 +150,8 @@ pub struct PoolStats {
     pub configure_replays: u64,
     /// Instances thrown away after a trap, a deadline or an abandoned call.
     pub discarded: u64,
+    /// Instances retired because their linear memory grew too far ([`recycles`]).
+    pub recycled: u64,
     /// Instances idle in the pool now.
     pub idle: usize,
     /// The most calls that were running at once.
@@ -176,6 +183,7 @@ struct Shared {
     created: AtomicU64,
     replays: AtomicU64,
     discarded: AtomicU64,
+    recycled: AtomicU64,
     busy: AtomicUsize,
     peak_busy: AtomicUsize,
 }
@@ -220,6 +228,21 @@ struct Instance {
     generation: u64,
     store: Store<InstanceState>,
     guest: Guest,
+    /// Linear memory once instantiated and configured: what [`recycles`] measures growth from.
+    baseline_memory: usize,
+}
+
+/// Growth of linear memory past `baseline` that retires an instance: as much again as it
+/// started with, and at least 16 MiB (a Rust guest starts near 1 MiB, a Python one near 13).
+const fn recycle_allowance(baseline: usize) -> usize {
+    const FLOOR: usize = 16 << 20;
+    if baseline > FLOOR { baseline } else { FLOOR }
+}
+
+/// Whether an instance holding `used` bytes of linear memory, having started with `baseline`,
+/// is retired rather than pooled.
+const fn recycles(baseline: usize, used: usize) -> bool {
+    used > baseline.saturating_add(recycle_allowance(baseline))
 }
 
 /// Why a call did not produce a guest result; the instance is unusable afterwards.
@@ -283,6 +306,7 @@ impl WasmProvider {
                 created: AtomicU64::new(0),
                 replays: AtomicU64::new(0),
                 discarded: AtomicU64::new(0),
+                recycled: AtomicU64::new(0),
                 busy: AtomicUsize::new(0),
                 peak_busy: AtomicUsize::new(0),
             }),
@@ -304,6 +328,7 @@ impl WasmProvider {
             created: self.inner.created.load(Ordering::Relaxed),
             configure_replays: self.inner.replays.load(Ordering::Relaxed),
             discarded: self.inner.discarded.load(Ordering::Relaxed),
+            recycled: self.inner.recycled.load(Ordering::Relaxed),
             idle: pool.idle.len(),
             peak_busy: self.inner.peak_busy.load(Ordering::Relaxed),
             idle_memory_bytes: pool
@@ -403,6 +428,7 @@ impl WasmProvider {
             generation,
             store,
             guest: world.cairn_deploy_provider().clone(),
+            baseline_memory: 0,
         };
         if let Some(config) = config {
             shared.replays.fetch_add(1, Ordering::Relaxed);
@@ -451,11 +477,25 @@ impl WasmProvider {
                 ));
             }
         }
+        instance.baseline_memory = instance.store.data().limits.memory_used();
         Ok(instance)
     }
 
-    /// Returns an instance to the pool (if it is current and there is room).
+    /// Returns an instance to the pool (if it is current, has not grown too far, and there is
+    /// room).
     fn release(&self, instance: Instance) {
+        let used = instance.store.data().limits.memory_used();
+        if recycles(instance.baseline_memory, used) {
+            self.inner.recycled.fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(
+                provider = %self.inner.sandbox.provider,
+                baseline = instance.baseline_memory,
+                used,
+                "retiring an instance whose linear memory grew"
+            );
+            drop(instance);
+            return;
+        }
         let mut pool = lock(&self.inner.pool);
         if instance.generation == pool.generation && pool.idle.len() < self.inner.pool_size {
             pool.idle.push(instance);

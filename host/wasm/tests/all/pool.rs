@@ -1,5 +1,5 @@
 //! The instance pool: parallel calls on distinct instances, `configure` recorded and replayed,
-//! trapped instances discarded.
+//! trapped instances discarded, instances whose memory grew retired.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -186,4 +186,56 @@ async fn logs_and_output_reach_the_sink_with_the_resource() {
         assert_eq!(r.urn.as_ref(), Some(&thing));
         assert_eq!(r.provider, "probe@0.3.0");
     }
+}
+
+/// A guest that leaks (as some languages' runtimes do per call) is not allowed to grow without
+/// bound: an instance whose linear memory grew by more than the allowance is retired when its
+/// call returns, and the next call runs on a fresh, configured instance. Small growth is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_whose_memory_grew_is_retired_and_replaced() {
+    let (p, _) = provider("probe");
+    let config = map(serde_json::json!({"region": "north"}));
+    p.configure(config.clone(), false).await.unwrap();
+    let first = p
+        .create(create(THING, "small", serde_json::json!({"leakKiB": 1024})))
+        .await
+        .unwrap();
+    // 1 MiB of growth is within the allowance: the same instance serves the next call.
+    let again = p
+        .create(create(THING, "again", serde_json::json!({})))
+        .await
+        .unwrap();
+    assert_eq!(instance_of(&first.outputs), instance_of(&again.outputs));
+    assert_eq!(p.stats().recycled, 0);
+
+    // 24 MiB more is not: the instance is retired once the call has returned its result.
+    let big = p
+        .create(create(
+            THING,
+            "big",
+            serde_json::json!({"leakKiB": 24 * 1024}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(instance_of(&big.outputs), instance_of(&first.outputs));
+    let stats = p.stats();
+    assert_eq!(
+        (stats.recycled, stats.idle, stats.discarded),
+        (1, 0, 0),
+        "{stats:?}"
+    );
+
+    let fresh = p
+        .create(create(THING, "fresh", serde_json::json!({})))
+        .await
+        .unwrap();
+    assert_ne!(instance_of(&fresh.outputs), instance_of(&first.outputs));
+    assert_eq!(fresh.outputs["configured"], PropertyValue::Object(config));
+    let stats = p.stats();
+    assert_eq!(
+        (stats.created, stats.configure_replays),
+        (2, 1),
+        "{stats:?}"
+    );
+    assert!(stats.idle_memory_bytes < 8 << 20, "{stats:?}");
 }

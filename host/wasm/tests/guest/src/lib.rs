@@ -3,7 +3,8 @@
 //! fixed per instance), after acting on optional inputs: `sleepMs` (sleep), `spinMs` (busy
 //! loop), `log` (host log), `print` / `eprint` (stdout / stderr), `panic` (panic with the
 //! text), `fail` (return an error; `failDelete`: `delete` does), `env` (read a variable into `envValue`), `http` (GET a URL
-//! through wasi:http into `httpStatus` / `httpError`). `construct` of `probe:index:Widget`
+//! through wasi:http into `httpStatus` / `httpError`), `leakKiB` (allocate and never free, as a
+//! leaking language runtime would). `construct` of `probe:index:Widget`
 //! registers a `probe:index:Thing` child named `<name>-child` and sets outputs; `invoke` of
 //! `probe:index:whoami` returns the identity and configuration.
 
@@ -72,6 +73,11 @@ impl Provider for Probe {
 
     fn create(&self, r: CreateRequest) -> Result<CreateResult> {
         let p = &r.inputs;
+        if let Some(kib) = p.get_i64("leakKiB") {
+            // Touched, so the pages are really the guest's.
+            let leaked: &'static mut [u8] = vec![1u8; kib.max(0) as usize * 1024].leak();
+            std::hint::black_box(leaked);
+        }
         if let Some(ms) = p.get_i64("sleepMs") {
             std::thread::sleep(Duration::from_millis(ms.max(0) as u64));
         }
