@@ -35,4 +35,5 @@ mod state;
 mod support;
 mod terminal;
 mod tty;
+mod typescript_sdk;
 mod wasm;

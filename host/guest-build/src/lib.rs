@@ -243,7 +243,15 @@ impl Cache {
 /// package manager, build output.
 const SKIPPED: &[&str] = &["__pycache__", "node_modules", "target"];
 
-/// The files of a guest source, relative to `root`, skipping dot-entries and [`SKIPPED`].
+/// Whether `name` is a project or stack settings file (`Pulumi.yaml`, `Pulumi.dev.yaml`): a
+/// guest living in the project directory (`main: .`, `path: .`) is not built from them, so
+/// `cairn config set` does not rebuild it.
+fn is_settings_file(name: &str) -> bool {
+    name.starts_with("Pulumi.") && (name.ends_with(".yaml") || name.ends_with(".yml"))
+}
+
+/// The files of a guest source, relative to `root`, skipping dot-entries, [`SKIPPED`]
+/// directories and project settings files.
 fn collect(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     for entry in std::fs::read_dir(dir).map_err(io("listing", dir))? {
         let entry = entry.map_err(io("listing", dir))?;
@@ -255,7 +263,7 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         let kind = entry.file_type().map_err(io("reading", &path))?;
         if kind.is_dir() {
             collect(root, &path, out)?;
-        } else if kind.is_file() {
+        } else if kind.is_file() && !is_settings_file(&name) {
             out.push(path.strip_prefix(root).unwrap_or(&path).to_owned());
         }
     }
@@ -286,4 +294,45 @@ pub fn files_hash(files: &[(&str, &str)], extra: &str) -> String {
     }
     h.update(extra.as_bytes());
     hex::encode(h.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cache key follows the sources and nothing else: settings files, dependencies a
+    /// package manager installed and dot-directories do not rebuild a guest; a source edit, a
+    /// new file or another SDK does.
+    #[test]
+    fn the_cache_key_follows_the_sources_only() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let builder = Builder::new(home.path());
+        std::fs::write(dir.path().join("main.go"), "package main\n").unwrap();
+        let key = |sdk: &str| {
+            Cache::new(&builder, "go", dir.path(), &[sdk.as_bytes()])
+                .unwrap()
+                .out
+        };
+        let first = key("sdk-1");
+        for (path, text) in [
+            ("Pulumi.yaml", "name: p\n"),
+            ("Pulumi.dev.yaml", "config: {}\n"),
+            ("node_modules/x/index.js", "x"),
+            ("target/out.wasm", "x"),
+            (".git/HEAD", "x"),
+            ("__pycache__/a.pyc", "x"),
+        ] {
+            let file = dir.path().join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, text).unwrap();
+            assert_eq!(key("sdk-1"), first, "{path} changed the key");
+        }
+        assert_ne!(key("sdk-2"), first, "another SDK");
+        std::fs::write(dir.path().join("util.go"), "package main\n").unwrap();
+        let second = key("sdk-1");
+        assert_ne!(second, first, "a new source file");
+        std::fs::write(dir.path().join("main.go"), "package main // edited\n").unwrap();
+        assert_ne!(key("sdk-1"), second, "an edited source file");
+    }
 }

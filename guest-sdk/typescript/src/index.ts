@@ -1,0 +1,112 @@
+// cairn-sdk for TypeScript: Cairn providers and programs as WebAssembly components (built by
+// `cairn up` with componentize-qjs; see README.md). The same concepts as the Rust SDK
+// (`cairn-sdk`) and the Python SDK: a provider implements check / diff / create / read /
+// update / delete on plain property values, and ordinary failures are the WIT's errors, never
+// traps; a program declares resources whose outputs are `Output<T>`s.
+
+export {
+  Archive,
+  Asset,
+  Kind,
+  MAX_DEPTH,
+  MalformedValue,
+  OutputValue,
+  ResourceReference,
+  Secret,
+  UNKNOWN,
+  Unknown,
+  containsSecrets,
+  containsUnknowns,
+  decode,
+  decodeMap,
+  emptyMap,
+  emptyTable,
+  encode,
+  isMap,
+  kindOf,
+  reveal,
+  sameAs,
+  unsecret,
+  utf8Decode,
+  utf8Encode,
+} from "./values";
+export type { PropertyMap, Value } from "./values";
+export {
+  CheckFailure,
+  Checker,
+  autoName,
+  get,
+  getArray,
+  getBoolean,
+  getInteger,
+  getNumber,
+  getObject,
+  getString,
+  isUnknown,
+  lookup,
+  parsePath,
+  requireBoolean,
+  requireInteger,
+  requireNumber,
+  requireObject,
+  requireString,
+} from "./check";
+export type { Lookup } from "./check";
+export {
+  Provider,
+  ProviderError,
+  diffInputs,
+  exportProvider,
+  manifest,
+  nameOf,
+  resourceTypeOf,
+} from "./provider";
+export type {
+  CheckRequest,
+  CheckResult,
+  CreateRequest,
+  CreateResult,
+  DeleteRequest,
+  DiffChanges,
+  DiffKind,
+  DiffRequest,
+  DiffResult,
+  InvokeRequest,
+  InvokeResult,
+  PartialState,
+  PropertyDiff,
+  ReadRequest,
+  ReadResult,
+  UpdateRequest,
+  UpdateResult,
+} from "./provider";
+export { log, installConsole } from "./log";
+export { Output, all, concat, interpolate, output, secret } from "./output";
+export type { Input, Unwrap } from "./output";
+export {
+  ComponentResource,
+  Config,
+  Context,
+  CustomResource,
+  ProviderResource,
+  Resource,
+  StackReference,
+  UNKNOWN_ID,
+  exportProgram,
+  getOrganization,
+  getProject,
+  getStack,
+  invoke,
+  isDryRun,
+  readResource,
+} from "./program";
+export type {
+  Alias,
+  CustomTimeouts,
+  InvokeOptions,
+  ResourceOptions,
+  TransformArgs,
+  Transformation,
+} from "./program";
+export * as fs from "./wasi";
+export { env, FileError, random } from "./wasi";

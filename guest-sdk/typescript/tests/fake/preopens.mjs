@@ -1,0 +1,4 @@
+// Fake `wasi:filesystem/preopens`: nothing granted.
+export function getDirectories() {
+  return [];
+}
