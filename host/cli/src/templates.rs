@@ -315,7 +315,11 @@ mod tests {
                 );
             }
         }
-        assert_eq!(names(), "rust, rust-provider, python, typescript");
+        assert_eq!(
+            names(),
+            "rust, rust-provider, python-wasm, python-provider, typescript-wasm, \
+             typescript-provider, go-wasm, go-provider, python, typescript"
+        );
         assert!(find("rust-provider").is_some());
         assert!(find("go").is_none());
     }
