@@ -1,8 +1,11 @@
-//! Providers written in Python with Cairn's Python SDK (guest-sdk/python), built into components
-//! by componentize-py: the example `python-random` (RandomInteger, RandomString, RandomUuid with
-//! the random package's tokens) installs like a Rust provider and serves the published
-//! `pulumi_random` SDK unchanged — create, no-change preview, replacement, a check failure and
-//! an ordinary failure reported as errors (not traps), destroy.
+//! Providers and programs written in Python with Cairn's Python SDK (guest-sdk/python), built
+//! into components by componentize-py: the example `python-random` (RandomInteger,
+//! RandomString, RandomUuid with the random package's tokens) installs like a Rust provider and
+//! serves the published `pulumi_random` SDK unchanged — create, no-change preview, replacement,
+//! a check failure and an ordinary failure reported as errors (not traps), destroy; a provider
+//! source directory and a program directory are built by `cairn up`; the quick start as a Python
+//! program (`examples/programs/python-wasm`); the `python-provider` and `python-wasm` templates;
+//! a hostile provider contained; memory flat over 100,000 calls; the README's examples build.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -70,38 +73,64 @@ attack = pulumi.CustomResource(
 pulumi.export("found", attack.found)
 "#;
 
-/// The sandbox contains a Python provider as it does a Rust one: the host's files, processes,
-/// network and environment are out of reach through Python's standard library, and a guest
-/// that spins or hoards memory is stopped by its grant's limits — each an error naming the
-/// resource, the host unharmed.
+/// The sandbox contains a Python provider as it does a Rust one (tests/guests/hostile-*): the
+/// host's files (directly or out of a granted directory by `..`), processes, network (connect,
+/// name lookup, listening, UDP), environment and arguments are out of reach through Python's
+/// standard library; a guest that spins, sleeps, hoards memory or recurses without end is
+/// stopped by its grant's limits; results that are too big or malformed are refused, and a
+/// flood of logs and output is cut and shown escaped — each an error naming the resource, the
+/// host unharmed and the next deployment fine.
 #[test]
 fn a_hostile_python_provider_is_contained() {
     let provider = build_python("tests/guests/python-hostile", "pyhostile");
     let sandbox = python_project("python-hostile", HOSTILE_PROGRAM, "");
     sandbox.ok(&["plugin", "install", provider.to_str().unwrap()]);
+    // A granted directory with a secret beside it, for the `..` escapes.
+    let work = sandbox.project.join("out");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(sandbox.project.join("secret.txt"), "SECRET-OUTSIDE").unwrap();
     for (path, value) in [
         ("[\"cairn:grants\"].pyhostile.timeoutSeconds", "3"),
         ("[\"cairn:grants\"].pyhostile.memoryMiB", "160"),
+        ("[\"cairn:grants\"].pyhostile.directories[0].host", "./out"),
+        ("[\"cairn:grants\"].pyhostile.directories[0].guest", "/work"),
     ] {
         sandbox.ok(&["config", "set", "--path", path, value]);
     }
-    // A server that counts the connections it is offered.
+    // A server that counts the connections and datagrams it is offered.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     listener.set_nonblocking(true).unwrap();
+    let udp = std::net::UdpSocket::bind(("127.0.0.1", port)).unwrap();
+    udp.set_nonblocking(true).unwrap();
     sandbox.ok(&["config", "set", "port", &port.to_string()]);
 
     for (mode, expected) in [
-        ("file", "/etc/passwd"),
-        ("process", "wasi does not support processes"),
-        ("network", "opening a TCP socket is not granted"),
-        ("loop", "deadline of 3 s exceeded"),
-        ("memory", "exceeded its 160 MiB memory limit"),
+        ("file", &["/etc/passwd"][..]),
+        ("process", &["wasi does not support processes"]),
+        ("network", &["opening a TCP socket is not granted"]),
+        // Name lookup, listening and UDP: each fails in the guest, and the host fails the
+        // call for the violations even though the guest went on.
+        (
+            "sockets",
+            &[
+                "opening a TCP socket is not granted",
+                "opening a UDP socket is not granted",
+            ],
+        ),
+        ("loop", &["deadline of 3 s exceeded"]),
+        ("sleep", &["deadline of 3 s exceeded"]),
+        ("memory", &["exceeded its 160 MiB memory limit"]),
+        ("recursion", &["exceeded its 160 MiB memory limit"]),
+        ("deep", &["wasm trap: call stack exhausted"]),
+        ("huge", &["more than the 16 MiB limit on one value"]),
+        ("malformed", &["rejected the provider's result"]),
     ] {
         sandbox.ok(&["config", "set", "mode", mode]);
         let started = std::time::Instant::now();
         let err = sandbox.fails(&["up", "--yes"]);
-        assert_contains(&err, &[expected, "pyhostile:index:Attack"]);
+        assert_contains(&err, expected);
+        assert_contains(&err, &["pyhostile:index:Attack"]);
         assert!(!err.contains("root:x:0:0"), "{mode}: {err}");
         assert!(
             started.elapsed() < std::time::Duration::from_secs(60),
@@ -115,33 +144,73 @@ fn a_hostile_python_provider_is_contained() {
         listener.accept().is_err(),
         "the provider reached the host's server"
     );
+    let mut buf = [0u8; 128];
+    assert!(udp.recv(&mut buf).is_err(), "a datagram reached the host");
 
-    // What it can see of the host: no files at the root, no environment variables.
-    // The environment: none granted, so none seen.
-    sandbox.ok(&["config", "set", "mode", "env"]);
-    sandbox.ok(&["up", "--yes"]);
-    assert_eq!(
-        outputs(&sandbox, true)["found"],
-        "",
-        "the guest saw environment variables"
+    // What it can see of the host: each found value must show nothing of it.
+    let found = |mode: &str| -> String {
+        sandbox.ok(&["config", "set", "mode", mode]);
+        let out = sandbox.run(&["up", "--yes"]);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{mode}: {text}");
+        outputs(&sandbox, true)["found"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    // No environment variables and no arguments are granted, so none are seen.
+    assert_eq!(found("env"), "", "the guest saw environment variables");
+    assert_eq!(found("args"), "", "the guest saw arguments");
+    // `..` out of /work, and absolute paths beside it, find nothing.
+    let escape = found("escape");
+    assert!(
+        !escape.contains("SECRET-OUTSIDE") && !escape.contains("root:"),
+        "{escape}"
     );
-    // The root directory: nothing is preopened, so listing it shows nothing or fails.
-    sandbox.ok(&["config", "set", "mode", "listdir"]);
+    assert!(!escape.lines().any(|l| l.starts_with("ok:")), "{escape}");
+    assert_eq!(escape.lines().count(), 4, "{escape}");
+    // The clock is the host's (as the grants document): it reads the real time.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let clock: f64 = found("clock").parse().unwrap();
+    assert!(
+        (clock - now).abs() < 600.0,
+        "the guest's clock says {clock}, the host's {now}"
+    );
+    // A flood of logs and output full of terminal escapes: stopped at the host's limit on
+    // output per call (the call fails), what was kept shown escaped and bounded.
+    sandbox.ok(&["config", "set", "mode", "flood"]);
     let out = sandbox.run(&["up", "--yes"]);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_contains(
+        &stderr,
+        &[
+            "wrote more than 1 MiB to stdout in one call",
+            "pyhostile:index:Attack",
+        ],
     );
-    if out.status.success() {
-        assert_eq!(outputs(&sandbox, true)["found"], "", "{text}");
-    } else {
-        assert_contains(&text, &["pyhostile:index:Attack"]);
-    }
-    for leaked in ["usr", "proc", "bin"] {
+    assert!(
+        out.stdout.len() + out.stderr.len() < 8 * 1024 * 1024,
+        "{} bytes of output",
+        out.stdout.len() + out.stderr.len()
+    );
+    assert_no_raw_controls("flood stdout", &out.stdout);
+    assert_no_raw_controls("flood stderr", &out.stderr);
+    sandbox.ok(&["refresh", "--yes", "--clear-pending-creates"]);
+    // The root directory: nothing but the granted mount point, if it can be listed at all.
+    let listing = found("listdir");
+    let listing = listing.strip_prefix("ok:").unwrap_or(&listing);
+    for leaked in ["usr", "proc", "bin", "etc"] {
         assert!(
-            !text.contains(&format!("{leaked},")),
-            "listdir saw {leaked}: {text}"
+            !listing.split(',').any(|e| e == leaked),
+            "listdir saw {leaked}: {listing}"
         );
     }
 }
@@ -278,37 +347,296 @@ fn a_provider_source_directory_is_built_by_up() {
     assert_contains(&err, &["building the Python provider in", "provider"]);
 }
 
-// TEMPORARY exploration probe (removed before the end).
+/// The quick start written in Python (`examples/programs/python-wasm`: typed resources, a
+/// component with children, an apply, `Output.format`, a secret derived from a secret, stack
+/// outputs) on the Rust `random` and `file` providers: `cairn up` builds the program from its
+/// directory and deploys it; nothing changes on a second run; a preview runs the program with
+/// unknowns and changes nothing; a config change updates one file; destroy removes everything.
 #[test]
-fn zz_memory_probe() {
-    let Ok(file) = std::env::var("PROBE_WASM") else { return };
-    let calls: usize = std::env::var("PROBE_CALLS").ok().and_then(|c| c.parse().ok()).unwrap_or(20_000);
+fn a_python_program_deploys_the_quick_start() {
+    let providers = [example_wasm("random"), example_wasm("file")];
+    let sandbox = program_stack(
+        "python-wasm",
+        &repo().join("examples/programs/python-wasm"),
+        &providers.iter().map(|p| p.as_path()).collect::<Vec<_>>(),
+    );
+    grant_out_dir(&sandbox);
+    let index = sandbox.project.join("out/site/index.html");
+    let credentials = sandbox.project.join("out/site/credentials.txt");
+
+    // The first preview: nothing exists, so the pet's name (an apply on its unknown ID) is not
+    // computed, and nothing is written.
+    let preview = sandbox.ok(&["preview"]);
+    assert_contains(&preview, &["python-wasm:index:Site", "8 to create"]);
+    assert!(!index.exists());
+
+    let out = sandbox.ok(&["up", "--yes"]);
+    assert_contains(
+        &out,
+        &[
+            "python-wasm:index:Site",
+            "random:index/randomPassword:RandomPassword",
+            "8 created",
+            "adminPassword: [secret]",
+        ],
+    );
+    let plain = outputs(&sandbox, false);
+    let pet = plain["petName"].as_str().unwrap().to_owned();
+    assert_eq!(pet.split('-').count(), 2, "{pet}");
+    let port = plain["port"].as_f64().unwrap();
+    assert!((8000.0..=8999.0).contains(&port), "{plain}");
+    let page = std::fs::read_to_string(&index).unwrap();
+    assert_eq!(
+        page,
+        format!(
+            "<!doctype html>\n<h1>Hello from Cairn, {pet}!</h1>\n<p>Serving on port {port}.</p>\n"
+        )
+    );
+    assert_eq!(plain["indexPath"], "site/index.html");
+    assert_eq!(plain["adminPassword"], "[secret]");
+    let password = outputs(&sandbox, true)["adminPassword"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(password.len(), 20);
+    assert_eq!(
+        std::fs::read_to_string(&credentials).unwrap(),
+        format!("admin:{password}\n")
+    );
+    let state = std::fs::read_to_string(sandbox.state_file("python-wasm", "dev")).unwrap();
+    assert!(
+        !state.contains(&password),
+        "the password is stored in plaintext"
+    );
+
+    assert_contains(&sandbox.ok(&["up", "--yes"]), &["8 unchanged"]);
+
+    sandbox.ok(&["config", "set", "greeting", "Howdy"]);
+    let before = std::fs::read(sandbox.state_file("python-wasm", "dev")).unwrap();
+    let preview = sandbox.ok(&["preview", "--diff"]);
+    assert_contains(
+        &preview,
+        &["site-index", &format!("Howdy, {pet}!"), "1 to update"],
+    );
+    assert_eq!(
+        std::fs::read(sandbox.state_file("python-wasm", "dev")).unwrap(),
+        before,
+        "a preview changed the state"
+    );
+    assert_contains(&sandbox.ok(&["up", "--yes"]), &["1 updated"]);
+    assert!(
+        std::fs::read_to_string(&index)
+            .unwrap()
+            .contains(&format!("Howdy, {pet}!"))
+    );
+
+    // A configuration error is the program's error, naming the key.
+    sandbox.ok(&["config", "set", "petLength", "two"]);
+    let err = sandbox.fails(&["preview"]);
+    assert_contains(&err, &["python-wasm:petLength", "is not a whole number"]);
+    sandbox.ok(&["config", "rm", "petLength"]);
+
+    assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["8 deleted"]);
+    assert!(!index.exists() && !credentials.exists());
+}
+
+/// A Python provider's linear memory stays flat over 100,000 calls. componentize-py 0.25.1's
+/// runtime leaked a heap chunk for every empty list crossing the boundary (~110 bytes a Check:
+/// 13 → 24 MiB over 100,000 calls); the SDK's build patches it (guest-sdk/python/cairn_sdk/build.py).
+/// The leak only shows once the heap's slack is used up (~30,000 calls), hence the count.
+#[test]
+fn a_python_providers_memory_is_flat_over_100k_calls() {
     use cairn_engine::PropertyValue;
-    use cairn_engine::deploy::provider::{CheckRequest, Provider};
+    use cairn_engine::deploy::provider::{CheckRequest, DiffRequest, Provider};
     use cairn_engine::urn::Urn;
     use cairn_engine::value::PropertyMap;
     use cairn_wasm::{PackageGrant, RuntimeOptions, WasmPlugin, WasmRuntime};
-    let plugin = WasmPlugin::from_file(&file).unwrap();
-    let runtime = WasmRuntime::new(RuntimeOptions { cache_dir: Some(repo().join("target/guests/cwasm-cache")), pool_size: Some(1) }).unwrap();
-    runtime.prepare(&plugin).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+
+    let plugin = WasmPlugin::from_file(python_random()).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let runtime = WasmRuntime::new(RuntimeOptions {
+        cache_dir: Some(cache.path().to_owned()),
+        pool_size: Some(1),
+    })
+    .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async {
-        let p = runtime.instantiate(&plugin, &PackageGrant::default(), cairn_wasm::tracing_log_sink()).unwrap();
+        let p = runtime
+            .instantiate(
+                &plugin,
+                &PackageGrant::default(),
+                cairn_wasm::tracing_log_sink(),
+            )
+            .unwrap();
         p.configure(PropertyMap::new(), false).await.unwrap();
-        let token = std::env::var("PROBE_TYPE").unwrap_or("random:index/randomInteger:RandomInteger".into());
-        let urn = Urn::parse(&format!("urn:pulumi:bench::proj::{token}::n")).unwrap();
-        let probe = Urn::parse(&format!("urn:pulumi:bench::proj::{token}::probe")).unwrap();
+        let urn = Urn::parse("urn:pulumi:test::proj::random:index/randomInteger:RandomInteger::n")
+            .unwrap();
         let mut inputs = PropertyMap::new();
         inputs.insert("min".into(), PropertyValue::Number(1.0));
         inputs.insert("max".into(), PropertyValue::Number(6.0));
-        let check = |u: &Urn| CheckRequest { urn: u.clone(), olds: inputs.clone(), news: inputs.clone(), random_seed: vec![] };
-        let started = std::time::Instant::now();
-        for i in 0..=calls {
-            if i % (calls / 10).max(1) == 0 {
-                let r = p.check(check(&probe)).await.unwrap();
-                eprintln!("{i:>8} mem {:>10} {:?} {:?}", p.stats().idle_memory_bytes, r.inputs.values().map(|v| format!("{v:?}")).collect::<Vec<_>>().join(" "), started.elapsed());
-            }
-            p.check(check(&urn)).await.unwrap();
+        let mut outputs = inputs.clone();
+        outputs.insert("result".into(), PropertyValue::Number(3.0));
+        let check = || CheckRequest {
+            urn: urn.clone(),
+            olds: inputs.clone(),
+            news: inputs.clone(),
+            random_seed: vec![],
+        };
+        // Warm up: the first calls fill the interpreter's caches.
+        for _ in 0..1_000 {
+            p.check(check()).await.unwrap();
         }
+        let before = p.stats().idle_memory_bytes;
+        let started = std::time::Instant::now();
+        for i in 0..100_000 {
+            if i % 10 == 0 {
+                // A Diff too: its result has three lists, empty for an unchanged resource.
+                let d = p
+                    .diff(DiffRequest {
+                        urn: &urn,
+                        id: "3",
+                        old_inputs: &inputs,
+                        old_outputs: &outputs,
+                        news: &inputs,
+                        ignore_changes: &[],
+                    })
+                    .await
+                    .unwrap();
+                assert!(d.changed_keys.is_empty(), "{d:?}");
+            } else {
+                let r = p.check(check()).await.unwrap();
+                assert!(r.failures.is_empty());
+            }
+        }
+        let after = p.stats().idle_memory_bytes;
+        assert!(
+            after <= before + 256 * 1024,
+            "the provider's memory grew from {before} to {after} bytes over 100,000 calls ({:?} a call)",
+            started.elapsed() / 100_000
+        );
     });
+}
+
+/// A sandbox whose project directory is `root/<dir>`, empty (for `cairn new`).
+fn empty_project(dir: &str) -> Sandbox {
+    let mut sandbox = Sandbox::new("unused");
+    sandbox.project = sandbox.root().join(dir);
+    std::fs::create_dir_all(&sandbox.project).unwrap();
+    sandbox
+}
+
+/// `cairn new python-provider`: `cairn up` alone builds the provider (named under
+/// `plugins.providers`) and its example program, both Python, and deploys; a config change
+/// updates the greeting; a check failure names the property; `cairn destroy` removes it.
+#[test]
+fn new_python_provider_builds_and_deploys_its_example_with_up_alone() {
+    let sandbox = empty_project("pyprovider-dir");
+    let out = sandbox.ok(&[
+        "new",
+        "python-provider",
+        "--yes",
+        "--name",
+        "pygreeter",
+        "--description",
+        "Greetings, \"quoted\"",
+    ]);
+    assert_contains(&out, &["run `cairn up`"]);
+    assert_contains(
+        &sandbox.read("cairn.json"),
+        &[
+            "\"name\": \"pygreeter\"",
+            "pygreeter:index:Greeting",
+            "Greetings, \\\"quoted\\\"",
+        ],
+    );
+    assert_contains(&sandbox.read("app.py"), &["pygreeter:index:Greeting"]);
+
+    let up = sandbox.ok(&["up", "--yes"]);
+    assert_contains(&up, &["pygreeter:index:Greeting", "2 created"]);
+    assert_eq!(outputs(&sandbox, false)["message"], "Hello, world!");
+    sandbox.ok(&["config", "set", "name", "Grace"]);
+    assert_contains(&sandbox.ok(&["up", "--yes"]), &["1 updated"]);
+    assert_eq!(outputs(&sandbox, false)["message"], "Hello, Grace!");
+    // The provider's check failure reaches the user as an error naming the property.
+    sandbox.ok(&["config", "set", "name", "Ada"]);
+    std::fs::write(
+        sandbox.project.join("example/app.py"),
+        sandbox.read("example/app.py").replace(
+            "config.get(\"name\", \"world\")",
+            "config.get(\"name\", \"world\"), salutation=\" \"",
+        ),
+    )
+    .unwrap();
+    assert_contains(
+        &sandbox.fails(&["up", "--yes"]),
+        &["salutation", "must not be empty"],
+    );
+    assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["2 deleted"]);
+    assert!(!sandbox.home.join("plugins/pygreeter").exists());
+}
+
+/// `cairn new python-wasm`: `cairn up` builds the Python program and deploys it; destroy.
+#[test]
+fn new_python_wasm_program_deploys_with_up_alone() {
+    let sandbox = empty_project("pyprogram-dir");
+    assert_contains(
+        &sandbox.ok(&["new", "python-wasm", "--yes", "--name", "pyapp"]),
+        &["run `cairn up`"],
+    );
+    let up = sandbox.ok(&["up", "--yes"]);
+    assert_contains(&up, &["pyapp:index:App", "2 created"]);
+    let out = outputs(&sandbox, false);
+    assert_eq!(out["greeting"], "Hello, world!");
+    assert_eq!(out["stack"], "dev");
+    sandbox.ok(&["config", "set", "name", "Grace"]);
+    sandbox.ok(&["up", "--yes"]);
+    assert_eq!(outputs(&sandbox, false)["greeting"], "Hello, Grace!");
+    assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["2 deleted"]);
+}
+
+/// Every example of guest-sdk/python/README.md that starts with `# app.py` builds into a
+/// component of its world (a provider's with a minimal manifest), as `cairn up` would build it.
+#[test]
+fn the_readme_examples_build() {
+    let readme = std::fs::read_to_string(repo().join("guest-sdk/python/README.md")).unwrap();
+    let mut built = Vec::new();
+    for block in readme.split("```python\n").skip(1) {
+        let code = block.split("```").next().unwrap();
+        let world = if code.starts_with("# app.py (a provider)") {
+            "provider-world"
+        } else if code.starts_with("# app.py (a program)") {
+            "program-world"
+        } else {
+            continue;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("app.py"), code).unwrap();
+        std::fs::write(
+            dir.path().join("cairn.json"),
+            r#"{"name": "mypkg", "version": "0.1.0", "schema": {"name": "mypkg"}}"#,
+        )
+        .unwrap();
+        let out = dir.path().join("out.wasm");
+        let result = Command::new(python())
+            .args(["-m", "cairn_sdk.build"])
+            .arg(dir.path())
+            .arg("-o")
+            .arg(&out)
+            .args(["--world", world])
+            .env("PYTHONPATH", repo().join("guest-sdk/python"))
+            .output()
+            .unwrap();
+        assert!(
+            result.status.success(),
+            "the README's {world} example does not build:\n{code}\n{}",
+            String::from_utf8_lossy(&result.stderr)
+        );
+        let component = std::fs::read(&out).unwrap();
+        assert_eq!(&component[..4], b"\0asm");
+        built.push(world);
+    }
+    assert_eq!(built, ["provider-world", "program-world"]);
 }

@@ -6,11 +6,15 @@ A resource type implements `create` and `delete`, and usually `check`, `diff`, `
 `update`. Inputs and outputs are plain Python values (see `cairn_sdk.values`). Raise
 `ProviderError` for an ordinary failure: it reaches the engine as the WIT's `failed` error
 (never a trap), with the partial state when given.
+
+The component runs one call at a time, so the SDK tells a resource type what the current call
+is about through attributes it sets before each call: `self.urn` (and `self.name`, the
+resource's logical name) and, for `diff`, `self.ignore_changes`.
 """
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from componentize_py_types import Err
 from wit_world import exports
@@ -34,15 +38,39 @@ class CheckFailure:
     reason: str
 
 
+# Kinds of a detailed diff entry, as the WIT's `diff-kind`.
+DIFF_KINDS = {
+    "add": types.DiffKind.ADD,
+    "add-replace": types.DiffKind.ADD_REPLACE,
+    "delete": types.DiffKind.DELETE,
+    "delete-replace": types.DiffKind.DELETE_REPLACE,
+    "update": types.DiffKind.UPDATE,
+    "update-replace": types.DiffKind.UPDATE_REPLACE,
+}
+
+
+@dataclass
+class PropertyDiff:
+    """One entry of a detailed diff: a property path (`tags.env`, `ports[0]`), its kind (a key
+    of `DIFF_KINDS`), and whether the old value is the old inputs' (rather than the state's)."""
+
+    path: str
+    kind: str
+    input_diff: bool = True
+
+
 @dataclass
 class Diff:
     """What `diff` found: the top-level inputs that changed and those of them that force a
-    replacement. `changes=None` lets the engine compare inputs itself."""
+    replacement. `changes=None` lets the engine compare inputs itself (replacements still
+    count); `detailed` lists changed paths."""
 
     changed: List[str] = field(default_factory=list)
     replaces: List[str] = field(default_factory=list)
     delete_before_replace: bool = False
     changes: Optional[bool] = True
+    detailed: Optional[List[PropertyDiff]] = None
+    stable: List[str] = field(default_factory=list)
 
 
 class Resource:
@@ -51,20 +79,31 @@ class Resource:
 
     token: str = ""
     replace_on: Tuple[str, ...] = ()
+    # Set by the SDK before each call (see the module's docstring).
+    urn: str = ""
+    ignore_changes: Tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The logical name of the resource the current call is about."""
+        return self.urn.rsplit("::", 1)[-1]
 
     def check(self, olds: dict, news: dict) -> Tuple[dict, List[CheckFailure]]:
         return news, []
 
     def diff(self, id: str, old_inputs: dict, old_outputs: dict, news: dict) -> Diff:
-        keys = sorted(set(old_inputs) | set(news))
-        changed = [k for k in keys if old_inputs.get(k) != news.get(k)]
+        """Compares the top-level inputs (secrets do not count; an unknown always differs);
+        keys in `self.ignore_changes` are skipped."""
+        ignored = set(self.ignore_changes)
+        changed = changed_keys(old_inputs, news, ignored)
         replaces = changed if "*" in self.replace_on else [k for k in changed if k in self.replace_on]
         return Diff(changed=changed, replaces=replaces)
 
     def create(self, inputs: dict, preview: bool) -> Tuple[str, dict]:
         raise ProviderError(f"{self.token} cannot be created")
 
-    def read(self, id: str, inputs: dict, state: dict) -> Tuple[str, dict, dict]:
+    def read(self, id: str, inputs: dict, state: dict) -> Optional[Tuple[str, dict, dict]]:
+        """The resource as it is now: `(id, inputs, outputs)`, or None when it is gone."""
         return id, inputs, state
 
     def update(self, id: str, old_outputs: dict, news: dict, preview: bool) -> dict:
@@ -74,9 +113,19 @@ class Resource:
         pass
 
 
+def changed_keys(olds: dict, news: dict, ignored=()) -> List[str]:
+    """Top-level keys whose values differ, the news' first: secrecy alone is no change, an
+    unknown new value always is, and null equals absent."""
+    plain = values.unsecret
+    keys = [k for k in news if k not in ignored and (values.contains_unknowns(news[k]) or plain(olds.get(k)) != plain(news[k]))]
+    keys += [k for k in olds if k not in news and k not in ignored and olds[k] is not None]
+    return keys
+
+
 class Provider:
     """A package: its resource types, functions (`token -> callable(args) -> dict`), and the
-    manifest built into the component (`name`, `version`, `schema`)."""
+    manifest built into the component (`name`, `version`, `schema`). Override `configure`,
+    `check_config` and `diff_config` for the provider's own configuration."""
 
     def __init__(self, resources: List[Resource], functions: Optional[Dict[str, Callable[[dict], dict]]] = None):
         self.resources = {r.token: r for r in resources}
@@ -87,11 +136,21 @@ class Provider:
         """Called with the provider's configuration before any resource operation."""
         self.config = config
 
+    def check_config(self, olds: dict, news: dict) -> Tuple[dict, List[CheckFailure]]:
+        """Validates the configuration; the default accepts it."""
+        return news, []
+
+    def diff_config(self, old_inputs: dict, news: dict) -> Optional[Diff]:
+        """Whether a new configuration can manage what the old one made; None (the default)
+        lets the engine compare the configurations itself."""
+        return None
+
     def resource(self, urn: str) -> Resource:
         token = _type_of(urn)
         found = self.resources.get(token)
         if found is None:
             raise _unimplemented(f"resource type {token} is not implemented by this provider")
+        found.urn = urn
         return found
 
 
@@ -127,13 +186,30 @@ def _failed(e: Exception) -> Err:
     return Err(types.ProviderError_Failed(types.Failure(message, partial)))
 
 
-def _object(v: types.Value) -> dict:
+def _object(v: "types.Value") -> dict:
     decoded = values.decode(v)
     return decoded if isinstance(decoded, dict) else {}
 
 
-def _failures(failures: List[CheckFailure]) -> List[types.CheckFailure]:
+# One check-failure list with nothing in it, shared: results return it as it is.
+_NO_FAILURES: List["types.CheckFailure"] = []
+
+
+def _failures(failures: List[CheckFailure]) -> List["types.CheckFailure"]:
+    if not failures:
+        return _NO_FAILURES
     return [types.CheckFailure(f.property, f.reason) for f in failures]
+
+
+def _diff_result(d: Diff) -> "types.DiffResult":
+    if d.changes is None:
+        changes = types.DiffChanges.UNKNOWN
+    else:
+        changes = types.DiffChanges.SOME if (d.changed or d.replaces) else types.DiffChanges.NONE
+    detailed = None
+    if d.detailed is not None:
+        detailed = [types.PropertyDiff(p.path, DIFF_KINDS[p.kind], p.input_diff) for p in d.detailed]
+    return types.DiffResult(changes, list(d.replaces), list(d.stable), list(d.changed), detailed, d.delete_before_replace)
 
 
 def export(provider: Provider, manifest: str) -> type:
@@ -142,6 +218,8 @@ def export(provider: Provider, manifest: str) -> type:
     embeds (its `schema` is what `get-schema` serves)."""
 
     schema = json.dumps(json.loads(manifest).get("schema") or {})
+    default_check = Resource.check
+    default_diff = Resource.diff
 
     def guarded(call):
         def run(*args):
@@ -159,69 +237,91 @@ def export(provider: Provider, manifest: str) -> type:
             return schema
 
         @guarded
-        def check_config(self, request: types.CheckRequest) -> types.CheckResult:
-            return types.CheckResult(request.news, [])
-
-        @guarded
-        def diff_config(self, request: types.DiffRequest) -> types.DiffResult:
-            return types.DiffResult(types.DiffChanges.UNKNOWN, [], [], [], None, False)
-
-        @guarded
-        def configure(self, inputs: types.Value, preview: bool) -> None:
-            provider.configure(_object(inputs), preview)
-
-        @guarded
-        def check(self, request: types.CheckRequest) -> types.CheckResult:
-            resource = provider.resource(request.urn)
-            inputs, failures = resource.check(_object(request.olds), _object(request.news))
+        def check_config(self, request: "types.CheckRequest") -> "types.CheckResult":
+            inputs, failures = provider.check_config(_object(request.olds), _object(request.news))
             return types.CheckResult(values.encode(inputs), _failures(failures))
 
         @guarded
-        def diff(self, request: types.DiffRequest) -> types.DiffResult:
-            resource = provider.resource(request.urn)
-            d = resource.diff(request.id, _object(request.old_inputs), _object(request.old_outputs), _object(request.news))
-            ignored = set(request.ignore_changes)
-            changed = [k for k in d.changed if k not in ignored]
-            replaces = [k for k in d.replaces if k not in ignored]
-            if d.changes is None:
-                changes = types.DiffChanges.UNKNOWN
-            else:
-                changes = types.DiffChanges.SOME if changed else types.DiffChanges.NONE
-            return types.DiffResult(changes, replaces, [], changed, None, d.delete_before_replace)
+        def diff_config(self, request: "types.DiffRequest") -> "types.DiffResult":
+            d = provider.diff_config(_object(request.old_inputs), _object(request.news))
+            if d is None:
+                return types.DiffResult(types.DiffChanges.UNKNOWN, [], [], [], None, False)
+            return _diff_result(d)
 
         @guarded
-        def create(self, request: types.CreateRequest) -> types.CreateResult:
+        def configure(self, inputs: "types.Value", preview: bool) -> None:
+            provider.configure(_object(inputs), preview)
+
+        @guarded
+        def check(self, request: "types.CheckRequest") -> "types.CheckResult":
+            resource = provider.resource(request.urn)
+            if type(resource).check is default_check:
+                # Accepting the inputs as they are needs no decoding: the table goes back.
+                news = request.news
+                if not news.strings:  # see values.encode: never an empty list of bytes back
+                    news = types.Value(news.nodes, b"\0", news.extras)
+                return types.CheckResult(news, _NO_FAILURES)
+            news_table = request.news
+            news = _object(news_table)
+            # Shortcuts for the usual flat inputs (a shallow copy of them is a full one): the
+            # olds of an unchanged resource are the news, and news returned unchanged go back
+            # as the very table the host sent.
+            snapshot = dict(news) if values.is_flat(news) else None
+            if snapshot is not None and values.same_table(request.olds, news_table):
+                olds = dict(news)
+            else:
+                olds = _object(request.olds)
+            inputs, failures = resource.check(olds, news)
+            if snapshot is not None and inputs is news and values.same_flat(inputs, snapshot) and news_table.strings:
+                return types.CheckResult(news_table, _failures(failures))
+            return types.CheckResult(values.encode(inputs), _failures(failures))
+
+        @guarded
+        def diff(self, request: "types.DiffRequest") -> "types.DiffResult":
+            resource = provider.resource(request.urn)
+            resource.ignore_changes = tuple(request.ignore_changes)
+            if type(resource).diff is default_diff and values.same_table(request.old_inputs, request.news):
+                # The default diff of identical tables (an unchanged resource), without decoding.
+                return types.DiffResult(types.DiffChanges.NONE, [], [], [], None, False)
+            d = resource.diff(request.id, _object(request.old_inputs), _object(request.old_outputs), _object(request.news))
+            return _diff_result(d)
+
+        @guarded
+        def create(self, request: "types.CreateRequest") -> "types.CreateResult":
             resource = provider.resource(request.urn)
             rid, outputs = resource.create(_object(request.properties), request.preview)
-            return types.CreateResult(rid, values.encode(outputs))
+            return types.CreateResult("" if request.preview else rid, values.encode(outputs))
 
         @guarded
-        def read(self, request: types.ReadRequest) -> types.ReadResult:
+        def read(self, request: "types.ReadRequest") -> "types.ReadResult":
             resource = provider.resource(request.urn)
-            rid, inputs, outputs = resource.read(request.id, _object(request.inputs), _object(request.state))
+            found = resource.read(request.id, _object(request.inputs), _object(request.state))
+            if found is None:
+                return types.ReadResult("", values.encode({}), values.encode({}))
+            rid, inputs, outputs = found
             return types.ReadResult(rid, values.encode(inputs), values.encode(outputs))
 
         @guarded
-        def update(self, request: types.UpdateRequest) -> types.UpdateResult:
+        def update(self, request: "types.UpdateRequest") -> "types.UpdateResult":
             resource = provider.resource(request.urn)
             outputs = resource.update(request.id, _object(request.old_outputs), _object(request.news), request.preview)
             return types.UpdateResult(values.encode(outputs))
 
         @guarded
-        def delete(self, request: types.DeleteRequest) -> None:
+        def delete(self, request: "types.DeleteRequest") -> None:
             provider.resource(request.urn).delete(request.id, _object(request.outputs))
 
-        def construct(self, request: types.ConstructRequest) -> types.ConstructResult:
+        def construct(self, request: "types.ConstructRequest") -> "types.ConstructResult":
             raise _unimplemented(f"components ({request.resource_type}) are not implemented by this provider")
 
         @guarded
-        def invoke(self, request: types.InvokeRequest) -> types.InvokeResult:
+        def invoke(self, request: "types.InvokeRequest") -> "types.InvokeResult":
             function = provider.functions.get(request.token)
             if function is None:
                 raise _unimplemented(f"function {request.token} is not implemented by this provider")
-            return types.InvokeResult(values.encode(function(_object(request.args))), [])
+            return types.InvokeResult(values.encode(function(_object(request.args))), _NO_FAILURES)
 
-        def call(self, request: types.CallRequest) -> types.CallResult:
+        def call(self, request: "types.CallRequest") -> "types.CallResult":
             raise _unimplemented(f"methods ({request.token}) are not implemented by this provider")
 
         def cancel(self) -> None:

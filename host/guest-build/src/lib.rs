@@ -243,16 +243,24 @@ impl Cache {
 /// package manager, build output.
 const SKIPPED: &[&str] = &["__pycache__", "node_modules", "target"];
 
-/// Whether `name` is a project or stack settings file (`Pulumi.yaml`, `Pulumi.dev.yaml`): a
-/// guest living in the project directory (`main: .`, `path: .`) is not built from them, so
-/// `cairn config set` does not rebuild it.
+/// Whether `name` is a project or stack settings file (`Pulumi.yaml`, `Pulumi.dev.yaml`).
 fn is_settings_file(name: &str) -> bool {
     name.starts_with("Pulumi.") && (name.ends_with(".yaml") || name.ends_with(".yml"))
 }
 
-/// The files of a guest source, relative to `root`, skipping dot-entries, [`SKIPPED`]
-/// directories and project settings files.
+/// Whether the subdirectory `dir` of a guest is another guest (a provider's example program, a
+/// program's provider) rather than part of it: it has a language's marker file — but a Python
+/// package (`__init__.py`) is part of the guest that imports it.
+fn is_other_guest(dir: &Path) -> bool {
+    language(dir).is_some() && !dir.join("__init__.py").is_file()
+}
+
+/// The files of a guest source, relative to `root`: what the cache key covers. A provider's
+/// directory is often the project's too (`path: .`), so its settings files (which `cairn
+/// config set` changes) and other guests living in subdirectories are left out, as are
+/// dot-entries and [`SKIPPED`] directories.
 fn collect(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let top = root == dir;
     for entry in std::fs::read_dir(dir).map_err(io("listing", dir))? {
         let entry = entry.map_err(io("listing", dir))?;
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -262,8 +270,10 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         let path = entry.path();
         let kind = entry.file_type().map_err(io("reading", &path))?;
         if kind.is_dir() {
-            collect(root, &path, out)?;
-        } else if kind.is_file() && !is_settings_file(&name) {
+            if !is_other_guest(&path) {
+                collect(root, &path, out)?;
+            }
+        } else if kind.is_file() && !(top && is_settings_file(&name)) {
             out.push(path.strip_prefix(root).unwrap_or(&path).to_owned());
         }
     }
@@ -300,9 +310,10 @@ pub fn files_hash(files: &[(&str, &str)], extra: &str) -> String {
 mod tests {
     use super::*;
 
-    /// The cache key follows the sources and nothing else: settings files, dependencies a
-    /// package manager installed and dot-directories do not rebuild a guest; a source edit, a
-    /// new file or another SDK does.
+    /// The cache key follows the guest's own sources and nothing else: the project's settings
+    /// files, another guest in a subdirectory, dependencies a package manager installed and
+    /// dot-directories do not rebuild a guest; a source edit, a new file, a file of a Python
+    /// package or a settings file below the top, or another SDK does.
     #[test]
     fn the_cache_key_follows_the_sources_only() {
         let home = tempfile::tempdir().unwrap();
@@ -322,6 +333,10 @@ mod tests {
             ("target/out.wasm", "x"),
             (".git/HEAD", "x"),
             ("__pycache__/a.pyc", "x"),
+            ("example/app.py", "x"),
+            ("example/Pulumi.yaml", "x"),
+            ("example-go/go.mod", "x"),
+            ("example-ts/package.json", "x"),
         ] {
             let file = dir.path().join(path);
             std::fs::create_dir_all(file.parent().unwrap()).unwrap();
@@ -329,9 +344,23 @@ mod tests {
             assert_eq!(key("sdk-1"), first, "{path} changed the key");
         }
         assert_ne!(key("sdk-2"), first, "another SDK");
+        let mut last = first.clone();
+        for (path, text) in [
+            ("pkg/__init__.py", "x"),
+            ("pkg/app.py", "x"),
+            ("sub/Pulumi.yaml", "x"),
+            ("data/table.txt", "x"),
+        ] {
+            let file = dir.path().join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, text).unwrap();
+            let now = key("sdk-1");
+            assert_ne!(now, last, "{path} did not change the key");
+            last = now;
+        }
         std::fs::write(dir.path().join("util.go"), "package main\n").unwrap();
         let second = key("sdk-1");
-        assert_ne!(second, first, "a new source file");
+        assert_ne!(second, last, "a new source file");
         std::fs::write(dir.path().join("main.go"), "package main // edited\n").unwrap();
         assert_ne!(key("sdk-1"), second, "an edited source file");
     }

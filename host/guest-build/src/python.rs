@@ -1,4 +1,5 @@
-//! Python guests (a directory with `app.py`), built with the Python SDK and componentize-py.
+//! Python guests (a directory with `app.py`), built with the Python SDK and componentize-py:
+//! providers (`provider-world`, with a `cairn.json`) and programs (`program-world`).
 //!
 //! The SDK (guest-sdk/python) and the WIT are embedded in `cairn` and written to
 //! `$CAIRN_HOME/sdk/python-<hash>`; componentize-py is installed on first use into a venv
@@ -24,6 +25,10 @@ const PYTHON_SDK: &[(&str, &str)] = &[
         include_str!("../../../guest-sdk/python/cairn_sdk/build.py"),
     ),
     (
+        "cairn_sdk/program.py",
+        include_str!("../../../guest-sdk/python/cairn_sdk/program.py"),
+    ),
+    (
         "cairn_sdk/provider.py",
         include_str!("../../../guest-sdk/python/cairn_sdk/provider.py"),
     ),
@@ -35,6 +40,7 @@ const PYTHON_SDK: &[(&str, &str)] = &[
         "wit/provider.wit",
         include_str!("../../../wit/provider.wit"),
     ),
+    ("wit/program.wit", include_str!("../../../wit/program.wit")),
 ];
 
 /// Builds the Python guest in `dir` (its module `app`) into a component of `world`.
