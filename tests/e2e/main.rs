@@ -6,6 +6,7 @@ mod config;
 mod crash;
 mod deploy;
 mod gen_sdk;
+mod go_sdk;
 mod grpc;
 mod import;
 mod input;

@@ -1,0 +1,3 @@
+module cairn.invalid/sdk
+
+go 1.24

@@ -1,0 +1,8 @@
+module go-component
+
+go 1.24
+
+require cairn.invalid/sdk v0.1.0
+
+// The SDK from this checkout; the tests build with the copy cairn-guest-build embeds.
+replace cairn.invalid/sdk => ../../../guest-sdk/go
