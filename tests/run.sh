@@ -112,3 +112,11 @@ cargo test --workspace --locked
 echo "== Python SDK unit tests"
 # The e2e tests made target/pyenv (with componentize-py, for the bindings the tests generate).
 target/pyenv/bin/python -m unittest discover guest-sdk/python/tests
+
+echo "== Go SDK unit tests and vet"
+# The SDK's tests run natively; every Go module also vets as it is built (GOOS=wasip1).
+(cd guest-sdk/go && test -z "$(gofmt -l .)" && go vet ./... && GOOS=wasip1 GOARCH=wasm go vet ./... && go test ./...)
+for module in examples/providers/go-random examples/programs/go tests/guests/go-gc \
+    tests/guests/go-hostile tests/guests/go-component tests/guests/lifecycle-test-go; do
+    (cd "$module" && test -z "$(gofmt -l .)" && GOOS=wasip1 GOARCH=wasm go vet ./...)
+done
