@@ -19,6 +19,7 @@ mod new;
 mod ociregistry;
 mod package;
 mod pgserver;
+mod plugin_build;
 mod plugin_lock;
 mod plugin_registry;
 mod plugin_signing;

@@ -33,6 +33,18 @@ enum PluginCommand {
         #[arg(long)]
         plain_http: bool,
     },
+    /// Build a provider's source directory (`cairn.json` beside `Cargo.toml`, `app.py`,
+    /// `package.json` or `go.mod`) into a component, as `cairn up` builds one named in
+    /// `plugins.providers`, and write it to OUT (default `NAME-VERSION.wasm` here) to install,
+    /// sign or publish.
+    Build {
+        /// The provider's source directory.
+        #[arg(default_value = ".")]
+        dir: String,
+        /// Where to write the component.
+        #[arg(short, long, value_name = "OUT")]
+        output: Option<String>,
+    },
     /// Push a provider component to an OCI registry in the Wasm artifact layout (tag defaults
     /// to the component's version, `+` written `_`).
     Publish {
@@ -166,6 +178,48 @@ enum RegistryCommand {
 pub fn run(context: &Context, args: PluginArgs) -> Result<()> {
     let store = providers::store(&context.home).with_runtime(providers::runtime(&context.home)?);
     match args.command {
+        PluginCommand::Build { dir, output } => {
+            let source = context.cwd.join(&dir);
+            let Some(language) = cairn_guest_build::provider_language(&source) else {
+                bail!(
+                    "{} is not a provider's source directory: it needs cairn.json beside Cargo.toml (Rust), app.py (Python), package.json (TypeScript) or go.mod (Go)",
+                    source.display()
+                );
+            };
+            let built = crate::program::builder(&context.home).build(
+                &source,
+                language,
+                cairn_guest_build::World::Provider,
+            )?;
+            let plugin = cairn_wasm::WasmPlugin::from_file(&built)?;
+            let manifest = plugin.manifest();
+            // The name becomes part of a file name: the store's rule keeps it a plain one.
+            if !is_plugin_name(&manifest.name) {
+                bail!(
+                    "{}/cairn.json: the provider's name {} is not a valid package name ({PLUGIN_NAME_RULE})",
+                    source.display(),
+                    quoted(&manifest.name)
+                );
+            }
+            let out = match output {
+                Some(out) => context.cwd.join(out),
+                None => context
+                    .cwd
+                    .join(format!("{}-{}.wasm", manifest.name, manifest.version)),
+            };
+            let partial = out.with_extension("wasm.partial");
+            std::fs::write(&partial, plugin.bytes())
+                .with_context(|| format!("writing {}", partial.display()))?;
+            std::fs::rename(&partial, &out)
+                .with_context(|| format!("writing {}", out.display()))?;
+            outln!(
+                "Built {}@{} (sha256 {}) into {}",
+                manifest.name,
+                manifest.version,
+                plugin.sha256(),
+                out.display()
+            );
+        }
         PluginCommand::ExportGrpc { file, output } => {
             let launcher = crate::commands::provider::export_grpc(
                 &context.cwd.join(&file),
