@@ -107,7 +107,8 @@ cargo test --manifest-path guest-sdk/Cargo.toml --locked
 cargo test --manifest-path examples/Cargo.toml --locked
 
 echo "== cargo test"
-cargo test --workspace --locked
+# Each end-to-end test's duration is in the log (tests/timed-runner).
+CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$PWD/tests/timed-runner" cargo test --workspace --locked
 
 echo "== Python SDK unit tests"
 # The e2e tests made target/pyenv (with componentize-py, for the bindings the tests generate).

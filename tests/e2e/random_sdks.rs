@@ -2,12 +2,16 @@
 //! PyPI and `@pulumi/random` 4.21.2 from npm — deployed on the sandboxed wasm `random`
 //! provider (examples/providers/random, 4.21.4): every resource type, keepers, secrets kept
 //! out of the state file, no-op and replacing updates, imports by the documented ID formats,
-//! bad inputs, destroy.
+//! bad inputs, destroy. And the same `@pulumi/random` on the random providers written with the
+//! TypeScript and Go guest SDKs (examples/providers/typescript-random, go-random: a subset of
+//! the resource types with the same tokens), each named by its source directory in
+//! `plugins.providers` and built by `cairn up`.
 
 use serde_json::Value;
 
 use crate::support::{
     Sandbox, assert_contains, example_wasm, finished_steps, node_modules, ops_of, outputs, python,
+    repo,
 };
 
 /// The program in Python. Config: `rotation` (the string's keeper), `imports` (adopt existing
@@ -334,4 +338,123 @@ fn random_sdk_lifecycle(sdk: Sdk) {
             .is_none_or(Vec::is_empty),
         "{state}"
     );
+}
+
+/// A program with `@pulumi/random` 4.21.2 (npm, unmodified) using the resource types every
+/// guest-language random example serves; `RandomPassword` only when `password` is set.
+const NODE_SUBSET: &str = r#"
+"use strict";
+const pulumi = require("@pulumi/pulumi");
+const random = require("@pulumi/random");
+
+const config = new pulumi.Config();
+const n = new random.RandomInteger("n", { min: 1, max: 6 });
+const s = new random.RandomString("s", { length: config.getNumber("length") || 16, special: false, minNumeric: 2 });
+const u = new random.RandomUuid("u");
+exports.integer = n.result;
+exports.string = s.result;
+exports.uuid = u.result;
+if (config.getBoolean("password")) {
+    exports.password = new random.RandomPassword("pw", { length: 24, minSpecial: 3 }).result;
+}
+if (config.get("bad") === "check") {
+    new random.RandomString("bad", { length: 2, minUpper: 3 });
+}
+"#;
+
+#[test]
+fn at_pulumi_random_runs_on_the_typescript_and_go_random_providers() {
+    for (example, password) in [("typescript-random", true), ("go-random", false)] {
+        guest_random_lifecycle(example, password);
+    }
+}
+
+/// The published Node.js SDK against a random provider built from `examples/providers/{example}`
+/// by `cairn up`: create, no change, a replacing change, bad input named, destroy.
+fn guest_random_lifecycle(example: &str, password: bool) {
+    let sandbox = Sandbox::new("uses-random");
+    std::os::unix::fs::symlink(node_modules(), sandbox.project.join("node_modules")).unwrap();
+    sandbox.write("index.js", NODE_SUBSET);
+    sandbox.write(
+        "package.json",
+        r#"{"name": "uses-random", "main": "index.js"}"#,
+    );
+    let source = repo().join("examples/providers").join(example);
+    sandbox.write(
+        "Pulumi.yaml",
+        &format!(
+            "name: uses-random\nruntime: nodejs\nplugins:\n  providers:\n    - name: random\n      path: {}\n",
+            source.display()
+        ),
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    if password {
+        sandbox.ok(&["config", "set", "password", "true"]);
+    }
+
+    let out = sandbox.ok(&["up", "--yes"]);
+    let created = if password { "5 created" } else { "4 created" };
+    assert_contains(&out, &["random:index/randomUuid:RandomUuid", created]);
+    let first = outputs(&sandbox, true);
+    let integer = first["integer"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("{example}: {first}"));
+    assert!((1..=6).contains(&integer), "{example}: {first}");
+    let string = text(&first["string"]);
+    assert_eq!(string.chars().count(), 16, "{example}: {string}");
+    assert!(
+        string.chars().all(|c| c.is_ascii_alphanumeric()),
+        "{example}: {string}"
+    );
+    assert!(
+        string.chars().filter(char::is_ascii_digit).count() >= 2,
+        "{example}: {string}"
+    );
+    let uuid = text(&first["uuid"]);
+    assert_eq!(
+        (uuid.len(), uuid.chars().nth(14)),
+        (36, Some('4')),
+        "{example}: {uuid}"
+    );
+    if password {
+        assert_eq!(
+            outputs(&sandbox, false)["password"],
+            "[secret]",
+            "{example}"
+        );
+        let secret = text(&first["password"]);
+        assert_eq!(secret.chars().count(), 24, "{example}: {secret}");
+        let state = std::fs::read_to_string(sandbox.state_file("uses-random", "dev")).unwrap();
+        assert!(
+            !state.contains(secret),
+            "{example}: the password is in the state"
+        );
+    }
+
+    // No change: every resource stays; a changed length replaces only the string.
+    sandbox.ok(&["preview", "--expect-no-changes"]);
+    sandbox.ok(&["config", "set", "length", "20"]);
+    let run = finished_steps(&sandbox.ok(&["up", "--yes", "--json"]));
+    assert!(
+        ops_of(&run, "s").iter().any(|op| op == "replace"),
+        "{example}: {run:?}"
+    );
+    assert_eq!(ops_of(&run, "n"), ["same"], "{example}: {run:?}");
+    let after = outputs(&sandbox, true);
+    assert_eq!(text(&after["string"]).chars().count(), 20, "{example}");
+    assert_eq!(
+        (&after["integer"], &after["uuid"]),
+        (&first["integer"], &first["uuid"])
+    );
+
+    // The provider's own check failure reaches the user naming the property.
+    sandbox.ok(&["config", "set", "bad", "check"]);
+    assert_contains(
+        &failure(&sandbox, &["up", "--yes"]),
+        &["RandomString (bad)", "length"],
+    );
+    sandbox.ok(&["config", "rm", "bad"]);
+
+    let out = sandbox.ok(&["destroy", "--yes"]);
+    assert_contains(&out, &[if password { "5 deleted" } else { "4 deleted" }]);
 }
