@@ -299,7 +299,9 @@ fn a_broken_go_provider_names_the_build_that_failed() {
 
 /// A Go program declaring a component its Go provider builds (`construct`: the provider
 /// registers the component and two children through the engine, then the component's
-/// outputs), calling a provider function and reading an existing resource.
+/// outputs), calling a method on it (`call`, the component as `__self__`), calling a provider
+/// function and reading an existing resource; `bad` declares a component whose construct
+/// fails by itself (`type`) or through a child the engine refuses (`child`).
 const COMPONENT_PROGRAM: &str = r#"package main
 
 import (
@@ -320,6 +322,14 @@ func run(ctx *program.Context) error {
 	ctx.Export("left", pair.Output("left"))
 	ctx.Export("right", pair.Output("right"))
 	ctx.Export("pairUrn", pair.URN)
+	self := program.Apply(pair.URN, func(urn string) cairn.Value {
+		return cairn.Reference(cairn.ResourceReference{URN: urn})
+	})
+	described := ctx.Call("gocomp:index:Pair/describe", program.Args{"__self__": self, "greeting": "hello"}, nil)
+	ctx.Export("description", program.Apply(described, func(m *cairn.PropertyMap) string {
+		d, _ := m.GetString("description")
+		return d
+	}))
 	echo := ctx.Invoke("gocomp:index:echo", program.Args{"x": 1}, nil)
 	ctx.Export("echoed", program.Apply(echo, func(m *cairn.PropertyMap) bool {
 		b, _ := m.GetBool("echoed")
@@ -327,13 +337,21 @@ func run(ctx *program.Context) error {
 	}))
 	adopted := ctx.Read("gocomp:index:Thing", "adopted", "external-id", nil)
 	ctx.Export("readId", adopted.ID)
+	switch bad, _ := ctx.Config().Get("bad"); bad {
+	case "type":
+		ctx.RemoteComponent("gocomp:index:Pair", "typed", program.Args{"prefix": 1})
+	case "child":
+		ctx.RemoteComponent("gocomp:index:Pair", "boom", program.Args{"prefix": "boom"})
+	}
 	return nil
 }
 "#;
 
-/// Components built by a Go provider (`construct` through the SDK's engine calls), provider
-/// functions and reads, from a Go program: the component's children are in the state under
-/// it, its outputs reach the program, a change updates the children, destroy removes them.
+/// Components built by a Go provider (`construct` through the SDK's engine calls), their
+/// methods (`call`), provider functions and reads, from a Go program: the component's children
+/// are in the state under it, its outputs reach the program, its method answers, a change
+/// updates the children; a construct that fails is an error naming the component, a child
+/// the engine refuses one naming the child under it, never a trap; destroy removes them.
 #[test]
 fn a_go_provider_builds_components_for_a_go_program() {
     let provider = build_go("tests/guests/go-component", World::Provider);
@@ -379,9 +397,37 @@ fn a_go_provider_builds_components_for_a_go_program() {
         .collect();
     assert_eq!(children.len(), 2, "{state}");
 
+    assert_eq!(
+        outs["description"], "hello from pair in go-components/dev",
+        "{outs}"
+    );
+
     sandbox.ok(&["config", "set", "prefix", "q"]);
     assert_contains(&sandbox.ok(&["up", "--yes"]), &["2 updated"]);
     assert_eq!(outputs(&sandbox, false)["left"], "q-pair-left");
+
+    // Failures: the construct's own, and a child the engine refused (its check failed).
+    sandbox.ok(&["config", "set", "bad", "type"]);
+    let err = sandbox.fails(&["up", "--yes"]);
+    assert_contains(
+        &err,
+        &[
+            "constructing urn:pulumi:dev::go-components::gocomp:index:Pair::typed failed",
+            "prefix: expected a string, found the number 1",
+        ],
+    );
+    assert!(!err.contains("trap"), "{err}");
+    sandbox.ok(&["config", "set", "bad", "child"]);
+    let err = sandbox.fails(&["up", "--yes"]);
+    assert_contains(
+        &err,
+        &[
+            "urn:pulumi:dev::go-components::gocomp:index:Pair$gocomp:index:Thing::boom-left",
+            "boom is not a prefix",
+        ],
+    );
+    assert!(!err.contains("trap"), "{err}");
+    sandbox.ok(&["config", "rm", "bad"]);
     let destroy = sandbox.ok(&["destroy", "--yes"]);
     assert_contains(&destroy, &["deleted"]);
     let state = sandbox.ok(&["stack", "export"]);

@@ -5,7 +5,9 @@
 //! a check failure and an ordinary failure reported as errors (not traps), destroy; a provider
 //! source directory and a program directory are built by `cairn up`; the quick start as a Python
 //! program (`examples/programs/python-wasm`); the `python-provider` and `python-wasm` templates;
-//! a hostile provider contained; memory flat over 100,000 calls; the README's examples build.
+//! a hostile provider contained; memory flat over 100,000 calls; the README's examples build;
+//! a component the provider builds (`construct` through the SDK's engine calls) and its method
+//! (`call`), declared remote by a Pulumi Python program.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -295,6 +297,137 @@ fn the_published_random_sdk_runs_on_a_python_provider() {
     sandbox.ok(&["destroy", "--yes"]);
     let state = sandbox.ok(&["stack", "export"]);
     assert!(!state.contains("RandomString"), "{state}");
+}
+
+/// A Pulumi Python program declaring python-random's component `random:index:Credentials` as
+/// remote (its provider's `construct` builds it) and calling its method `describe`; `bad`
+/// declares one whose construct fails by itself (`type`) or through a child's registration
+/// (`child`).
+const COMPONENT_PROGRAM: &str = r#"
+import pulumi
+
+
+class Credentials(pulumi.ComponentResource):
+    username: pulumi.Output[str]
+    password: pulumi.Output[str]
+
+    def __init__(self, name, length, opts=None):
+        props = {"length": length, "username": None, "password": None}
+        super().__init__("random:index:Credentials", name, props, opts, remote=True)
+
+    def describe(self, purpose):
+        return pulumi.runtime.call(
+            "random:index:Credentials/describe", {"__self__": self, "purpose": purpose}, res=self
+        )
+
+
+config = pulumi.Config()
+db = Credentials("db", config.get_int("length") or 16)
+pulumi.export("username", db.username)
+pulumi.export("password", db.password)
+pulumi.export("description", db.describe("the database").apply(lambda r: r["description"]))
+
+bad = config.get("bad")
+if bad == "type":
+    Credentials("typed", "many")
+if bad == "child":
+    Credentials("short", 0)
+"#;
+
+/// A component built by a Python provider: python-random's `construct` registers the
+/// component and two RandomStrings under it through the engine, then its outputs; they land in
+/// the state (the children under the component, the password secret) and reach the program;
+/// its method, run by `call` with the component as `__self__`, answers; a change of an input
+/// replaces the child it reaches; a construct that fails is an error naming the component, a
+/// child the engine refuses one naming the child under it, never a trap; destroy removes
+/// everything.
+#[test]
+fn a_python_provider_builds_components_and_serves_their_methods() {
+    let provider = python_random();
+    let sandbox = python_project("python-components", COMPONENT_PROGRAM, "");
+    sandbox.ok(&["plugin", "install", provider.to_str().unwrap()]);
+    let up = sandbox.ok(&["up", "--yes"]);
+    assert_contains(&up, &["random:index:Credentials", "RandomString"]);
+
+    let outs = outputs(&sandbox, true);
+    let username = outs["username"].as_str().unwrap().to_owned();
+    assert_eq!(username.len(), 8, "{outs}");
+    assert!(
+        username
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()),
+        "{username}"
+    );
+    assert_eq!(outs["password"].as_str().unwrap().len(), 16, "{outs}");
+    assert_eq!(
+        outs["description"], "db: credentials for the database in python-components/dev",
+        "{outs}"
+    );
+    // The password stays secret in the program's outputs.
+    assert_eq!(outputs(&sandbox, false)["password"], "[secret]");
+
+    let component = "urn:pulumi:dev::python-components::random:index:Credentials::db";
+    let state: serde_json::Value = serde_json::from_str(&sandbox.ok(&["stack", "export"])).unwrap();
+    let resources = state["deployment"]["resources"].as_array().unwrap();
+    let credentials = resources
+        .iter()
+        .find(|r| r["urn"] == component)
+        .unwrap_or_else(|| panic!("no component in {state}"));
+    assert_eq!(credentials["custom"], false, "{credentials}");
+    assert_eq!(credentials["outputs"]["username"], username.as_str());
+    assert!(
+        credentials["outputs"]["password"]["ciphertext"].is_string(),
+        "the password is not encrypted in the state: {credentials}"
+    );
+    let mut children: Vec<&str> = resources
+        .iter()
+        .filter(|r| r["parent"] == component)
+        .map(|r| {
+            assert_eq!(r["type"], "random:index/randomString:RandomString", "{r}");
+            r["urn"].as_str().unwrap().rsplit("::").next().unwrap()
+        })
+        .collect();
+    children.sort_unstable();
+    assert_eq!(children, ["db-password", "db-username"], "{state}");
+
+    // A preview runs construct and the method again (dry run): nothing changes.
+    sandbox.ok(&["preview", "--expect-no-changes"]);
+    // A longer password replaces the password child, not the username.
+    sandbox.ok(&["config", "set", "length", "20"]);
+    sandbox.ok(&["up", "--yes"]);
+    let after = outputs(&sandbox, true);
+    assert_eq!(after["password"].as_str().unwrap().len(), 20, "{after}");
+    assert_eq!(after["username"], username.as_str(), "{after}");
+
+    // Failures: the construct's own, and a child the engine refused (its check failed).
+    sandbox.ok(&["config", "set", "bad", "type"]);
+    let err = sandbox.fails(&["up", "--yes"]);
+    assert_contains(
+        &err,
+        &[
+            "constructing urn:pulumi:dev::python-components::random:index:Credentials::typed failed",
+            "length must be a number, not str",
+        ],
+    );
+    assert!(!err.contains("trap"), "{err}");
+    sandbox.ok(&["config", "set", "bad", "child"]);
+    let err = sandbox.fails(&["up", "--yes"]);
+    assert_contains(
+        &err,
+        &[
+            "urn:pulumi:dev::python-components::random:index:Credentials$random:index/randomString:RandomString::short-password",
+            "length is required and must be at least 1",
+        ],
+    );
+    assert!(!err.contains("trap"), "{err}");
+    sandbox.ok(&["config", "rm", "bad"]);
+
+    sandbox.ok(&["destroy", "--yes"]);
+    let state = sandbox.ok(&["stack", "export"]);
+    assert!(
+        !state.contains("Credentials") && !state.contains("RandomString"),
+        "{state}"
+    );
 }
 
 /// A project naming a Python provider by its source directory in `plugins.providers`: `cairn

@@ -1,6 +1,10 @@
 """The random package's RandomInteger, RandomString and RandomUuid, as a sandboxed provider
 written in Python (Cairn's Python SDK). Every input forces a replacement, as in the random
-provider: a value is generated once, when its resource is created."""
+provider: a value is generated once, when its resource is created.
+
+Beyond the random package, `random:index:Credentials` shows a component resource built by the
+provider (`construct`: two RandomStrings registered through the engine under the component)
+and a method on it (`call`: `random:index:Credentials/describe`)."""
 
 import random as _random
 import secrets
@@ -9,7 +13,7 @@ import uuid
 
 import cairn_sdk
 from _cairn_manifest import MANIFEST
-from cairn_sdk import CheckFailure, ProviderError, Secret
+from cairn_sdk import CallResult, CheckFailure, ConstructResult, ProviderError, Secret, engine
 
 SPECIAL = "!@#$%&*()-_=+[]{}<>:?"
 
@@ -100,7 +104,59 @@ class RandomString(cairn_sdk.Resource):
         return result, {**inputs, "result": result}
 
 
+CREDENTIALS = "random:index:Credentials"
+DESCRIBE = "random:index:Credentials/describe"
+
+
+class RandomProvider(cairn_sdk.Provider):
+    def construct(self, request):
+        """Credentials: a RandomString `<name>-username` (8 lower-case letters and digits) and a
+        RandomString `<name>-password` (`length`, default 16) under the component, whose
+        results are its outputs `username` and `password` (secret)."""
+        if request.resource_type != CREDENTIALS:
+            return super().construct(request)
+        length = request.inputs.get("length", 16)
+        if not isinstance(plain(length), (int, float)) and length is not cairn_sdk.UNKNOWN:
+            raise ProviderError(f"length must be a number, not {type(plain(length)).__name__}")
+        # The component itself first, as the program declared it; then its children, with
+        # the provider the program chose for the package (a default one when it chose none).
+        component = engine.register_resource(engine.RegisterResource(
+            request.resource_type, request.name, parent=request.parent,
+            dependencies=request.dependencies, protect=request.protect,
+        ))
+
+        def child(suffix, inputs):
+            return engine.register_resource(engine.RegisterResource(
+                RandomString.token, f"{request.name}-{suffix}", custom=True, parent=component.urn,
+                inputs=inputs, provider=request.providers.get("random"),
+            ))
+
+        username = child("username", {"length": 8, "upper": False, "special": False})
+        password = child("password", {"length": length})
+        # In a preview the children's results are not known yet.
+        outputs = {
+            "username": username.outputs.get("result", cairn_sdk.UNKNOWN),
+            "password": Secret(password.outputs.get("result", cairn_sdk.UNKNOWN)),
+        }
+        engine.register_resource_outputs(component.urn, outputs)
+        return ConstructResult(component.urn, outputs)
+
+    def call(self, request):
+        """Credentials/describe(purpose): one line naming the component, its purpose and the
+        stack (a method reads its component through `__self__`, a resource reference)."""
+        if request.token != DESCRIBE:
+            return super().call(request)
+        me = request.args.get("__self__")
+        purpose = plain(request.args.get("purpose"))
+        if not isinstance(me, cairn_sdk.ResourceReference):
+            return CallResult(failures=[CheckFailure("__self__", "describe is a method of Credentials")])
+        if not isinstance(purpose, str):
+            return CallResult(failures=[CheckFailure("purpose", "purpose must be a string")])
+        name = me.urn.rsplit("::", 1)[-1]
+        return CallResult({"description": f"{name}: credentials for {purpose} in {request.project}/{request.stack}"})
+
+
 Provider = cairn_sdk.export(
-    cairn_sdk.Provider([RandomInteger(), RandomUuid(), RandomString()]),
+    RandomProvider([RandomInteger(), RandomUuid(), RandomString()]),
     MANIFEST,
 )

@@ -4,6 +4,12 @@ package provider
 
 import cairn "cairn.invalid/sdk"
 
-func registerResource(RegisterResourceRequest) (Registered, error) { return Registered{}, ErrNoEngine }
+// Natively (unit tests) there is no engine: every call fails with ErrNoEngine.
 
-func registerResourceOutputs(string, *cairn.PropertyMap) error { return ErrNoEngine }
+func registerResource(r RegisterResourceRequest) (Registered, error) {
+	return Registered{}, &EngineError{Op: registering(&r), Reason: ErrNoEngine.Error(), cause: ErrNoEngine}
+}
+
+func registerResourceOutputs(urn string, _ *cairn.PropertyMap) error {
+	return &EngineError{Op: registeringOutputs(urn), Reason: ErrNoEngine.Error(), cause: ErrNoEngine}
+}

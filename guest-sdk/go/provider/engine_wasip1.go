@@ -3,7 +3,6 @@
 package provider
 
 import (
-	"errors"
 	"runtime"
 
 	cairn "cairn.invalid/sdk"
@@ -24,6 +23,7 @@ func wasmRegisterResourceOutputs(urn uintptr, urnLen uint32, n0 uintptr, n1 uint
 func registerResource(r RegisterResourceRequest) (Registered, error) {
 	var out Registered
 	var err error
+	// Encoded before the collector goes off: the table is the request's largest allocation.
 	inputs := cairn.EncodeMap(r.Inputs)
 	abi.HostCall(func() {
 		p := abi.Alloc(88, 4)
@@ -40,13 +40,12 @@ func registerResource(r RegisterResourceRequest) (Registered, error) {
 		wasmRegisterResource(p, ret)
 		runtime.KeepAlive(&inputs)
 		runtime.KeepAlive(&r)
+		// Everything is copied out of the arena here: it is given back when f returns.
 		if abi.U8(ret) != 0 {
-			err = errors.New(abi.String(ret + 4))
+			err = &EngineError{Op: registering(&r), Reason: abi.String(ret + 4)}
 			return
 		}
-		out.URN = abi.String(ret + 4)
-		out.ID = abi.OptString(ret + 12)
-		out.Outputs, err = cairn.DecodeMap(abi.Table(ret + 24))
+		out, err = registered(&r, abi.String(ret+4), abi.OptString(ret+12), abi.Table(ret+24))
 	})
 	return out, err
 }
@@ -64,7 +63,7 @@ func registerResourceOutputs(urn string, outputs *cairn.PropertyMap) error {
 		runtime.KeepAlive(&t)
 		runtime.KeepAlive(urn)
 		if abi.U8(ret) != 0 {
-			err = errors.New(abi.String(ret + 4))
+			err = &EngineError{Op: registeringOutputs(urn), Reason: abi.String(ret + 4)}
 		}
 	})
 	return err

@@ -140,6 +140,7 @@ func TestErrorsBecomeTheWITsCases(t *testing.T) {
 	_, updateErr := update(UpdateRequest{}, false)
 	deleteErr := del(DeleteRequest{})
 	_, constructErr := construct(ConstructRequest{})
+	_, callErr := call(CallRequest{})
 	for _, c := range []struct {
 		err     error
 		kind    uint8
@@ -150,6 +151,7 @@ func TestErrorsBecomeTheWITsCases(t *testing.T) {
 		{updateErr, 3, ""},
 		{deleteErr, 2, ""},
 		{constructErr, 1, "construct"},
+		{callErr, 1, "call"},
 		{errors.New("plain"), 0, "plain"},
 		{&cairn.CheckFailure{Property: "p", Reason: "bad"}, 0, "p: bad"},
 		{fmt.Errorf("wrapped: %w", Partial("inner", PartialState{ID: "x"})), 0, "wrapped: inner"},
@@ -211,5 +213,105 @@ func TestNoProviderExported(t *testing.T) {
 	exported.provider = nil
 	if _, err := check(CheckRequest{}); err == nil || !strings.Contains(err.Error(), "provider.Export") {
 		t.Errorf("%v", err)
+	}
+}
+
+// A provider that builds gocomp:index:Pair through the engine and serves a method.
+type builder struct{ Defaults }
+
+func (*builder) Create(CreateRequest) (CreateResult, error) { return CreateResult{}, nil }
+func (*builder) Update(UpdateRequest) (UpdateResult, error) { return UpdateResult{}, nil }
+func (*builder) Delete(DeleteRequest) error                 { return nil }
+
+func (*builder) Construct(r ConstructRequest) (ConstructResult, error) {
+	pair, err := RegisterResource(RegisterResourceRequest{Type: r.Type, Name: r.Name, Parent: r.Parent})
+	if err != nil {
+		return ConstructResult{}, err
+	}
+	return ConstructResult{URN: &pair.URN}, nil
+}
+
+func (*builder) Call(r CallRequest) (CallResult, error) {
+	self, _ := r.Args.Get("__self__")
+	ref, ok := self.AsReference()
+	if !ok {
+		return CallResult{Failures: []cairn.CheckFailure{{Property: "__self__", Reason: "not a resource"}}}, nil
+	}
+	outputs := cairn.Props("description", cairn.URNName(ref.URN)+" in "+r.Project+"/"+r.Stack)
+	return CallResult{Outputs: cairn.PropertiesOf(outputs), OutputDependencies: Dependencies{"description": {ref.URN}}}, nil
+}
+
+// Natively there is no engine: a construct that registers fails as any error does (the WIT's
+// `failed`), naming what it registered; the error is an *EngineError wrapping ErrNoEngine.
+func TestTheEngineIsOnlyReachableInAComponent(t *testing.T) {
+	Export(&builder{}, `{"name": "gocomp"}`)
+	_, err := construct(ConstructRequest{Type: "gocomp:index:Pair", Name: "pair"})
+	var engineErr *EngineError
+	if !errors.As(err, &engineErr) || !errors.Is(err, ErrNoEngine) {
+		t.Fatalf("%T %v", err, err)
+	}
+	if e := classify(err); e.kind != 0 || e.message != `registering gocomp:index:Pair "pair": `+ErrNoEngine.Error() {
+		t.Errorf("%+v", e)
+	}
+	err = RegisterResourceOutputs("urn:pulumi:dev::p::gocomp:index:Pair::pair", cairn.NewPropertyMap())
+	if !errors.As(err, &engineErr) || engineErr.Op != "registering the outputs of urn:pulumi:dev::p::gocomp:index:Pair::pair" {
+		t.Errorf("%v", err)
+	}
+}
+
+// What the engine answers is checked: a URN that is none, or outputs that are not a
+// well-formed object, are an *EngineError naming the registration.
+func TestTheEnginesAnswersAreChecked(t *testing.T) {
+	r := &RegisterResourceRequest{Type: "gocomp:index:Thing", Name: "left"}
+	urn := "urn:pulumi:dev::p::gocomp:index:Pair$gocomp:index:Thing::left"
+	id := "left"
+	good, err := registered(r, urn, &id, cairn.EncodeMap(cairn.Props("label", "p-left")))
+	if err != nil || good.URN != urn || *good.ID != "left" {
+		t.Fatalf("%+v %v", good, err)
+	}
+	if label, _ := good.Outputs.GetString("label"); label != "p-left" {
+		t.Errorf("outputs: %v", good.Outputs)
+	}
+	if empty, err := registered(r, urn, nil, cairn.Table{}); err != nil || empty.Outputs.Len() != 0 {
+		t.Errorf("no outputs: %+v %v", empty, err)
+	}
+	malformed := cairn.EncodeMap(cairn.Props("label", "x"))
+	malformed.Nodes[1] = 7 // the object's first member points past the table
+	for _, c := range []struct {
+		urn     string
+		outputs cairn.Table
+		reason  string
+	}{
+		{"left", cairn.Table{}, `the engine answered with "left", which is not a URN`},
+		{urn, malformed, "the engine sent malformed outputs: "},
+		{urn, cairn.Encode(cairn.String("text")), "the engine sent malformed outputs: "},
+	} {
+		_, err := registered(r, c.urn, nil, c.outputs)
+		var engineErr *EngineError
+		if !errors.As(err, &engineErr) || engineErr.Op != `registering gocomp:index:Thing "left"` || !strings.HasPrefix(engineErr.Reason, c.reason) {
+			t.Errorf("%s: %v", c.reason, err)
+		}
+	}
+}
+
+// Call gets its arguments as the host sends them (`__self__` a resource reference) and its
+// result's dependencies go back.
+func TestCallGetsTheComponentAsSelf(t *testing.T) {
+	Export(&builder{}, `{"name": "gocomp"}`)
+	urn := "urn:pulumi:dev::p::gocomp:index:Pair::pair"
+	args := fromHost("__self__", cairn.ResourceReference{URN: urn})
+	result, err := call(CallRequest{Token: "gocomp:index:Pair/describe", Args: args, Project: "p", Stack: "dev"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := result.Outputs.GetString("description"); d != "pair in p/dev" {
+		t.Errorf("%v", result.Outputs.Map())
+	}
+	if deps := result.OutputDependencies["description"]; len(deps) != 1 || deps[0] != urn {
+		t.Errorf("%v", result.OutputDependencies)
+	}
+	result, err = call(CallRequest{Args: fromHost("__self__", "text")})
+	if err != nil || len(result.Failures) != 1 || result.Failures[0].Property != "__self__" {
+		t.Errorf("%+v %v", result, err)
 	}
 }

@@ -16,7 +16,21 @@ except ModuleNotFoundError as e:
         raise
 else:
     try:
-        from .provider import CheckFailure, Diff, PropertyDiff, Provider, ProviderError, Resource, export, log
+        from .provider import (
+            CallRequest,
+            CallResult,
+            CheckFailure,
+            ConstructRequest,
+            ConstructResult,
+            Diff,
+            PropertyDiff,
+            Provider,
+            ProviderError,
+            Resource,
+            export,
+            log,
+        )
+        from . import engine  # imported here so that every provider's build bundles it
     except ImportError as e:
         # A program's bindings have no `provider` export nor `engine` import.
         if "wit_world" not in str(e) and "exports" not in str(e):
@@ -25,7 +39,11 @@ else:
 __all__ = [
     "Archive",
     "Asset",
+    "CallRequest",
+    "CallResult",
     "CheckFailure",
+    "ConstructRequest",
+    "ConstructResult",
     "Diff",
     "OutputValue",
     "PropertyDiff",
@@ -35,6 +53,7 @@ __all__ = [
     "ResourceReference",
     "Secret",
     "UNKNOWN",
+    "engine",
     "export",
     "log",
     "unsecret",

@@ -1,6 +1,7 @@
 """Providers: a `Provider` holds the package's resource types (`Resource` subclasses, one per
-type token) and functions; `export(provider)` makes the class componentize-py exports as the
-WIT `provider` interface.
+type token) and functions, and may build component resources (`construct`, registering their
+children through `cairn_sdk.engine`) and serve their methods (`call`); `export(provider)` makes
+the class componentize-py exports as the WIT `provider` interface.
 
 A resource type implements `create` and `delete`, and usually `check`, `diff`, `read` and
 `update`. Inputs and outputs are plain Python values (see `cairn_sdk.values`). Raise
@@ -57,6 +58,63 @@ class PropertyDiff:
     path: str
     kind: str
     input_diff: bool = True
+
+
+# URNs that properties depend on, by property name (the WIT's `list<property-dependencies>`).
+Dependencies = Dict[str, List[str]]
+
+
+@dataclass
+class ConstructRequest:
+    """`construct`: build the component `resource_type` called `name` (under `parent`, the
+    program's resource it was declared in, if any) from `inputs`. `providers` are provider
+    references by package, for the children (`RegisterResource.provider`); `dependencies` and
+    `protect` are the component's options; `dry_run` is true in a preview."""
+
+    project: str
+    stack: str
+    resource_type: str
+    name: str
+    parent: Optional[str]
+    inputs: dict
+    input_dependencies: Dependencies
+    dependencies: List[str]
+    protect: bool
+    providers: Dict[str, str]
+    dry_run: bool
+
+
+@dataclass
+class ConstructResult:
+    """The component built: its URN (the one `register_resource` returned for it) and its
+    outputs (`state`), with the URNs each output depends on."""
+
+    urn: Optional[str] = None
+    state: dict = field(default_factory=dict)
+    state_dependencies: Dependencies = field(default_factory=dict)
+
+
+@dataclass
+class CallRequest:
+    """`call`: run the method `token` (`pkg:module:Type/method`) with `args`; `args["__self__"]`
+    is the component's `ResourceReference` when the program called it on one."""
+
+    token: str
+    args: dict
+    arg_dependencies: Dependencies
+    project: str
+    stack: str
+    dry_run: bool
+
+
+@dataclass
+class CallResult:
+    """A method's outputs (with the URNs each depends on), or the check failures of its
+    arguments."""
+
+    outputs: dict = field(default_factory=dict)
+    output_dependencies: Dependencies = field(default_factory=dict)
+    failures: List[CheckFailure] = field(default_factory=list)
 
 
 @dataclass
@@ -125,7 +183,8 @@ def changed_keys(olds: dict, news: dict, ignored=()) -> List[str]:
 class Provider:
     """A package: its resource types, functions (`token -> callable(args) -> dict`), and the
     manifest built into the component (`name`, `version`, `schema`). Override `configure`,
-    `check_config` and `diff_config` for the provider's own configuration."""
+    `check_config` and `diff_config` for the provider's own configuration, `construct` for
+    component resources and `call` for their methods."""
 
     def __init__(self, resources: List[Resource], functions: Optional[Dict[str, Callable[[dict], dict]]] = None):
         self.resources = {r.token: r for r in resources}
@@ -144,6 +203,18 @@ class Provider:
         """Whether a new configuration can manage what the old one made; None (the default)
         lets the engine compare the configurations itself."""
         return None
+
+    def construct(self, request: ConstructRequest) -> ConstructResult:
+        """Builds a component resource: register the component itself with
+        `cairn_sdk.engine.register_resource` (its type, name, parent, dependencies and protect
+        from the request), then its children with the component's URN as their parent, then
+        its outputs with `register_resource_outputs`; return its URN and outputs. The default
+        answers the WIT's `unimplemented`."""
+        raise _unimplemented("construct")
+
+    def call(self, request: CallRequest) -> CallResult:
+        """Runs a component method (`request.token`). The default answers `unimplemented`."""
+        raise _unimplemented("call")
 
     def resource(self, urn: str) -> Resource:
         token = _type_of(urn)
@@ -199,6 +270,26 @@ def _failures(failures: List[CheckFailure]) -> List["types.CheckFailure"]:
     if not failures:
         return _NO_FAILURES
     return [types.CheckFailure(f.property, f.reason) for f in failures]
+
+
+def _dependencies(deps: List["types.PropertyDependencies"]) -> Dependencies:
+    out: Dependencies = {}
+    for d in deps:
+        # A property listed twice gets the union of its URNs.
+        out.setdefault(d.property, []).extend(d.urns)
+    return out
+
+
+def _dependencies_to_wit(deps: Dependencies) -> List["types.PropertyDependencies"]:
+    return [types.PropertyDependencies(p, list(urns)) for p, urns in deps.items()]
+
+
+def _expect(result, kind: type, method: str):
+    # A wrong return type is a bug in the provider: a failure that says so, not an
+    # AttributeError from deep inside the conversion.
+    if not isinstance(result, kind):
+        raise TypeError(f"{method} returned {type(result).__name__}, not {kind.__name__}")
+    return result
 
 
 def _diff_result(d: Diff) -> "types.DiffResult":
@@ -311,8 +402,25 @@ def export(provider: Provider, manifest: str) -> type:
         def delete(self, request: "types.DeleteRequest") -> None:
             provider.resource(request.urn).delete(request.id, _object(request.outputs))
 
+        @guarded
         def construct(self, request: "types.ConstructRequest") -> "types.ConstructResult":
-            raise _unimplemented(f"components ({request.resource_type}) are not implemented by this provider")
+            r = ConstructRequest(
+                request.project,
+                request.stack,
+                request.resource_type,
+                request.name,
+                request.parent,
+                _object(request.inputs),
+                _dependencies(request.input_dependencies),
+                list(request.dependencies),
+                request.protect,
+                dict(request.providers),
+                request.dry_run,
+            )
+            result = _expect(provider.construct(r), ConstructResult, "construct")
+            return types.ConstructResult(
+                result.urn, values.encode(result.state), _dependencies_to_wit(result.state_dependencies)
+            )
 
         @guarded
         def invoke(self, request: "types.InvokeRequest") -> "types.InvokeResult":
@@ -321,8 +429,22 @@ def export(provider: Provider, manifest: str) -> type:
                 raise _unimplemented(f"function {request.token} is not implemented by this provider")
             return types.InvokeResult(values.encode(function(_object(request.args))), _NO_FAILURES)
 
+        @guarded
         def call(self, request: "types.CallRequest") -> "types.CallResult":
-            raise _unimplemented(f"methods ({request.token}) are not implemented by this provider")
+            r = CallRequest(
+                request.token,
+                _object(request.args),
+                _dependencies(request.arg_dependencies),
+                request.project,
+                request.stack,
+                request.dry_run,
+            )
+            result = _expect(provider.call(r), CallResult, "call")
+            return types.CallResult(
+                values.encode(result.outputs),
+                _dependencies_to_wit(result.output_dependencies),
+                _failures(result.failures),
+            )
 
         def cancel(self) -> None:
             pass

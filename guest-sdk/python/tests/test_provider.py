@@ -1,7 +1,8 @@
 """The provider side (`cairn_sdk.provider`): the exported class the component runs, called
 natively with WIT requests — defaults that need no decoding, diffs (ignored keys, detailed
 entries, unknown changes), failures as the WIT's errors (never other exceptions), partial
-state, a resource that is gone."""
+state, a resource that is gone; components (`construct`) and methods (`call`): their requests
+and results, the defaults, and the engine's absence natively as an ordinary failure."""
 
 import json
 import unittest
@@ -175,6 +176,126 @@ class Provider(unittest.TestCase):
         d = p.diff_config(types.DiffRequest(URN, "id", values.encode({"region": "eu"}), values.encode({}), values.encode({"region": "us"}), []))
         self.assertEqual((d.changes, d.replace_keys), (types.DiffChanges.SOME, ["region"]))
         self.assertEqual(json.loads(p.get_schema()), {"name": "pkg"})
+
+
+COMPONENT = "urn:pulumi:dev::proj::pkg:index:Group::group"
+
+
+def construct_request(types, values, inputs, providers=()):
+    return types.ConstructRequest(
+        "proj", "dev", "pkg:index:Group", "group", None, values.encode(inputs),
+        [types.PropertyDependencies("size", ["urn:a"]), types.PropertyDependencies("size", ["urn:b"])],
+        ["urn:c"], True, list(providers), False,
+    )
+
+
+class Components(unittest.TestCase):
+    def test_construct_and_call_are_unimplemented_by_default(self):
+        p = exported()
+        with self.assertRaises(Err) as caught:
+            p.construct(construct_request(types, values, {}))
+        self.assertEqual(caught.exception.value, types.ProviderError_Unimplemented("construct"))
+        with self.assertRaises(Err) as caught:
+            p.call(types.CallRequest("pkg:index:Group/m", values.encode({}), [], "proj", "dev", False))
+        self.assertEqual(caught.exception.value, types.ProviderError_Unimplemented("call"))
+
+    def test_construct_gets_the_request_and_returns_the_component(self):
+        seen = []
+
+        class Building(sdk.Provider):
+            def construct(self, request):
+                seen.append(request)
+                state = {"size": request.inputs["size"], "ref": request.providers["pkg"]}
+                return sdk.ConstructResult(COMPONENT, state, {"size": ["urn:a"]})
+
+        p = exported(provider=Building([]))
+        ref = "urn:pulumi:dev::proj::pulumi:providers:pkg::default::id"
+        result = p.construct(construct_request(types, values, {"size": sdk.Secret(2.0)}, [("pkg", ref)]))
+        self.assertEqual(
+            seen,
+            [sdk.ConstructRequest("proj", "dev", "pkg:index:Group", "group", None, {"size": sdk.Secret(2.0)},
+                                  {"size": ["urn:a", "urn:b"]}, ["urn:c"], True, {"pkg": ref}, False)],
+        )
+        self.assertEqual(result.urn, COMPONENT)
+        self.assertEqual(values.decode(result.state), {"size": sdk.Secret(2.0), "ref": ref})
+        self.assertEqual(result.state_dependencies, [types.PropertyDependencies("size", ["urn:a"])])
+
+    def test_without_an_engine_a_construct_fails_naming_what_it_registered(self):
+        from cairn_sdk import engine
+
+        class Building(sdk.Provider):
+            def construct(self, request):
+                component = engine.register_resource(engine.RegisterResource(request.resource_type, request.name))
+                return sdk.ConstructResult(component.urn)
+
+        with self.assertRaises(Err) as caught:
+            exported(provider=Building([])).construct(construct_request(types, values, {}))
+        error = caught.exception.value
+        self.assertIsInstance(error, types.ProviderError_Failed)
+        self.assertEqual(
+            error.value.message,
+            'registering pkg:index:Group "group": the engine is only reachable from inside a component',
+        )
+        with self.assertRaises(engine.EngineError) as caught:
+            engine.register_resource_outputs(COMPONENT, {"a": 1.0})
+        self.assertEqual(caught.exception.operation, f"registering the outputs of {COMPONENT}")
+
+    def test_the_engines_answers_are_checked(self):
+        from cairn_sdk import engine
+        from wit_world.imports import engine as wit
+
+        op = 'registering pkg:index:Thing "left"'
+        child = "urn:pulumi:dev::proj::pkg:index:Group$pkg:index:Thing::left"
+        good = engine._registered(op, wit.RegisterResourceResponse(child, "id-1", values.encode({"label": "p-left"})))
+        self.assertEqual(good, engine.Registered(child, "id-1", {"label": "p-left"}))
+        empty = engine._registered(op, wit.RegisterResourceResponse(child, None, types.Value([], b"", [])))
+        self.assertEqual(empty.outputs, {})
+        malformed = values.encode({"label": "x"})
+        malformed.nodes[1] = 7  # the object's first member lies past the table
+        for urn, outputs, reason in [
+            ("left", values.encode({}), "the engine answered with 'left', which is not a URN"),
+            (child, malformed, "the engine sent malformed outputs: "),
+            (child, values.encode("text"), "the engine sent outputs that are not an object (str)"),
+        ]:
+            with self.subTest(reason=reason), self.assertRaises(engine.EngineError) as caught:
+                engine._registered(op, wit.RegisterResourceResponse(urn, None, outputs))
+            self.assertEqual(caught.exception.operation, op)
+            self.assertTrue(caught.exception.reason.startswith(reason), caught.exception.reason)
+
+    def test_call_gets_self_and_its_arguments(self):
+        class Methods(sdk.Provider):
+            def call(self, request):
+                if request.token != "pkg:index:Group/describe":
+                    return super().call(request)
+                me = request.args["__self__"]
+                if not request.args.get("greeting"):
+                    return sdk.CallResult(failures=[sdk.CheckFailure("greeting", "greeting is required")])
+                text = f"{request.args['greeting']} from {me.urn.rsplit('::', 1)[-1]} in {request.project}/{request.stack}"
+                return sdk.CallResult({"description": text}, {"description": request.arg_dependencies["__self__"]})
+
+        p = exported(provider=Methods([]))
+        args = values.encode({"__self__": sdk.ResourceReference(COMPONENT), "greeting": "hi"})
+        deps = [types.PropertyDependencies("__self__", [COMPONENT])]
+        result = p.call(types.CallRequest("pkg:index:Group/describe", args, deps, "proj", "dev", True))
+        self.assertEqual(values.decode(result.outputs), {"description": "hi from group in proj/dev"})
+        self.assertEqual(
+            (result.output_dependencies, result.failures),
+            ([types.PropertyDependencies("description", [COMPONENT])], []),
+        )
+        failed = p.call(types.CallRequest("pkg:index:Group/describe", values.encode({"__self__": sdk.ResourceReference(COMPONENT)}), [], "proj", "dev", False))
+        self.assertEqual(failed.failures, [types.CheckFailure("greeting", "greeting is required")])
+        with self.assertRaises(Err) as caught:
+            p.call(types.CallRequest("pkg:index:Group/other", values.encode({}), [], "proj", "dev", False))
+        self.assertEqual(caught.exception.value, types.ProviderError_Unimplemented("call"))
+
+    def test_a_wrong_result_is_a_failure(self):
+        class Wrong(sdk.Provider):
+            def call(self, request):
+                return {"description": "a dict, not a CallResult"}
+
+        with self.assertRaises(Err) as caught:
+            exported(provider=Wrong([])).call(types.CallRequest("pkg:index:Group/m", values.encode({}), [], "proj", "dev", False))
+        self.assertEqual(caught.exception.value.value.message, "TypeError: call returned dict, not CallResult")
 
 
 if __name__ == "__main__":

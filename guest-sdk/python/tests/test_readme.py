@@ -1,6 +1,8 @@
 """The README's examples (every block starting with `# app.py`) run natively: a provider's
-module imports and answers a Check, a program's `main` runs against the fake engine of
-test_program. (tests/e2e/python_sdk.rs builds the same blocks into components.)"""
+module imports and answers a Check, a component provider answers its method and (natively,
+without an engine) fails its construct naming what it registered, a program's `main` runs
+against the fake engine of test_program. (tests/e2e/python_sdk.rs builds the provider and the
+program into components.)"""
 
 import json
 import re
@@ -34,13 +36,41 @@ class Readme(unittest.TestCase):
         return module
 
     def test_there_are_examples_of_both(self):
-        self.assertEqual((len(blocks("a provider")), len(blocks("a program"))), (1, 1))
+        self.assertEqual(
+            (len(blocks("a provider")), len(blocks("a provider's component")), len(blocks("a program"))), (1, 1, 1)
+        )
 
-    def test_the_provider_example_checks_and_creates(self):
+    def manifest(self):
         manifest = pytypes.ModuleType("_cairn_manifest")
         manifest.MANIFEST = json.dumps({"name": "mypkg", "version": "0.1.0", "schema": {"name": "mypkg"}})
         sys.modules["_cairn_manifest"] = manifest
         self.addCleanup(sys.modules.pop, "_cairn_manifest")
+
+    def test_the_component_example_answers_its_method(self):
+        from componentize_py_types import Err
+
+        self.manifest()
+        for source in blocks("a provider's component"):
+            provider = self.module(source, "readme_component").Provider()
+            pair = "urn:pulumi:dev::proj::mypkg:index:Pair::pair"
+            args = values.encode({"__self__": values.ResourceReference(pair), "name": "Ada"})
+            r = provider.call(wit_types.CallRequest("mypkg:index:Pair/greet", args, [], "proj", "dev", False))
+            self.assertEqual(values.decode(r.outputs), {"greeting": "Hello from pair, Ada!"})
+            with self.assertRaises(Err) as caught:
+                provider.call(wit_types.CallRequest("mypkg:index:Pair/other", args, [], "proj", "dev", False))
+            self.assertEqual(caught.exception.value, wit_types.ProviderError_Unimplemented("call"))
+            request = wit_types.ConstructRequest(
+                "proj", "dev", "mypkg:index:Pair", "pair", None, values.encode({"prefix": "p"}), [], [], False, [], False
+            )
+            with self.assertRaises(Err) as caught:
+                provider.construct(request)
+            self.assertEqual(
+                caught.exception.value.value.message,
+                'registering mypkg:index:Pair "pair": the engine is only reachable from inside a component',
+            )
+
+    def test_the_provider_example_checks_and_creates(self):
+        self.manifest()
         for source in blocks("a provider"):
             provider = self.module(source, "readme_provider").Provider()
             urn = "urn:pulumi:dev::proj::mypkg:index:Token::t"

@@ -25,6 +25,10 @@ const PYTHON_SDK: &[(&str, &str)] = &[
         include_str!("../../../guest-sdk/python/cairn_sdk/build.py"),
     ),
     (
+        "cairn_sdk/engine.py",
+        include_str!("../../../guest-sdk/python/cairn_sdk/engine.py"),
+    ),
+    (
         "cairn_sdk/program.py",
         include_str!("../../../guest-sdk/python/cairn_sdk/program.py"),
     ),
@@ -130,4 +134,31 @@ fn toolchain(builder: &Builder) -> Result<PathBuf> {
             Ok(())
         })
         .map(|venv| venv.join("bin/python"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PYTHON_SDK;
+
+    /// Every module of the SDK is embedded: a module left out builds with the repository's
+    /// `python -m cairn_sdk.build` but not with `cairn up`, whose copy would lack it.
+    #[test]
+    fn every_sdk_module_is_embedded() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../guest-sdk/python/cairn_sdk");
+        let mut modules: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".py"))
+            .map(|name| format!("cairn_sdk/{name}"))
+            .collect();
+        modules.sort();
+        let mut embedded: Vec<&str> = PYTHON_SDK
+            .iter()
+            .map(|(path, _)| *path)
+            .filter(|path| path.ends_with(".py"))
+            .collect();
+        embedded.sort_unstable();
+        assert_eq!(embedded, modules);
+    }
 }
