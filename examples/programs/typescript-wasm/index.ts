@@ -1,6 +1,7 @@
 // A Cairn program in TypeScript: a `site` component whose children are random values from the
 // `random` package, a password kept secret, and stack outputs. `cairn up` builds it into a
-// WebAssembly component with Cairn's TypeScript SDK (nothing to install first).
+// WebAssembly component with Cairn's TypeScript SDK (nothing to install first). `main` is
+// async, and so is a callback: the SDK runs the promises between the engine's answers.
 //
 // Configuration: `length` (default 16) sets the password's length; `prefix` (default `app`)
 // starts the generated name.
@@ -49,16 +50,22 @@ class Site extends ComponentResource {
   }
 }
 
-export default function main(ctx: Context) {
+/** The site's settings: async, as reading them from elsewhere would be (`main` awaits them). */
+async function settings(ctx: Context): Promise<{ length: number; prefix: string }> {
   const config = ctx.config();
-  const length = config.getNumber("length") ?? 16;
-  const site = new Site("site", { length, prefix: config.get("prefix") ?? "app" });
+  return { length: config.getNumber("length") ?? 16, prefix: config.get("prefix") ?? "app" };
+}
+
+export default async function main(ctx: Context) {
+  const { length, prefix } = await settings(ctx);
+  const site = new Site("site", { length, prefix });
   const id = new CustomResource("random:index/randomUuid:RandomUuid", "deployment-id");
   return {
     port: site.port,
     name: site.name,
     password: site.password,
-    passwordLength: site.password.apply((p) => p.length),
+    // An async callback's output keeps its source's secrecy and dependencies.
+    passwordLength: site.password.apply(async (p) => p.length),
     deploymentId: id.output<string>("result"),
   };
 }

@@ -2,7 +2,8 @@
 // RandomUuid, as a sandboxed provider written in TypeScript (Cairn's TypeScript SDK), with
 // pulumi-random's tokens and property names, so the published random SDKs run on it. Every
 // input forces a replacement, as in the random provider: a value is generated once, when its
-// resource is created.
+// resource is created. `create` is async, as a provider that calls out to a service would be:
+// the SDK settles its promise before the result goes back.
 
 import {
   type CheckRequest,
@@ -104,7 +105,7 @@ class RandomProvider extends Provider {
     return { id: "", outputs: { ...r.inputs, result: UNKNOWN } };
   }
 
-  create(r: CreateRequest): CreateResult {
+  async create(r: CreateRequest): Promise<CreateResult> {
     const o = unsecret(r.inputs);
     switch (r.resourceType) {
       case INTEGER: {

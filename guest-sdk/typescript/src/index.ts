@@ -1,8 +1,9 @@
 // cairn-sdk for TypeScript: Cairn providers and programs as WebAssembly components (built by
 // `cairn up` with componentize-qjs; see README.md). The same concepts as the Rust SDK
 // (`cairn-sdk`) and the Python SDK: a provider implements check / diff / create / read /
-// update / delete on plain property values, and ordinary failures are the WIT's errors, never
-// traps; a program declares resources whose outputs are `Output<T>`s.
+// update / delete on plain property values (and construct / call for components), and ordinary
+// failures are the WIT's errors, never traps; a program declares resources whose outputs are
+// `Output<T>`s. Both may be `async`: the SDK brings its own promises (promise.ts).
 
 export {
   Archive,
@@ -62,11 +63,17 @@ export {
   resourceTypeOf,
 } from "./provider";
 export type {
+  Awaitable,
+  CallRequest,
+  CallResult,
   CheckRequest,
   CheckResult,
+  ConstructRequest,
+  ConstructResult,
   CreateRequest,
   CreateResult,
   DeleteRequest,
+  Dependencies,
   DiffChanges,
   DiffKind,
   DiffRequest,
@@ -80,6 +87,8 @@ export type {
   UpdateRequest,
   UpdateResult,
 } from "./provider";
+export * as engine from "./engine";
+export type { RegisterResource, Registered } from "./engine";
 export { log, installConsole } from "./log";
 export { Output, all, concat, interpolate, output, secret } from "./output";
 export type { Input, Unwrap } from "./output";
@@ -92,11 +101,13 @@ export {
   Resource,
   StackReference,
   UNKNOWN_ID,
+  call,
   exportProgram,
   getOrganization,
   getProject,
   getStack,
   invoke,
+  invokeAsync,
   isDryRun,
   readResource,
 } from "./program";
@@ -104,9 +115,11 @@ export type {
   Alias,
   CustomTimeouts,
   InvokeOptions,
+  MainResult,
   ResourceOptions,
   TransformArgs,
   Transformation,
 } from "./program";
 export * as fs from "./wasi";
 export { env, FileError, random } from "./wasi";
+export { HttpError, HttpResponse, fetch, http, type HttpRequest } from "./http";

@@ -1,5 +1,6 @@
 // `Output<T>`: a value that becomes known later, with the resources it depends on and whether
-// it is secret; `Input<T>`: a plain value or an output, as resource arguments take them.
+// it is secret; `Input<T>`: a plain value, a promise or an output, as resource arguments take
+// them.
 //
 // The rules are the type system's (the Rust SDK's `Output`):
 // * dependencies are resource URNs; a derived output depends on everything its sources do;
@@ -9,10 +10,15 @@
 // * failed (a registration failed, a callback threw): everything derived fails the same way,
 //   and the program fails once its outstanding requests finish.
 //
-// Outputs resolve through callbacks run by the SDK's event loop (program.ts), not through
-// promises: the QuickJS runtime never runs the promise job queue inside a call, so `await`
-// would never resume. A callback that returns a promise fails its output with that reason.
+// Outputs resolve through callbacks run by the SDK's event loop (program.ts) as the engine's
+// answers arrive, not through promises: an output carries what a promise cannot (unknown in a
+// preview, secret, dependencies). Promises meet outputs at the edges: `output(promise)` and
+// inputs that are promises become outputs once they settle, and an `apply` callback may return
+// a promise (be `async`); the SDK's promise queue (promise.ts) runs between the loop's turns.
+// Promises that were turned into outputs and never settled are counted, so the program can
+// say so instead of silently leaving what depends on them out.
 
+import { SdkPromise, isThenable } from "./promise";
 import {
   type PropertyMap,
   type Value,
@@ -43,14 +49,38 @@ export function setErrorRecorder(f: (message: string) => void): void {
   recordError = f;
 }
 
-export const ASYNC_UNSUPPORTED =
-  "returned a Promise, but Cairn's TypeScript runtime (QuickJS) cannot resume asynchronous code within a deployment: compute with Output.apply / all instead of async / await";
+/** Promises turned into outputs that have not settled yet (see `unsettledPromises`). */
+let unsettled = 0;
 
-function isThenable(v: unknown): boolean {
-  return (
-    (typeof v === "object" || typeof v === "function") &&
-    v !== null &&
-    typeof (v as { then?: unknown }).then === "function"
+/** @internal How many promises given as inputs or returned by `apply` callbacks are still
+ * pending: once nothing else can run, they never will settle. */
+export function unsettledPromises(): number {
+  return unsettled;
+}
+
+/** @internal Forgets the count (a new run). */
+export function resetUnsettledPromises(): void {
+  unsettled = 0;
+}
+
+function describe(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Follows a promise: `then` gets its value, `failed` its rejection, each once. */
+function follow<T>(p: PromiseLike<T>, then: (value: T) => void, failed: (reason: unknown) => void): void {
+  unsettled++;
+  // The SDK's own promise follows any thenable (and runs on the SDK's queue, wherever `p` came
+  // from).
+  SdkPromise.resolve(p).then(
+    (value) => {
+      unsettled--;
+      then(value as T);
+    },
+    (reason: unknown) => {
+      unsettled--;
+      failed(reason);
+    },
   );
 }
 
@@ -142,8 +172,8 @@ export class Output<T> {
 
   /**
    * Derives an output: `f` runs on the value once it is known, never on an unknown. It may
-   * return a plain value or another output (flattened). A thrown error fails the derived
-   * output and the program.
+   * return a plain value, another output (flattened) or a promise of either (an `async`
+   * callback). A thrown error or a rejection fails the derived output and the program.
    */
   apply<U>(f: (value: T) => Input<U>): Output<U> {
     const [out, settle] = Output.pending<U>();
@@ -161,23 +191,30 @@ export class Output<T> {
         settle({ known: { failed: message }, secret: r.secret, deps: r.deps });
         return;
       }
-      if (isThenable(produced)) {
-        const message = `an apply callback ${ASYNC_UNSUPPORTED}`;
-        recordError(message);
-        settle({ known: { failed: message }, secret: r.secret, deps: r.deps });
+      const finish = (value: unknown) => {
+        if (value instanceof Output) {
+          value.onResolved((inner) =>
+            settle({
+              known: inner.known as Known<U>,
+              secret: inner.secret || r.secret,
+              deps: union(r.deps, inner.deps),
+            }),
+          );
+          return;
+        }
+        settle({ known: { value: value as U }, secret: r.secret, deps: r.deps });
+      };
+      if (!(produced instanceof Output) && isThenable(produced)) {
+        // The derived output keeps the source's secrecy and dependencies, whatever the
+        // promise resolves to.
+        follow(produced, finish, (e) => {
+          const message = `apply failed: ${describe(e)}`;
+          recordError(message);
+          settle({ known: { failed: message }, secret: r.secret, deps: r.deps });
+        });
         return;
       }
-      if (produced instanceof Output) {
-        produced.onResolved((inner) =>
-          settle({
-            known: inner.known,
-            secret: inner.secret || r.secret,
-            deps: union(r.deps, inner.deps),
-          }),
-        );
-        return;
-      }
-      settle({ known: { value: produced as U }, secret: r.secret, deps: r.deps });
+      finish(produced);
     });
     return out;
   }
@@ -221,12 +258,14 @@ export class Output<T> {
   }
 }
 
-/** A plain value or an output of it. */
-export type Input<T> = T | Output<T>;
+/** A plain value, a promise of it or an output of it. */
+export type Input<T> = T | Promise<T> | Output<T>;
 
-/** Values whose nested outputs `output()` lifts. */
+/** Values whose nested outputs and promises `output()` lifts. */
 export type Unwrap<T> = T extends Output<infer U>
   ? U
+  : T extends Promise<infer P>
+    ? Unwrap<P>
   : T extends Array<infer E>
     ? Array<Unwrap<E>>
     : T extends Record<string, unknown>
@@ -301,13 +340,28 @@ export function all(items: unknown): Output<unknown> {
 }
 
 /**
- * An input as an output, with the outputs nested in arrays and plain objects lifted (the
- * result depends on all of them). Secret and unknown markers of property values (`Secret`,
- * `UNKNOWN`, `OutputValue`) become the output's own.
+ * An input as an output, with the outputs and promises nested in arrays and plain objects
+ * lifted (the result depends on all of them). Secret and unknown markers of property values
+ * (`Secret`, `UNKNOWN`, `OutputValue`) become the output's own. A promise's output resolves
+ * when it settles (to what `output` makes of its value); a rejection fails the output and the
+ * program.
  */
 export function output<T>(value: Input<T>): Output<Unwrap<T>>;
 export function output(value: unknown): Output<unknown> {
   if (value instanceof Output) return value;
+  if (isThenable(value)) {
+    const [out, settle] = Output.pending<unknown>();
+    follow(
+      value,
+      (v) => output(v).onResolved(settle),
+      (e) => {
+        const message = `a promise given as an input was rejected: ${describe(e)}`;
+        recordError(message);
+        settle({ known: { failed: message }, secret: false, deps: NO_DEPS });
+      },
+    );
+    return out;
+  }
   if (Array.isArray(value) || isPlainObject(value)) {
     if (!hasNested(value, 0)) return lifted(value as Value);
     return all(value as Record<string, unknown>) as Output<unknown>;
@@ -317,7 +371,7 @@ export function output(value: unknown): Output<unknown> {
 
 /** Whether a value holds outputs (bounded: values nest at most 512 levels). */
 function hasNested(v: unknown, depth: number): boolean {
-  if (v instanceof Output) return true;
+  if (v instanceof Output || isThenable(v)) return true;
   if (depth > 512) return false;
   if (Array.isArray(v)) return v.some((e) => hasNested(e, depth + 1));
   if (isPlainObject(v)) return Object.keys(v).some((k) => hasNested(v[k], depth + 1));

@@ -5,10 +5,13 @@
 // known (its inputs, its parent's, `dependsOn`'s and `deletedWith`'s URNs, its provider's
 // reference), so declarations that do not refer to each other deploy in parallel. The host
 // answers through `monitor.wait` completions: since `run` cannot be re-entered, the SDK drives
-// its own event loop — wait, dispatch the completions (which resolves outputs and runs their
-// callbacks, which may declare more), until nothing is outstanding — then sends the stack
-// outputs and reports the first error. Waiting for everything before failing leaves the state
-// consistent: every request the engine accepted has finished.
+// its own event loop — run the promise jobs that are ready (the SDK's own queue: promise.ts),
+// wait, dispatch the completions (which resolves outputs and runs their callbacks, which may
+// declare more or settle promises), until nothing is outstanding and no job is left — then
+// sends the stack outputs and reports the first error. Waiting for everything before failing
+// leaves the state consistent: every request the engine accepted has finished. `main` may be
+// `async`; a promise it (or anything the program waits for) returned that is still pending
+// once nothing is left to run can never settle, and the run fails saying so.
 
 import * as context from "cairn:deploy/context@0.3.0";
 import * as monitor from "cairn:deploy/monitor@0.3.0";
@@ -18,19 +21,22 @@ import {
   type Input,
   type Resolved,
   type Unwrap,
-  ASYNC_UNSUPPORTED,
   Output,
   all,
   lifted,
   output,
   propertyValue,
+  resetUnsettledPromises,
   setErrorRecorder,
+  unsettledPromises,
   whenAll,
 } from "./output";
-import { message } from "./provider";
+import { NeverSettled, SdkPromise, isThenable, runMicrotasks, setReporter } from "./promise";
+import { type Awaitable, message } from "./provider";
 import {
   type PropertyMap,
   type Value,
+  ResourceReference,
   Secret,
   decode,
   decodeMap,
@@ -44,6 +50,8 @@ import {
 
 const handlers = new Map<number, (outcome: monitor.Outcome) => void>();
 let firstError: string | undefined;
+/** Declared resources whose request has not been sent yet (waiting for what they refer to). */
+const unsent = new Set<string>();
 const stackOutputs: Array<[string, Output<unknown>]> = [];
 const stackTransformations: Transformation[] = [];
 
@@ -52,9 +60,11 @@ function recordError(text: string): void {
 }
 setErrorRecorder(recordError);
 
-/** Waits for completions and dispatches them until nothing is outstanding. */
+/** Runs the ready promise jobs, waits for completions and dispatches them, until nothing is
+ * outstanding and no job is left. */
 function drain(): void {
   for (;;) {
+    runMicrotasks();
     const done = monitor.wait();
     if (done.length === 0) return;
     for (const completion of done) {
@@ -70,35 +80,65 @@ function drain(): void {
   }
 }
 
+/** What `main` may return: stack outputs by name (or nothing), or a promise of them. */
+export type MainResult = Awaitable<Record<string, Input<unknown>> | void | undefined>;
+
 /** The program's entry point, as a component exports it: `export const run =
- * exportProgram(main)` (the build writes this for a module whose default export is `main`). */
+ * exportProgram(main)` (the build writes this for a module whose default export is `main`).
+ * `main` returns a `MainResult`; anything else it returns is ignored. */
 export function exportProgram(main: (ctx: Context) => unknown): () => void {
   return function run(): void {
     // A component runs once per instance; starting clean also lets tests run several.
     handlers.clear();
+    unsent.clear();
     firstError = undefined;
     stackOutputs.length = 0;
     stackTransformations.length = 0;
     deploymentInfo = undefined;
     configValues = undefined;
+    resetUnsettledPromises();
+    // As Node.js does by default, a rejection nobody handled fails the program: it is almost
+    // always work that was lost (a resource never declared, a value never exported).
+    setReporter((kind, reason) =>
+      recordError(
+        kind === "rejection"
+          ? `a promise was rejected and nothing handled it: ${message(reason, true)}`
+          : `a queued microtask threw: ${message(reason, true)}`,
+      ),
+    );
     installConsole();
     const ctx = new Context();
+    // Like a Pulumi Node.js program's returned object: its properties are stack outputs.
+    const exportAll = (returned: unknown) => {
+      if (isPlainObject(returned)) {
+        for (const key of Object.keys(returned)) ctx.export(key, returned[key] as Input<unknown>);
+      }
+    };
+    let pendingMain: unknown;
+    // Jobs left from module evaluation (at build time) run first, as right after evaluation.
+    runMicrotasks();
     try {
       const returned = main(ctx);
-      if (
-        returned !== null &&
-        (typeof returned === "object" || typeof returned === "function") &&
-        typeof (returned as { then?: unknown }).then === "function"
-      ) {
-        recordError(`the program's main function ${ASYNC_UNSUPPORTED}`);
-      } else if (isPlainObject(returned)) {
-        // Like a Pulumi Node.js program's returned object: its properties are stack outputs.
-        for (const key of Object.keys(returned)) ctx.export(key, returned[key] as Input<unknown>);
+      if (isThenable(returned)) {
+        pendingMain = returned;
+        SdkPromise.resolve(returned).then(
+          (value) => {
+            pendingMain = undefined;
+            exportAll(value);
+          },
+          (e: unknown) => {
+            pendingMain = undefined;
+            recordError(message(e, true));
+          },
+        );
+      } else {
+        exportAll(returned);
       }
     } catch (e) {
       recordError(message(e, true));
     }
     drain();
+    if (pendingMain !== undefined) recordError(new NeverSettled("the program's main function", pendingMain).message);
     if (stackOutputs.length > 0) {
       const names = stackOutputs.map(([name]) => name);
       whenAll(
@@ -121,6 +161,16 @@ export function exportProgram(main: (ctx: Context) => unknown): () => void {
         },
       );
       drain();
+    }
+    // Nothing is left to run: what still waits, waits for a promise that can never settle.
+    for (const what of unsent) {
+      recordError(`${what} was never registered: an input or option waits for a promise that never settled`);
+    }
+    const waiting = unsettledPromises();
+    if (waiting > 0) {
+      recordError(
+        `${waiting === 1 ? "a promise" : `${waiting} promises`} given to outputs never settled: what depends on ${waiting === 1 ? "it" : "them"} was left out (a component has no timers or I/O events: only code running in the program settles promises)`,
+      );
     }
     if (firstError !== undefined) throw firstError;
   };
@@ -528,19 +578,91 @@ export class StackReference extends CustomResource {
   }
 }
 
-/** Options of `invoke`. */
+/** Options of `invoke` and `call`. */
 export interface InvokeOptions {
   provider?: ProviderResource;
   version?: string;
 }
 
 /** Calls a provider function once `args` are known; unknown arguments (a preview) give an
- * unknown result without calling it. */
+ * unknown result without calling it. The result is secret when an argument was. */
 export function invoke(token: string, args: Record<string, Input<unknown>> = {}, opts: InvokeOptions = {}): Output<PropertyMap> {
+  return functionCall("invoke", token, args, opts);
+}
+
+/**
+ * Calls a provider function and gives its outputs as a promise, for `await` (`invoke` gives
+ * them as an output). The arguments may be outputs or promises; the call is made once they
+ * are known. Unknown ones (in a preview) are sent as `UNKNOWN`, for the provider to decide.
+ * Secret values stay `Secret`s, and every output is a `Secret` when an argument was one.
+ * A failed call rejects with the engine's message.
+ */
+export function invokeAsync(token: string, args: Record<string, Input<unknown>> = {}, opts: InvokeOptions = {}): Promise<PropertyMap> {
+  return new SdkPromise<PropertyMap>((resolve, reject) => {
+    const keys = Object.keys(args);
+    const items = keys.map((k) => output(args[k]) as Output<unknown>);
+    if (opts.provider) items.push(opts.provider.reference() as Output<unknown>);
+    whenAll(items, (settled) => {
+      const provider = opts.provider ? settled.pop() : undefined;
+      const failure = [...settled, ...(provider ? [provider] : [])].find((r) => "failed" in r.known);
+      if (failure && "failed" in failure.known) return reject(new Error(`invoking ${token}: ${failure.known.failed}`));
+      const secret = settled.some((r) => r.secret);
+      const map = emptyMap();
+      keys.forEach((k, i) => (map[k] = propertyValue(settled[i]) as Value));
+      let request: WitValue;
+      try {
+        request = encode(map);
+      } catch (e) {
+        return reject(new Error(`invoking ${token}: ${message(e)}`));
+      }
+      const handle = monitor.invoke({
+        token,
+        args: request,
+        provider: provider && "value" in provider.known ? String(provider.known.value) : null,
+        version: opts.version ?? null,
+      });
+      handlers.set(handle, (outcome) => {
+        if (outcome.tag === "failed") return reject(new Error(`invoking ${token}: ${outcome.val}`));
+        if (outcome.tag !== "outputs") return reject(new Error(`invoking ${token}: the host answered with a resource's state`));
+        let outputs: PropertyMap;
+        try {
+          outputs = decodeMap(outcome.val.outputs);
+        } catch (e) {
+          return reject(new Error(`invoking ${token}: the host sent bad outputs: ${message(e)}`));
+        }
+        if (secret) for (const k of Object.keys(outputs)) if (!(outputs[k] instanceof Secret)) outputs[k] = new Secret(outputs[k]);
+        resolve(outputs);
+      });
+    });
+  });
+}
+
+/**
+ * Calls method `token` (`pkg:index:Component/method`) of component `self` — a remote component,
+ * built by its provider's `construct` — through that provider's `call`. The method gets `args`
+ * and `__self__`, a reference to the component; its outputs depend on what the provider says
+ * they do. As `invoke`: unknown arguments (a preview) give an unknown result without calling.
+ */
+export function call(
+  token: string,
+  args: Record<string, Input<unknown>> = {},
+  self?: Resource,
+  opts: InvokeOptions = {},
+): Output<PropertyMap> {
+  return functionCall("call", token, self ? { ...args, __self__: self.urn.apply((urn) => new ResourceReference(urn)) } : args, opts);
+}
+
+function functionCall(
+  kind: "invoke" | "call",
+  token: string,
+  args: Record<string, Input<unknown>>,
+  opts: InvokeOptions,
+): Output<PropertyMap> {
   const [out, settle] = Output.pending<PropertyMap>();
   const keys = Object.keys(args);
   const items = keys.map((k) => output(args[k]) as Output<unknown>);
   if (opts.provider) items.push(opts.provider.reference() as Output<unknown>);
+  const doing = `${kind === "invoke" ? "invoking" : "calling"} ${token}`;
   whenAll(items, (settled) => {
     const provider = opts.provider ? settled.pop() : undefined;
     const deps = new Set<string>();
@@ -554,34 +676,40 @@ export function invoke(token: string, args: Record<string, Input<unknown>> = {},
     }
     const secret = settled.some((r) => r.secret);
     const map = emptyMap();
-    keys.forEach((k, i) => (map[k] = propertyValue(settled[i]) as Value));
+    const argDependencies: PropertyDependencies[] = [];
+    keys.forEach((k, i) => {
+      map[k] = propertyValue(settled[i]) as Value;
+      if (settled[i].deps.size > 0) argDependencies.push({ property: k, urns: [...settled[i].deps] });
+    });
     let request;
     try {
       request = encode(map);
     } catch (e) {
-      const text = `invoking ${token}: ${message(e)}`;
+      const text = `${doing}: ${message(e)}`;
       recordError(text);
       return settle({ known: { failed: text }, secret, deps });
     }
-    const handle = monitor.invoke({
-      token,
-      args: request,
-      provider: provider && "value" in provider.known ? String(provider.known.value) : null,
-      version: opts.version ?? null,
-    });
+    const providerRef = provider && "value" in provider.known ? String(provider.known.value) : null;
+    const version = opts.version ?? null;
+    const handle =
+      kind === "invoke"
+        ? monitor.invoke({ token, args: request, provider: providerRef, version })
+        : monitor.call({ token, args: request, argDependencies, provider: providerRef, version });
     handlers.set(handle, (outcome) => {
       if (outcome.tag === "failed") {
-        const text = `invoking ${token}: ${outcome.val}`;
+        const text = `${doing}: ${outcome.val}`;
         recordError(text);
         return settle({ known: { failed: text }, secret, deps });
       }
-      const outputs = outcome.tag === "outputs" ? outcome.val.outputs : outcome.val.outputs;
+      const result = outcome.val;
       try {
-        const decoded = decodeMap(outputs);
+        const decoded = decodeMap(result.outputs);
         const r = lifted<PropertyMap>(decoded).peek()!;
-        settle({ known: r.known, secret: secret || r.secret, deps });
+        const all = new Set([...deps, ...r.deps]);
+        for (const d of result.propertyDependencies) for (const urn of d.urns) all.add(urn);
+        settle({ known: r.known, secret: secret || r.secret, deps: all });
       } catch (e) {
-        const text = `invoking ${token}: the host sent bad outputs: ${message(e)}`;
+        const text = `${doing}: the host sent bad outputs: ${message(e)}`;
         recordError(text);
         settle({ known: { failed: text }, secret, deps });
       }
@@ -690,7 +818,9 @@ function declare(
   const text = (r: Resolved<unknown> | undefined) =>
     r !== undefined && "value" in r.known && typeof r.known.value === "string" ? r.known.value : null;
 
+  unsent.add(what);
   whenAll(items, (settled) => {
+    unsent.delete(what);
     const failure = settled.find((r) => "failed" in r.known);
     if (failure && "failed" in failure.known) return fail(failure.known.failed);
     const inputs = emptyMap();

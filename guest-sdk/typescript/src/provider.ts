@@ -7,12 +7,18 @@
 // `oldOutputs` what the state recorded. A preview never reaches `create` or `update`: it goes
 // to `previewCreate` / `previewUpdate`, whose defaults describe the result from the inputs.
 //
+// Every method may return its result or a promise of it (`async` methods): the export runs
+// the SDK's promise queue until the promise settles (promise.ts: QuickJS's own queue never runs
+// inside a call), and a promise that can no longer settle is the method's failure.
+//
 // Every ordinary failure, a thrown `ProviderError`, `CheckFailure` or any other exception,
-// reaches the engine as the WIT's `provider-error`, never as a trap: a trap is for bugs.
+// a rejected promise, reaches the engine as the WIT's `provider-error`, never as a trap: a
+// trap is for bugs.
 
 import type * as wit from "cairn:deploy/types@0.3.0";
 import { CheckFailure } from "./check";
 import { log } from "./log";
+import { NeverSettled, runMicrotasks, setReporter, settleNow } from "./promise";
 import {
   type PropertyMap,
   type Value,
@@ -48,6 +54,12 @@ export function resourceTypeOf(urn: string): string {
 export function nameOf(urn: string): string {
   return urnParts(urn)?.[3] ?? "";
 }
+
+/** A method's result, or a promise of it: every `Provider` method may be `async`. */
+export type Awaitable<T> = T | PromiseLike<T>;
+
+/** What a property depends on: property name → the URNs of the resources it came from. */
+export type Dependencies = Record<string, string[]>;
 
 /** What an operation that partly succeeded left behind (e.g. created but not healthy). */
 export interface PartialState {
@@ -226,9 +238,57 @@ export interface InvokeResult {
   failures?: Array<CheckFailure | { property: string; reason: string }>;
 }
 
+/** `construct`: build a component resource — register it and its children with the engine
+ * (`engine.registerResource`, the children with the component's URN as `parent`), set its
+ * outputs (`engine.registerResourceOutputs`), and return its URN and state. */
+export interface ConstructRequest {
+  project: string;
+  stack: string;
+  /** The component's type token and name, as the program declared it. */
+  resourceType: string;
+  name: string;
+  /** The URN of the component's parent (undefined for the stack itself). */
+  parent?: string;
+  /** The component's inputs; in a preview they may contain unknowns. */
+  inputs: PropertyMap;
+  inputDependencies: Dependencies;
+  /** URNs the component depends on (`dependsOn`). */
+  dependencies: string[];
+  protect: boolean;
+  /** Provider references (`<urn>::<id>`) by package, for the children. */
+  providers: Record<string, string>;
+  dryRun: boolean;
+}
+
+export interface ConstructResult {
+  /** The component's URN (from registering it). */
+  urn?: string;
+  /** Its outputs, as the program sees them. */
+  state?: PropertyMap;
+  stateDependencies?: Dependencies;
+}
+
+/** `call`: a component's method (`pkg:index:Component/method`); `args.__self__` is a
+ * `ResourceReference` to the component. */
+export interface CallRequest {
+  token: string;
+  args: PropertyMap;
+  argDependencies: Dependencies;
+  project: string;
+  stack: string;
+  dryRun: boolean;
+}
+
+export interface CallResult {
+  outputs?: PropertyMap;
+  outputDependencies?: Dependencies;
+  failures?: Array<CheckFailure | { property: string; reason: string }>;
+}
+
 /**
  * A provider. Only `create`, `update` and `delete` must be implemented; the host calls one
- * method at a time, `configure` before any resource operation.
+ * method at a time, `configure` before any resource operation. Every method may return its
+ * result or a promise of it (be `async`).
  *
  * | method | default |
  * | --- | --- |
@@ -247,25 +307,25 @@ export abstract class Provider {
   config: PropertyMap = emptyMap();
 
   /** The package schema as JSON text; undefined serves the manifest's. */
-  getSchema(): string | undefined {
+  getSchema(): Awaitable<string | undefined> {
     return undefined;
   }
 
-  checkConfig(request: CheckRequest): CheckResult {
+  checkConfig(request: CheckRequest): Awaitable<CheckResult> {
     return { inputs: request.inputs };
   }
 
-  diffConfig(request: DiffRequest): DiffResult {
+  diffConfig(request: DiffRequest): Awaitable<DiffResult> {
     return diffInputs(request.oldInputs, request.inputs, [], request.ignoreChanges);
   }
 
   /** Applies checked configuration (unknowns possible in a preview). */
-  configure(inputs: PropertyMap, preview: boolean): void {
+  configure(inputs: PropertyMap, preview: boolean): Awaitable<void> {
     void preview;
     this.config = inputs;
   }
 
-  check(request: CheckRequest): CheckResult {
+  check(request: CheckRequest): Awaitable<CheckResult> {
     return { inputs: request.inputs };
   }
 
@@ -281,7 +341,7 @@ export abstract class Provider {
     return false;
   }
 
-  diff(request: DiffRequest): DiffResult {
+  diff(request: DiffRequest): Awaitable<DiffResult> {
     const result = diffInputs(
       request.oldInputs,
       request.inputs,
@@ -294,35 +354,47 @@ export abstract class Provider {
   }
 
   /** Creates a resource. Never called in a preview: see `previewCreate`. */
-  abstract create(request: CreateRequest): CreateResult;
+  abstract create(request: CreateRequest): Awaitable<CreateResult>;
 
   /** In a preview, instead of `create`: describes the resource without acting (no side
    * effects). Return `UNKNOWN` for outputs only creating tells. */
-  previewCreate(request: CreateRequest): CreateResult {
+  previewCreate(request: CreateRequest): Awaitable<CreateResult> {
     return { id: "", outputs: request.inputs };
   }
 
-  read(request: ReadRequest): ReadResult {
+  read(request: ReadRequest): Awaitable<ReadResult> {
     return { id: request.id, inputs: request.oldInputs, outputs: request.oldOutputs };
   }
 
   /** Updates a resource in place. Never called in a preview: see `previewUpdate`. */
-  abstract update(request: UpdateRequest): UpdateResult;
+  abstract update(request: UpdateRequest): Awaitable<UpdateResult>;
 
   /** In a preview, instead of `update`: describes the outputs the update would leave. */
-  previewUpdate(request: UpdateRequest): UpdateResult {
+  previewUpdate(request: UpdateRequest): Awaitable<UpdateResult> {
     return { outputs: request.inputs };
   }
 
-  abstract delete(request: DeleteRequest): void;
+  abstract delete(request: DeleteRequest): Awaitable<void>;
 
-  invoke(request: InvokeRequest): InvokeResult {
+  invoke(request: InvokeRequest): Awaitable<InvokeResult> {
     void request;
     throw ProviderError.unimplemented("invoke");
   }
 
+  /** Builds a component resource through the engine (see `ConstructRequest`). */
+  construct(request: ConstructRequest): Awaitable<ConstructResult> {
+    void request;
+    throw ProviderError.unimplemented("construct");
+  }
+
+  /** Runs a component's method. */
+  call(request: CallRequest): Awaitable<CallResult> {
+    void request;
+    throw ProviderError.unimplemented("call");
+  }
+
   /** Asks the provider to stop outstanding work; advisory. */
-  cancel(): void {}
+  cancel(): Awaitable<void> {}
 }
 
 /**
@@ -418,7 +490,7 @@ function witError(e: unknown): wit.ProviderError {
       }
     }
   }
-  if (e instanceof CheckFailure) return failed(e.message);
+  if (e instanceof CheckFailure || e instanceof NeverSettled) return failed(e.message);
   if (e instanceof MalformedValue) return failed(`the host sent a malformed property table: ${e.message}`);
   return failed(message(e, true));
 }
@@ -439,13 +511,26 @@ export function message(e: unknown, named = false): string {
   }
 }
 
-/** Runs a method; a thrown error becomes the WIT's error (thrown as the plain object the
- * runtime lowers as `err`). */
-function guarded<T>(call: () => T): T {
+/** The method running, for reports of rejections nobody handled. */
+let running = "";
+
+/**
+ * Runs `method` of the provider (`body` calls it) and `finish` on its result: a promise is
+ * settled first, the SDK's queue run until it has (a promise that can no longer settle is a
+ * failure naming the method). A thrown error or rejection becomes the WIT's error, thrown as
+ * the plain object the runtime lowers as `err`.
+ */
+function run<R, W>(method: string, body: () => Awaitable<R>, finish: (result: R) => W): W {
+  running = method;
   try {
-    return call();
+    // Jobs left from before the call (queued while the modules were evaluated, at build time)
+    // run first, as they would have right after evaluation.
+    runMicrotasks();
+    return finish(settleNow(body(), method));
   } catch (e) {
     throw witError(e);
+  } finally {
+    running = "";
   }
 }
 
@@ -475,6 +560,23 @@ function encodeMap(v: unknown, what: string): wit.Value {
     if (e instanceof ProviderError) throw e;
     throw ProviderError.failed(`${what}: ${message(e)}`);
   }
+}
+
+/** Dependencies from the host: property → URNs (a property listed twice gets both lists). */
+export function dependenciesFromWit(list: wit.PropertyDependencies[]): Dependencies {
+  const deps: Dependencies = Object.create(null) as Dependencies;
+  for (const d of list) (deps[d.property] ??= []).push(...d.urns);
+  return deps;
+}
+
+/** Dependencies for the host, checked: an object whose values are arrays of URNs. */
+export function dependenciesToWit(deps: unknown, what: string): wit.PropertyDependencies[] {
+  if (deps === undefined || deps === null) return [];
+  if (typeof deps !== "object" || Array.isArray(deps)) throw ProviderError.failed(`${what} must be an object`);
+  return Object.keys(deps).map((property) => ({
+    property,
+    urns: strings((deps as Record<string, unknown>)[property], `${what}.${property}`),
+  }));
 }
 
 const DIFF_KINDS = new Set(["add", "add-replace", "delete", "delete-replace", "update", "update-replace"]);
@@ -533,6 +635,24 @@ function checkResult(result: CheckResult): wit.CheckResult {
   return { inputs: encodeMap(result.inputs, "the checked inputs"), failures: failures(result.failures) };
 }
 
+function constructRequest(r: wit.ConstructRequest): ConstructRequest {
+  const providers = Object.create(null) as Record<string, string>;
+  for (const [pkg, reference] of r.providers) providers[pkg] = reference;
+  return {
+    project: r.project,
+    stack: r.stack,
+    resourceType: r.resourceType,
+    name: r.name,
+    parent: r.parent ?? undefined,
+    inputs: decodeMap(r.inputs),
+    inputDependencies: dependenciesFromWit(r.inputDependencies),
+    dependencies: [...r.dependencies],
+    protect: r.protect,
+    providers,
+    dryRun: r.dryRun,
+  };
+}
+
 /** Whether `provider` overrides `method` of the base class (a default can then skip decoding
  * and send the host's table back as it came). */
 function overrides(provider: Provider, method: keyof Provider): boolean {
@@ -544,116 +664,170 @@ export function exportProvider(provider: Provider): Record<string, (...args: nev
   if (!(provider instanceof Provider)) {
     throw new TypeError("the provider module's default export must be an instance of a Provider subclass");
   }
+  // A rejection nobody handled does not fail the call (the method's own result decides), but
+  // it is almost always a bug: the deployment's log shows it, with the method it came from.
+  setReporter((kind, reason) => {
+    const during = running === "" ? "" : ` (during ${running})`;
+    const what = kind === "rejection" ? "a promise was rejected and nothing handled it" : "a queued microtask threw";
+    log.error(`${what}${during}: ${message(reason, true)}`);
+  });
   const own = {
     check: overrides(provider, "check"),
     checkConfig: overrides(provider, "checkConfig"),
     read: overrides(provider, "read"),
   };
+  const passThrough = (r: wit.CheckRequest): wit.CheckResult => ({ inputs: r.news, failures: [] });
   return {
     getSchema(): string {
-      return guarded(() => {
-        const schema = provider.getSchema() ?? manifestSchema();
-        if (schema === undefined) throw ProviderError.unimplemented("get-schema");
-        return String(schema);
+      return run("getSchema", () => provider.getSchema(), (schema) => {
+        const text = schema ?? manifestSchema();
+        if (text === undefined) throw ProviderError.unimplemented("get-schema");
+        return String(text);
       });
     },
     checkConfig(r: wit.CheckRequest): wit.CheckResult {
-      return guarded(() => (own.checkConfig ? checkResult(provider.checkConfig(checkRequest(r))) : { inputs: r.news, failures: [] }));
+      if (!own.checkConfig) return passThrough(r);
+      return run("checkConfig", () => provider.checkConfig(checkRequest(r)), checkResult);
     },
     diffConfig(r: wit.DiffRequest): wit.DiffResult {
-      return guarded(() => diffResult(provider.diffConfig(diffRequest(r)), r.ignoreChanges));
+      return run("diffConfig", () => provider.diffConfig(diffRequest(r)), (d) => diffResult(d, r.ignoreChanges));
     },
     configure(inputs: wit.Value, preview: boolean): void {
-      guarded(() => provider.configure(decodeMap(inputs), preview));
+      run("configure", () => provider.configure(decodeMap(inputs), preview), () => undefined);
     },
     check(r: wit.CheckRequest): wit.CheckResult {
-      return guarded(() => (own.check ? checkResult(provider.check(checkRequest(r))) : { inputs: r.news, failures: [] }));
+      if (!own.check) return passThrough(r);
+      return run("check", () => provider.check(checkRequest(r)), checkResult);
     },
     diff(r: wit.DiffRequest): wit.DiffResult {
-      return guarded(() => diffResult(provider.diff(diffRequest(r)), r.ignoreChanges));
+      return run("diff", () => provider.diff(diffRequest(r)), (d) => diffResult(d, r.ignoreChanges));
     },
     create(r: wit.CreateRequest): wit.CreateResult {
-      return guarded(() => {
-        const request: CreateRequest = {
-          urn: r.urn,
-          resourceType: resourceTypeOf(r.urn),
-          name: nameOf(r.urn),
-          inputs: decodeMap(r.properties),
-          timeout: r.timeout,
-        };
-        const result = r.preview ? provider.previewCreate(request) : provider.create(request);
-        if (result === null || typeof result !== "object") throw ProviderError.failed("create must return a CreateResult");
-        return { id: r.preview ? "" : String(result.id ?? ""), outputs: encodeMap(result.outputs, "the outputs") };
-      });
+      const method = r.preview ? "previewCreate" : "create";
+      return run(
+        method,
+        () => {
+          const request: CreateRequest = {
+            urn: r.urn,
+            resourceType: resourceTypeOf(r.urn),
+            name: nameOf(r.urn),
+            inputs: decodeMap(r.properties),
+            timeout: r.timeout,
+          };
+          return r.preview ? provider.previewCreate(request) : provider.create(request);
+        },
+        (result) => {
+          if (result === null || typeof result !== "object") throw ProviderError.failed(`${method} must return a CreateResult`);
+          return { id: r.preview ? "" : String(result.id ?? ""), outputs: encodeMap(result.outputs, "the outputs") };
+        },
+      );
     },
     read(r: wit.ReadRequest): wit.ReadResult {
-      return guarded(() => {
-        if (!own.read) return { id: r.id, inputs: r.inputs, outputs: r.state };
-        const result = provider.read({
-          urn: r.urn,
-          resourceType: resourceTypeOf(r.urn),
-          name: nameOf(r.urn),
-          id: r.id,
-          oldInputs: decodeMap(r.inputs),
-          oldOutputs: decodeMap(r.state),
-        });
-        if (result === null || typeof result !== "object") throw ProviderError.failed("read must return a ReadResult");
-        return {
-          id: String(result.id ?? ""),
-          inputs: encodeMap(result.inputs, "the inputs read"),
-          outputs: encodeMap(result.outputs, "the outputs read"),
-        };
-      });
+      if (!own.read) return { id: r.id, inputs: r.inputs, outputs: r.state };
+      return run(
+        "read",
+        () =>
+          provider.read({
+            urn: r.urn,
+            resourceType: resourceTypeOf(r.urn),
+            name: nameOf(r.urn),
+            id: r.id,
+            oldInputs: decodeMap(r.inputs),
+            oldOutputs: decodeMap(r.state),
+          }),
+        (result) => {
+          if (result === null || typeof result !== "object") throw ProviderError.failed("read must return a ReadResult");
+          return {
+            id: String(result.id ?? ""),
+            inputs: encodeMap(result.inputs, "the inputs read"),
+            outputs: encodeMap(result.outputs, "the outputs read"),
+          };
+        },
+      );
     },
     update(r: wit.UpdateRequest): wit.UpdateResult {
-      return guarded(() => {
-        const request: UpdateRequest = {
-          urn: r.urn,
-          resourceType: resourceTypeOf(r.urn),
-          name: nameOf(r.urn),
-          id: r.id,
-          oldInputs: decodeMap(r.oldInputs),
-          oldOutputs: decodeMap(r.oldOutputs),
-          inputs: decodeMap(r.news),
-          timeout: r.timeout,
-          ignoreChanges: [...r.ignoreChanges],
-        };
-        const result = r.preview ? provider.previewUpdate(request) : provider.update(request);
-        if (result === null || typeof result !== "object") throw ProviderError.failed("update must return an UpdateResult");
-        return { outputs: encodeMap(result.outputs, "the outputs") };
-      });
+      const method = r.preview ? "previewUpdate" : "update";
+      return run(
+        method,
+        () => {
+          const request: UpdateRequest = {
+            urn: r.urn,
+            resourceType: resourceTypeOf(r.urn),
+            name: nameOf(r.urn),
+            id: r.id,
+            oldInputs: decodeMap(r.oldInputs),
+            oldOutputs: decodeMap(r.oldOutputs),
+            inputs: decodeMap(r.news),
+            timeout: r.timeout,
+            ignoreChanges: [...r.ignoreChanges],
+          };
+          return r.preview ? provider.previewUpdate(request) : provider.update(request);
+        },
+        (result) => {
+          if (result === null || typeof result !== "object") throw ProviderError.failed(`${method} must return an UpdateResult`);
+          return { outputs: encodeMap(result.outputs, "the outputs") };
+        },
+      );
     },
     delete(r: wit.DeleteRequest): void {
-      guarded(() =>
-        provider.delete({
-          urn: r.urn,
-          resourceType: resourceTypeOf(r.urn),
-          name: nameOf(r.urn),
-          id: r.id,
-          oldInputs: decodeMap(r.inputs),
-          oldOutputs: decodeMap(r.outputs),
-          timeout: r.timeout,
-        }),
+      run(
+        "delete",
+        () =>
+          provider.delete({
+            urn: r.urn,
+            resourceType: resourceTypeOf(r.urn),
+            name: nameOf(r.urn),
+            id: r.id,
+            oldInputs: decodeMap(r.inputs),
+            oldOutputs: decodeMap(r.outputs),
+            timeout: r.timeout,
+          }),
+        () => undefined,
       );
     },
     construct(r: wit.ConstructRequest): wit.ConstructResult {
-      void r;
-      throw witError(ProviderError.unimplemented("construct"));
+      return run("construct", () => provider.construct(constructRequest(r)), (result) => {
+        if (result === null || typeof result !== "object") throw ProviderError.failed("construct must return a ConstructResult");
+        const urn = result.urn;
+        if (urn !== undefined && urn !== null && typeof urn !== "string") throw ProviderError.failed("construct returned a urn that is not a string");
+        return {
+          urn: urn ?? null,
+          state: encodeMap(result.state, "the component's state"),
+          stateDependencies: dependenciesToWit(result.stateDependencies, "stateDependencies"),
+        };
+      });
     },
     invoke(r: wit.InvokeRequest): wit.InvokeResult {
-      return guarded(() => {
-        const result = provider.invoke({ token: r.token, args: decodeMap(r.args) });
+      return run("invoke", () => provider.invoke({ token: r.token, args: decodeMap(r.args) }), (result) => {
         if (result === null || typeof result !== "object") throw ProviderError.failed("invoke must return an InvokeResult");
         return { outputs: encodeMap(result.outputs, "the function's outputs"), failures: failures(result.failures) };
       });
     },
     call(r: wit.CallRequest): wit.CallResult {
-      void r;
-      throw witError(ProviderError.unimplemented("call"));
+      return run(
+        "call",
+        () =>
+          provider.call({
+            token: r.token,
+            args: decodeMap(r.args),
+            argDependencies: dependenciesFromWit(r.argDependencies),
+            project: r.project,
+            stack: r.stack,
+            dryRun: r.dryRun,
+          }),
+        (result) => {
+          if (result === null || typeof result !== "object") throw ProviderError.failed("call must return a CallResult");
+          return {
+            outputs: encodeMap(result.outputs, "the method's outputs"),
+            outputDependencies: dependenciesToWit(result.outputDependencies, "outputDependencies"),
+            failures: failures(result.failures),
+          };
+        },
+      );
     },
     cancel(): void {
       try {
-        provider.cancel();
+        settleNow(provider.cancel(), "cancel");
       } catch (e) {
         log.warn(`cancel failed: ${message(e, true)}`);
       }

@@ -287,6 +287,13 @@ declare module "cairn:deploy/monitor@0.3.0" {
     provider: CairnOption<string>;
     version: CairnOption<string>;
   }
+  export interface CallRequest {
+    token: string;
+    args: Value;
+    argDependencies: PropertyDependencies[];
+    provider: CairnOption<string>;
+    version: CairnOption<string>;
+  }
   export interface ResourceState {
     urn: string;
     id: CairnOption<string>;
@@ -308,6 +315,7 @@ declare module "cairn:deploy/monitor@0.3.0" {
   export function registerResource(request: RegisterResourceRequest): Handle;
   export function readResource(request: ReadResourceRequest): Handle;
   export function invoke(request: InvokeRequest): Handle;
+  export function call(request: CallRequest): Handle;
   /** Blocks until a request finished; empty at once when nothing is outstanding. */
   export function wait(): Completion[];
   /** Throws an `Error` whose `payload` is the host's message. */

@@ -2,6 +2,7 @@
 // fake module here (the state they share is `globalThis.fake`, see fake/state.mjs).
 const FAKES = {
   "cairn:deploy/host@0.3.0": "host.mjs",
+  "cairn:deploy/engine@0.3.0": "engine.mjs",
   "cairn:deploy/monitor@0.3.0": "monitor.mjs",
   "cairn:deploy/context@0.3.0": "context.mjs",
   "wasi:filesystem/preopens@0.2.12": "preopens.mjs",

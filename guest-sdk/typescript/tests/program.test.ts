@@ -1,6 +1,9 @@
 // The program side against a fake engine (tests/fake/monitor.mjs): requests wait for what they
 // refer to, carry their dependencies and secrets, previews give unknowns and skip callbacks,
-// failures fail the run after everything finished, configuration reads as Pulumi's does.
+// failures fail the run after everything finished, configuration reads as Pulumi's does;
+// async programs (an async main, promises as inputs, async callbacks, awaited invokes) keep the
+// same rules, and a promise that can never settle fails the run saying what waited for it;
+// component methods (`call`).
 
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
@@ -11,26 +14,33 @@ import {
   type Context,
   CustomResource,
   Output,
+  type PropertyMap,
   ProviderResource,
+  ResourceReference,
   Secret,
   UNKNOWN,
   all,
+  call,
   decode,
   decodeMap,
   encode,
   exportProgram,
   interpolate,
   invoke,
+  invokeAsync,
   log,
+  output,
   secret,
 } from "../src/index";
 import { reset } from "./fake/state.mjs";
+import { withSdkPromises } from "./sdk-promises";
 
 interface Fake {
   logs: Array<{ severity: string; message: string }>;
   requests: Array<{ kind: string; handle: number; request: Record<string, unknown> & { inputs?: wit.Value; name?: string; options?: Record<string, unknown>; args?: wit.Value } }>;
   outputs: Array<{ urn: string; outputs: wit.Value }>;
   failures: Record<string, string>;
+  callDependencies: Array<{ property: string; urns: string[] }>;
   deployment: { dryRun: boolean };
   config: Array<[string, wit.Value]>;
 }
@@ -40,13 +50,21 @@ beforeEach(() => {
   fake = reset() as Fake;
 });
 
+/** Runs a program as the component's `run` does: with the SDK's promises as the globals. */
 function run(main: (ctx: Context) => unknown): string | undefined {
-  try {
-    exportProgram(main)();
-    return undefined;
-  } catch (e) {
-    return String(e);
-  }
+  return withSdkPromises(() => {
+    try {
+      exportProgram(main)();
+      return undefined;
+    } catch (e) {
+      return String(e);
+    }
+  });
+}
+
+/** A value a turn of the queue later, as awaiting real work gives it. */
+function later<T>(value: T): Promise<T> {
+  return new Promise((resolve) => queueMicrotask(() => resolve(value)));
 }
 
 function stackOutputs(): Record<string, unknown> {
@@ -115,15 +133,148 @@ test("a failed registration fails the run once everything else finished", () => 
   assert.deepEqual(names, ["broken", "independent"], "what depends on a failure is never sent");
 });
 
-test("async code is refused with a reason, not silently dropped", () => {
-  const error = run(async () => {
-    await Promise.resolve();
+test("an async main: awaited invokes, promises as inputs and outputs, async callbacks", () => {
+  let size: Output<number> | undefined;
+  const error = run(async (ctx) => {
+    const found = await invokeAsync("test:index:lookup", { key: later("k") });
+    await null;
+    const thing = new CustomResource("test:index:Thing", "thing", { size: found.key === "k" ? 1 : 0, note: later("from a promise") });
+    size = thing.output<number>("size");
+    ctx.export("fromPromise", output(later({ deep: [later(1)] })));
+    return {
+      derived: size.apply(async (s) => {
+        await later(null);
+        return s + 1;
+      }),
+      flattened: size.apply(async (s) => Output.secret(s * 10)),
+      secretDerived: secret(2).apply(async (v) => v * 2),
+      id: thing.id,
+    };
   });
-  assert.match(error!, /main function returned a Promise/);
-  const applied = run((ctx) => {
-    ctx.export("x", Output.create(1).apply(async (v) => v));
+  assert.equal(error, undefined);
+  assert.deepEqual(fake.requests.map((r) => r.kind), ["invoke", "register"], "the invoke is awaited before the resource is declared");
+  assert.deepEqual({ ...decodeMap(fake.requests[1].request.inputs!) }, { size: 1, note: "from a promise" });
+  const outputs = stackOutputs();
+  assert.equal(outputs.derived, 2);
+  assert.deepEqual(outputs.flattened, new Secret(10));
+  assert.deepEqual(outputs.secretDerived, new Secret(4), "what derives from a secret stays secret");
+  assert.deepEqual(JSON.parse(JSON.stringify(outputs.fromPromise)), { deep: [1] });
+  assert.equal(outputs.id, "thing-id");
+  assert.deepEqual(size!.dependencies(), ["urn:pulumi:dev::proj::test:index:Thing::thing"]);
+});
+
+test("async callbacks keep the rules: an unknown skips them, dependencies carry, secret arguments make secret results", () => {
+  fake.deployment.dryRun = true;
+  let ran = 0;
+  let derived: Output<string> | undefined;
+  let found: unknown;
+  const error = run(async (ctx) => {
+    const thing = new CustomResource("test:index:Thing", "thing", { size: 1 });
+    derived = thing.id.apply(async (id) => {
+      ran++;
+      return `${id}!`;
+    });
+    ctx.export("derived", derived);
+    found = await invokeAsync("test:index:echo", { password: secret("hunter2"), plain: 1 });
   });
-  assert.match(applied!, /apply callback returned a Promise/);
+  assert.equal(error, undefined);
+  assert.equal(ran, 0, "no callback runs on an unknown value");
+  assert.equal(stackOutputs().derived, UNKNOWN);
+  assert.deepEqual(derived!.dependencies(), ["urn:pulumi:dev::proj::test:index:Thing::thing"]);
+  assert.deepEqual({ ...(found as object) }, { password: new Secret("hunter2"), plain: new Secret(1) });
+});
+
+test("a promise that can never settle fails the run, saying what waited for it", () => {
+  const never = () => new Promise<never>(() => {});
+  assert.match(
+    run(() => never())!,
+    /^the promise that the program's main function returned never settled: it waits for something that nothing in the component will ever settle/,
+  );
+  assert.equal(
+    run(() => {
+      new CustomResource("test:index:Thing", "waiting", { x: never() });
+      new CustomResource("test:index:Thing", "independent", {});
+    }),
+    "test:index:Thing waiting was never registered: an input or option waits for a promise that never settled",
+  );
+  assert.deepEqual(fake.requests.map((r) => r.request.name), ["independent"]);
+  assert.match(run((ctx) => ctx.export("x", never()))!, /^a promise given to outputs never settled/);
+  assert.match(run(() => ({ x: Output.create(1).apply(() => never()) }))!, /^a promise given to outputs never settled/);
+});
+
+test("rejections fail the run: main's, an input's, a callback's, and one nobody handled", () => {
+  assert.equal(
+    run(async () => {
+      await null;
+      throw new RangeError("async main broke");
+    }),
+    "RangeError: async main broke",
+  );
+  assert.equal(
+    run(() => {
+      new CustomResource("test:index:Thing", "rejected", { x: Promise.reject(new Error("no input")) });
+    }),
+    "a promise given as an input was rejected: no input",
+  );
+  assert.ok(!fake.requests.some((r) => r.request.name === "rejected"), "a resource whose input failed is not sent");
+  assert.equal(
+    run((ctx) =>
+      ctx.export(
+        "x",
+        Output.create(1).apply(async () => {
+          throw new Error("async callback broke");
+        }),
+      ),
+    ),
+    "apply failed: async callback broke",
+  );
+  assert.equal(
+    run(() => {
+      void Promise.reject(new Error("dropped"));
+    }),
+    "a promise was rejected and nothing handled it: dropped",
+  );
+  // A failed invoke rejects; a program that catches it goes on.
+  fake.failures["test:index:broken"] = "the function failed";
+  let caught: string | undefined;
+  assert.equal(
+    run(async () => {
+      try {
+        await invokeAsync("test:index:broken", {});
+      } catch (e) {
+        caught = (e as Error).message;
+      }
+    }),
+    undefined,
+  );
+  assert.equal(caught, "invoking test:index:broken: the function failed");
+});
+
+test("call: a remote component's method gets __self__ and its arguments' dependencies", () => {
+  fake.callDependencies = [{ property: "text", urns: ["urn:pulumi:dev::proj::test:index:Other::other"] }];
+  let result: Output<PropertyMap> | undefined;
+  const error = run((ctx) => {
+    const pair = new ComponentResource("test:index:Pair", "pair", { prefix: "p" }, {}, true);
+    const thing = new CustomResource("test:index:Thing", "thing", { text: "hi" });
+    result = call("test:index:Pair/greet", { text: thing.output("text") }, pair);
+    ctx.export("greeted", result.apply((r) => r.text));
+  });
+  assert.equal(error, undefined);
+  const pairRequest = fake.requests.find((r) => r.request.name === "pair")!.request;
+  assert.equal(pairRequest.remote, true);
+  assert.equal(pairRequest.custom, false);
+  const sent = fake.requests.find((r) => r.kind === "call")!.request;
+  assert.equal(sent.token, "test:index:Pair/greet");
+  const args = decodeMap(sent.args!);
+  assert.ok(args.__self__ instanceof ResourceReference);
+  assert.equal((args.__self__ as ResourceReference).urn, "urn:pulumi:dev::proj::test:index:Pair::pair");
+  assert.equal(args.text, "hi");
+  assert.deepEqual(sent.argDependencies, [
+    { property: "text", urns: ["urn:pulumi:dev::proj::test:index:Thing::thing"] },
+    { property: "__self__", urns: ["urn:pulumi:dev::proj::test:index:Pair::pair"] },
+  ]);
+  assert.equal(stackOutputs().greeted, "hi");
+  assert.ok(result!.dependencies().includes("urn:pulumi:dev::proj::test:index:Other::other"), "the method's own dependencies");
 });
 
 test("a thrown error and a throwing callback fail the run", () => {

@@ -19,6 +19,7 @@ mod cargo;
 mod go;
 mod python;
 mod typescript;
+mod wasi_copies;
 
 use std::path::{Path, PathBuf};
 

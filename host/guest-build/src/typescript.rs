@@ -13,11 +13,22 @@
 //! Why QuickJS and not StarlingMonkey (componentize-js) is measured in
 //! guest-sdk/typescript/README.md: a 2 MB component whose linear memory stays flat over
 //! 100,000 calls, against 16.6 MB and a growing heap.
+//!
+//! HTTP: the worlds import wasi:http (with the wasi:io and wasi:clocks it uses) under other
+//! package names, which componentize-qjs can build, and the finished component gets the WASI
+//! names back ([`crate::wasi_copies`], where the reason is).
+//!
+//! Promises: componentize-qjs's sync runtime never runs QuickJS's promise jobs inside a call,
+//! so the SDK brings its own `Promise` (guest-sdk/typescript/src/promise.ts), installed as the
+//! global before any guest module runs (the entry imports `install.ts` first), and esbuild
+//! lowers `async` / `await`, async generators and `for await` to generators whose helpers use
+//! the global `Promise`. Top-level `await` cannot be lowered (a module would never finish
+//! evaluating): the build refuses it, naming the file.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::{BuildError, Builder, Cache, Result, World, files_hash, io, unpack};
+use crate::{BuildError, Builder, Cache, Result, World, files_hash, io, unpack, wasi_copies};
 
 /// The npm packages of the toolchain, exact versions.
 pub const COMPONENTIZE_QJS: &str = "componentize-qjs@0.4.5";
@@ -49,8 +60,20 @@ const TYPESCRIPT_SDK: &[(&str, &str)] = &[
         include_str!("../../../guest-sdk/typescript/src/check.ts"),
     ),
     (
+        "src/engine.ts",
+        include_str!("../../../guest-sdk/typescript/src/engine.ts"),
+    ),
+    (
+        "src/http.ts",
+        include_str!("../../../guest-sdk/typescript/src/http.ts"),
+    ),
+    (
         "src/index.ts",
         include_str!("../../../guest-sdk/typescript/src/index.ts"),
+    ),
+    (
+        "src/install.ts",
+        include_str!("../../../guest-sdk/typescript/src/install.ts"),
     ),
     (
         "src/log.ts",
@@ -65,6 +88,10 @@ const TYPESCRIPT_SDK: &[(&str, &str)] = &[
         include_str!("../../../guest-sdk/typescript/src/program.ts"),
     ),
     (
+        "src/promise.ts",
+        include_str!("../../../guest-sdk/typescript/src/promise.ts"),
+    ),
+    (
         "src/provider.ts",
         include_str!("../../../guest-sdk/typescript/src/provider.ts"),
     ),
@@ -75,6 +102,10 @@ const TYPESCRIPT_SDK: &[(&str, &str)] = &[
     (
         "src/wasi.ts",
         include_str!("../../../guest-sdk/typescript/src/wasi.ts"),
+    ),
+    (
+        "src/wasi-http.d.ts",
+        include_str!("../../../guest-sdk/typescript/src/wasi-http.d.ts"),
     ),
     (
         "src/wit.d.ts",
@@ -91,6 +122,16 @@ const TYPESCRIPT_SDK: &[(&str, &str)] = &[
     ("wit/program.wit", include_str!("../../../wit/program.wit")),
 ];
 
+/// esbuild's settings for the SDK's promises: async functions, async generators and `for
+/// await` lowered to generators (their helpers make promises with the global `Promise`, the
+/// SDK's); top-level `await` refused, as nothing could ever resume it.
+const LOWER_ASYNC: &[&str] = &[
+    "--supported:async-await=false",
+    "--supported:async-generator=false",
+    "--supported:for-await=false",
+    "--supported:top-level-await=false",
+];
+
 /// The files a guest's entry module may be, in order, when `package.json` names no `main`.
 const ENTRIES: &[&str] = &[
     "index.ts",
@@ -102,7 +143,14 @@ const ENTRIES: &[&str] = &[
 
 /// Builds the TypeScript (or JavaScript) guest in `dir` into a component of `world`.
 pub fn build(builder: &Builder, dir: &Path, world: World) -> Result<PathBuf> {
-    let pins = [COMPONENTIZE_QJS, ESBUILD, TYPESCRIPT, JCO].join(" ");
+    let pins = [
+        COMPONENTIZE_QJS,
+        ESBUILD,
+        TYPESCRIPT,
+        JCO,
+        wasi_copies::SCHEME,
+    ]
+    .join(" ");
     let sdk_hash = files_hash(TYPESCRIPT_SDK, &pins);
     let cache = Cache::new(
         builder,
@@ -170,6 +218,7 @@ pub fn build(builder: &Builder, dir: &Path, world: World) -> Result<PathBuf> {
                     "--external:cairn:*",
                     "--external:wasi:*",
                 ])
+                .args(LOWER_ASYNC)
                 .arg(format!(
                     "--alias:cairn-sdk={}",
                     sdk.join("src/index.ts").display()
@@ -180,6 +229,12 @@ pub fn build(builder: &Builder, dir: &Path, world: World) -> Result<PathBuf> {
             "esbuild",
         )?;
         if !out.status.success() {
+            if tool_output(&out).contains("Top-level await is not available") {
+                return Err(failed(
+                    "bundling failed: top-level `await` cannot run in a component (module code runs once, when the component is built, where nothing can resume it): move it into an async function — the program's `main` or a provider method",
+                    &out,
+                ));
+            }
             return Err(failed("bundling failed", &out));
         }
         let out = run(
@@ -199,6 +254,8 @@ pub fn build(builder: &Builder, dir: &Path, world: World) -> Result<PathBuf> {
         if !out.status.success() || !partial.is_file() {
             return Err(failed("componentize-qjs failed", &out));
         }
+        // The guest imported wasi:http under the build's names (see `prepare`).
+        wasi_copies::restore_names_in(&partial)?;
         if let Some(manifest) = &manifest {
             append_section(&partial, SECTION, manifest.as_bytes())?;
         }
@@ -328,20 +385,29 @@ fn prepare(work: &Path, sdk: &Path, tools: &Path, entry: &Path, world: World) ->
         std::fs::copy(&from, wit.join(file)).map_err(io("copying", &from))?;
     }
     copy_dir(&tools.join("wasi-wit"), &wit.join("deps"))?;
+    // wasi:http, wasi:io and wasi:clocks again under other names, which the SDK's worlds import
+    // for HTTP: componentize-qjs cannot build a guest importing wasi:http as such.
+    wasi_copies::write_copies(&tools.join("wasi-wit"), &wit.join("deps"))?;
 
-    // Imported without its extension: both tsc and esbuild resolve `.ts` and `.js`.
-    let module = entry.with_extension("");
-    let module = serde_json::to_string(&module.to_string_lossy())
-        .map_err(|e| BuildError::Failed(format!("encoding a path: {e}")))?;
+    // Imported without their extension: both tsc and esbuild resolve `.ts` and `.js`.
+    let quoted = |path: &Path| {
+        serde_json::to_string(&path.with_extension("").to_string_lossy())
+            .map_err(|e| BuildError::Failed(format!("encoding a path: {e}")))
+    };
+    let module = quoted(entry)?;
+    // First, so that the SDK's `Promise` is the global before any of the guest's modules runs.
+    let install = quoted(&sdk.join("src/install.ts"))?;
     let glue = match world {
         World::Provider => format!(
             "// Generated by cairn: the component exports the guest's provider.\n\
+             import {install};\n\
              import guest from {module};\n\
              import {{ exportProvider }} from \"cairn-sdk\";\n\
              export const provider = exportProvider(guest);\n"
         ),
         World::Program => format!(
             "// Generated by cairn: the component's `run` runs the guest's main function.\n\
+             import {install};\n\
              import main from {module};\n\
              import {{ exportProgram }} from \"cairn-sdk\";\n\
              export const run = exportProgram(main);\n"

@@ -7,8 +7,13 @@
 // Modes that reach for an API JavaScript has elsewhere (`require`, `process`, `fetch`,
 // `XMLHttpRequest`) evaluate the attack as text, so the build's type check lets it through and
 // what stops it is the runtime, at run time.
+//
+// Promise modes: a promise that never settles (the SDK's, and QuickJS's own, made by code the
+// build did not compile) must be a failure naming the method, not a hang; jobs that queue
+// themselves forever, or an async loop that never ends, spin like any loop until the deadline.
 
 import {
+  type Awaitable,
   type CreateRequest,
   type CreateResult,
   type UpdateResult,
@@ -34,7 +39,7 @@ class Attack extends Provider {
     return { id: "", outputs: { mode: r.inputs.mode ?? null, found: UNKNOWN } };
   }
 
-  create(r: CreateRequest): CreateResult {
+  create(r: CreateRequest): Awaitable<CreateResult> {
     const mode = getString(r.inputs, "mode") ?? "";
     const port = Number(r.inputs.port ?? 0);
     let found: string;
@@ -89,6 +94,20 @@ class Attack extends Provider {
         found = String(deep(0));
         break;
       }
+      case "never":
+        return new Promise<CreateResult>(() => {});
+      case "native-promise":
+        // eval'd code is not lowered: its async function returns QuickJS's own promise.
+        return evaluate("(async () => ({ id: 'x', outputs: {} }))()") as Promise<CreateResult>;
+      case "microtasks": {
+        const spin = (): void => queueMicrotask(spin);
+        spin();
+        return new Promise<CreateResult>(() => {});
+      }
+      case "await-loop":
+        return (async (): Promise<CreateResult> => {
+          for (;;) await null;
+        })();
       case "malformed":
         // Not a property value: the SDK refuses it as the provider's failure, never a trap.
         return { id: "x", outputs: { mode, found: Symbol("not a value") as unknown as string } };

@@ -1,6 +1,6 @@
 // Fake `cairn:deploy/monitor`: an engine that answers every registration with the resource's
-// inputs as its outputs (or the failure the test named for it), in the order they came, one
-// batch per `wait`, as the real host may.
+// inputs as its outputs (or the failure the test named for it), every invoke and call with
+// its arguments, in the order they came, one batch per `wait`, as the real host may.
 import { state } from "./state.mjs";
 
 function urn(type, name, parent) {
@@ -41,7 +41,19 @@ export function invoke(request) {
   const s = state();
   const handle = s.nextHandle++;
   s.requests.push({ kind: "invoke", handle, request });
+  const failure = s.failures[request.token];
+  if (failure !== undefined) return complete(handle, { tag: "failed", val: failure });
   return complete(handle, { tag: "outputs", val: { outputs: request.args, propertyDependencies: [] } });
+}
+
+export function call(request) {
+  const s = state();
+  const handle = s.nextHandle++;
+  s.requests.push({ kind: "call", handle, request });
+  const failure = s.failures[request.token];
+  if (failure !== undefined) return complete(handle, { tag: "failed", val: failure });
+  // The method answers with its arguments and the dependencies the test named.
+  return complete(handle, { tag: "outputs", val: { outputs: request.args, propertyDependencies: s.callDependencies } });
 }
 
 export function wait() {
