@@ -153,6 +153,26 @@ for (;;) {
 const settings = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}");
 process.env.PULUMI_CONFIG = JSON.stringify(settings.config || {});
 process.env.PULUMI_CONFIG_SECRET_KEYS = JSON.stringify(settings.secretKeys || []);
+// Node.js 20's util.inspect with colours never returns (it grows a string until memory runs
+// out, ~45 s and 1.6 GB) for an error whose stack names a file directly in a scope directory of
+// node_modules, such as the Pulumi SDK's source-mapped `.../node_modules/@pulumi/resource.ts:1:2)`;
+// the SDK inspects a program's uncaught error with colours to report it. Such an error is
+// inspected without colours, which are not shown anyway.
+{
+    const util = require("util");
+    const inspect = util.inspect;
+    const scopeFile = /[\\/]node_modules[\\/]@[^\\/]+[\\/][^\\/]+$/m;
+    const wrapped = (value, ...rest) => {
+        const options = rest[0];
+        if (rest.length === 1 && options !== null && typeof options === "object" && options.colors
+            && value instanceof Error && typeof value.stack === "string" && scopeFile.test(value.stack)) {
+            return inspect(value, { ...options, colors: false });
+        }
+        return inspect(value, ...rest);
+    };
+    Object.defineProperties(wrapped, Object.getOwnPropertyDescriptors(inspect));
+    util.inspect = wrapped;
+}
 "#
     };
 }
