@@ -13,7 +13,8 @@
 //!
 //! Every checkpoint write is atomic (temporary file, fsync, rename, fsync of the directory), so a
 //! crash leaves either the old or the new checkpoint, never a torn one. Journal lines are appended
-//! and fdatasync'ed one step at a time.
+//! and fdatasync'ed by the journal's writer, one append for every record queued meanwhile
+//! (`cairn_engine::deploy::journal`: group commit).
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};

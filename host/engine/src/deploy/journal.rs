@@ -572,8 +572,11 @@ impl PendingId {
 /// The journaled snapshot of one deployment: the base it started from plus everything it did.
 ///
 /// Safe to share between tasks; its lock is held only to update memory, never while writing.
-/// Writes keep the order in which their records were made. `begin`, `end` and `finish` block
-/// until their record is durable.
+/// Writes keep the order in which their records were made and are made by a thread of their own
+/// ([`Writer`]), which groups every record waiting when the previous write finished into one
+/// append: steps that finish together share one fdatasync (or one commit). `begin`, `end` and
+/// `finish` return once their record is durable; the executor awaits that
+/// ([`SnapshotManager::begin_queued`], [`Durable::wait_async`]) instead of blocking a thread.
 pub struct SnapshotManager {
     base: Snapshot,
     manifest: Manifest,
@@ -589,8 +592,6 @@ struct ManagerState {
     next_seq: u64,
     /// Records of [`SnapshotManager::apply`] not yet handed to the persister.
     buffered: Vec<u8>,
-    /// The next write's place in line (see [`Writer`]).
-    next_ticket: u64,
     finished: bool,
 }
 
@@ -619,7 +620,7 @@ impl SnapshotManager {
                 persister
                     .append(&header.to_line()?)
                     .map_err(JournalError::Persist)?;
-                Some(Writer::new(persister))
+                Some(Writer::new(persister)?)
             }
         };
         Ok(SnapshotManager {
@@ -630,7 +631,6 @@ impl SnapshotManager {
                 overlay: Overlay::new(),
                 next_seq: 1,
                 buffered: Vec::new(),
-                next_ticket: 0,
                 finished: false,
             }),
             writer,
@@ -695,6 +695,27 @@ impl SnapshotManager {
         kind: OperationKind,
         resource: &ResourceState,
     ) -> Result<PendingId, JournalError> {
+        let (id, durable) = self.begin_queued(kind, resource)?;
+        self.settle_begin(id, durable.wait())
+    }
+
+    /// [`SnapshotManager::begin`] without blocking a thread: durable when the future returns.
+    pub async fn begin_async(
+        &self,
+        kind: OperationKind,
+        resource: &ResourceState,
+    ) -> Result<PendingId, JournalError> {
+        let (id, durable) = self.begin_queued(kind, resource)?;
+        self.settle_begin(id, durable.wait_async().await)
+    }
+
+    /// Records a begin and queues its write; the provider must not be called before the
+    /// returned [`Durable`] says the record is durable.
+    fn begin_queued(
+        &self,
+        kind: OperationKind,
+        resource: &ResourceState,
+    ) -> Result<(PendingId, Durable), JournalError> {
         let body = self.body(|| {
             Ok(WireRecord {
                 begin: Some(kind),
@@ -702,21 +723,38 @@ impl SnapshotManager {
                 ..WireRecord::default()
             })
         })?;
-        let (seq, write) = {
-            let mut state = self.lock()?;
-            let seq = state.take_seq();
-            state.overlay.begin(seq, kind, resource.clone());
-            (seq, body.map(|body| state.queue_write(seq, &body)))
-        };
-        if let Some((ticket, bytes)) = write
-            && let Err(e) = self.write(ticket, bytes)
-        {
+        let mut state = self.lock()?;
+        let seq = state.take_seq();
+        state.overlay.begin(seq, kind, resource.clone());
+        let durable = self.submit(&mut state, seq, body);
+        Ok((PendingId(seq), durable))
+    }
+
+    fn settle_begin(
+        &self,
+        id: PendingId,
+        written: Result<(), JournalError>,
+    ) -> Result<PendingId, JournalError> {
+        if let Err(e) = written {
             // The provider must not be called: the operation is not pending after all.
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-            state.overlay.pending.shift_remove(&seq);
+            state.overlay.pending.shift_remove(&id.0);
             return Err(e);
         }
-        Ok(PendingId(seq))
+        Ok(id)
+    }
+
+    /// Queues `body` (with the buffered records before it) for writing, under the manager's
+    /// lock so that writes keep the order of their sequence numbers. Nothing to wait for in a
+    /// preview.
+    fn submit(&self, state: &mut ManagerState, seq: u64, body: Option<Vec<u8>>) -> Durable {
+        match (&self.writer, body) {
+            (Some(writer), Some(body)) => {
+                let bytes = state.queue_write(seq, &body);
+                Durable(Some(writer.submit(bytes)))
+            }
+            _ => Durable(None),
+        }
     }
 
     /// Records that the operation `id` finished, with its effects on the snapshot; durable on
@@ -729,7 +767,7 @@ impl SnapshotManager {
                 ..WireRecord::default()
             })
         })?;
-        self.end_encoded(id, mutations, body)
+        self.end_queued(id, mutations, body)?.wait()
     }
 
     /// Like [`SnapshotManager::end`], but when the states cannot be encoded (a secret that
@@ -739,9 +777,30 @@ impl SnapshotManager {
     pub fn end_or_strip(
         &self,
         id: PendingId,
-        mut mutations: Vec<Mutation>,
+        mutations: Vec<Mutation>,
         strip: impl Fn(&mut ResourceState),
     ) -> Result<Option<JournalError>, JournalError> {
+        let (stripped, durable) = self.end_or_strip_queued(id, mutations, strip)?;
+        durable.wait().map(|()| stripped)
+    }
+
+    /// [`SnapshotManager::end_or_strip`] without blocking a thread.
+    pub async fn end_or_strip_async(
+        &self,
+        id: PendingId,
+        mutations: Vec<Mutation>,
+        strip: impl Fn(&mut ResourceState),
+    ) -> Result<Option<JournalError>, JournalError> {
+        let (stripped, durable) = self.end_or_strip_queued(id, mutations, strip)?;
+        durable.wait_async().await.map(|()| stripped)
+    }
+
+    fn end_or_strip_queued(
+        &self,
+        id: PendingId,
+        mut mutations: Vec<Mutation>,
+        strip: impl Fn(&mut ResourceState),
+    ) -> Result<(Option<JournalError>, Durable), JournalError> {
         let encode = |mutations: &[Mutation]| {
             self.body(|| {
                 Ok(WireRecord {
@@ -752,7 +811,9 @@ impl SnapshotManager {
             })
         };
         match encode(&mutations) {
-            Ok(body) => self.end_encoded(id, mutations, body).map(|()| None),
+            Ok(body) => self
+                .end_queued(id, mutations, body)
+                .map(|durable| (None, durable)),
             Err(first) => {
                 for mutation in &mut mutations {
                     match mutation {
@@ -763,27 +824,22 @@ impl SnapshotManager {
                     }
                 }
                 let body = encode(&mutations)?;
-                self.end_encoded(id, mutations, body).map(|()| Some(first))
+                self.end_queued(id, mutations, body)
+                    .map(|durable| (Some(first), durable))
             }
         }
     }
 
-    fn end_encoded(
+    fn end_queued(
         &self,
         id: PendingId,
         mutations: Vec<Mutation>,
         body: Option<Vec<u8>>,
-    ) -> Result<(), JournalError> {
-        let write = {
-            let mut state = self.lock()?;
-            state.overlay.end(&self.base.resources, id.0, mutations)?;
-            let seq = state.take_seq();
-            body.map(|body| state.queue_write(seq, &body))
-        };
-        match write {
-            Some((ticket, bytes)) => self.write(ticket, bytes),
-            None => Ok(()),
-        }
+    ) -> Result<Durable, JournalError> {
+        let mut state = self.lock()?;
+        state.overlay.end(&self.base.resources, id.0, mutations)?;
+        let seq = state.take_seq();
+        Ok(self.submit(&mut state, seq, body))
     }
 
     /// Records effects that needed no provider call (a `same` step, a refresh without drift,
@@ -819,30 +875,16 @@ impl SnapshotManager {
 
     /// Makes every record so far durable.
     pub fn flush(&self) -> Result<(), JournalError> {
-        let write = {
+        let durable = {
             let mut state = self.lock()?;
-            if state.buffered.is_empty() {
-                None
-            } else {
-                let bytes = std::mem::take(&mut state.buffered);
-                let ticket = state.next_ticket;
-                state.next_ticket += 1;
-                Some((ticket, bytes))
+            match &self.writer {
+                Some(writer) if !state.buffered.is_empty() => {
+                    Durable(Some(writer.submit(std::mem::take(&mut state.buffered))))
+                }
+                _ => Durable(None),
             }
         };
-        match write {
-            Some((ticket, bytes)) => self.write(ticket, bytes),
-            None => Ok(()),
-        }
-    }
-
-    fn write(&self, ticket: u64, bytes: Vec<u8>) -> Result<(), JournalError> {
-        match &self.writer {
-            Some(writer) => writer.in_turn(ticket, |persister| {
-                persister.append(&bytes).map_err(JournalError::Persist)
-            }),
-            None => Ok(()),
-        }
+        durable.wait()
     }
 
     /// The live state of `urn` as of now: the last state this deployment recorded for it, else
@@ -881,7 +923,7 @@ impl SnapshotManager {
     /// Checks the final snapshot, saves it whole and empties the journal (compaction); in a
     /// preview, only returns it. Nothing can be recorded afterwards.
     pub fn finish(&self) -> Result<Snapshot, JournalError> {
-        let (snapshot, ticket) = {
+        let snapshot = {
             let mut state = self.lock()?;
             let appended = state.overlay.appended.len();
             // The appended states move into the snapshot: nothing is recorded after `finish`.
@@ -901,17 +943,13 @@ impl SnapshotManager {
             }
             state.finished = true;
             state.buffered.clear();
-            let ticket = state.next_ticket;
-            state.next_ticket += 1;
-            (snapshot, ticket)
+            snapshot
         };
         if let Some(writer) = &self.writer {
-            // Saved in its turn, after every earlier record, even if one failed: the snapshot
-            // in memory is the best knowledge of what happened.
-            let deployment = encode_deployment(&snapshot, SecretsMode::Encrypt(&*self.crypter));
-            writer.finish(ticket, |persister| {
-                persister.save(&deployment?).map_err(JournalError::Persist)
-            })?;
+            // Saved after every earlier record, even if one failed: the snapshot in memory is
+            // the best knowledge of what happened.
+            let deployment = encode_deployment(&snapshot, SecretsMode::Encrypt(&*self.crypter))?;
+            writer.save(deployment)?;
         }
         Ok(snapshot)
     }
@@ -933,13 +971,11 @@ impl ManagerState {
         seq
     }
 
-    /// Takes a place in the write queue for the buffered records plus this one.
-    fn queue_write(&mut self, seq: u64, body: &[u8]) -> (u64, Vec<u8>) {
+    /// The buffered records plus this one, to be written together.
+    fn queue_write(&mut self, seq: u64, body: &[u8]) -> Vec<u8> {
         let mut bytes = std::mem::take(&mut self.buffered);
         bytes.extend_from_slice(&with_seq(seq, body));
-        let ticket = self.next_ticket;
-        self.next_ticket += 1;
-        (ticket, bytes)
+        bytes
     }
 }
 
@@ -956,79 +992,228 @@ fn with_seq(seq: u64, body: &[u8]) -> Vec<u8> {
     line
 }
 
-/// Serialises writes in the order their records were made (tickets), without holding the
-/// manager's lock while the persister works. After a failed write, nothing more is appended:
-/// a journal with a gap could not be replayed.
+/// The journal's writer: a thread of its own that appends queued records in the order they
+/// were queued (tickets), and groups every record queued while it was writing into the next
+/// append — one fdatasync or one transaction commit for all the steps that finished meanwhile
+/// (group commit). After a failed append, nothing more is appended (a journal with a gap could
+/// not be replayed): later records fail without being written. The final save runs after every
+/// earlier record, whether or not they failed.
 struct Writer {
-    persister: Arc<dyn Persister>,
-    turn: Mutex<Turn>,
-    turned: Condvar,
+    shared: Arc<WriterShared>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
-struct Turn {
-    next: u64,
-    failed: Option<String>,
+struct WriterShared {
+    queue: Mutex<WriteQueue>,
+    /// Wakes the thread (work queued, or closing) and blocking waiters (progress).
+    wake: Condvar,
+    /// Progress for waiters that must not block a thread (the executor's tasks).
+    progress: tokio::sync::watch::Sender<Progress>,
+}
+
+struct WriteQueue {
+    /// The records queued and not yet taken by the thread, concatenated, in ticket order.
+    lines: Vec<u8>,
+    /// The ticket the next submission gets; the queued records are the tickets from
+    /// `progress.settled` (or later, while a write is under way) up to this one.
+    next_ticket: u64,
+    /// The final checkpoint to save, once every record before it is settled.
+    save: Option<DeploymentV3>,
+    closing: bool,
+    progress: Progress,
+}
+
+/// How far the writer got.
+#[derive(Debug, Clone, Default)]
+struct Progress {
+    /// Every ticket below this is settled: written, or failed.
+    settled: u64,
+    /// The append that failed: its tickets (`from..to`), and why. Tickets from `to` on were
+    /// not written because of it.
+    failed: Option<(u64, u64, String)>,
+    /// The final save's outcome, once it ran.
+    saved: Option<Result<(), String>>,
+}
+
+impl Progress {
+    /// The outcome of `ticket`, once it is settled.
+    fn outcome(&self, ticket: u64) -> Option<Result<(), JournalError>> {
+        if ticket >= self.settled {
+            return None;
+        }
+        Some(match &self.failed {
+            Some((from, to, reason)) if ticket >= *from => Err(if ticket < *to {
+                JournalError::Persist(PersistError::new(reason.clone()))
+            } else {
+                JournalError::Broken(reason.clone())
+            }),
+            _ => Ok(()),
+        })
+    }
+}
+
+/// A queued record's place in line: wait on it to know the record is durable (or why not).
+#[must_use = "a record is durable only once its Durable says so"]
+pub struct Durable(Option<(u64, Arc<WriterShared>)>);
+
+impl Durable {
+    /// Blocks until the record is durable.
+    pub fn wait(self) -> Result<(), JournalError> {
+        let Some((ticket, shared)) = self.0 else {
+            return Ok(());
+        };
+        let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(outcome) = queue.progress.outcome(ticket) {
+                return outcome;
+            }
+            queue = shared
+                .wake
+                .wait(queue)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Waits, without blocking the thread, until the record is durable.
+    pub async fn wait_async(self) -> Result<(), JournalError> {
+        let Some((ticket, shared)) = self.0 else {
+            return Ok(());
+        };
+        let mut progress = shared.progress.subscribe();
+        let settled = progress
+            .wait_for(|progress| progress.settled > ticket)
+            .await
+            // The sender lives in `shared`, which this holds: it cannot be gone.
+            .map_err(|_| JournalError::Broken("the journal's writer stopped".to_owned()))?;
+        settled.outcome(ticket).unwrap_or_else(|| {
+            Err(JournalError::Broken(
+                "the journal's writer stopped".to_owned(),
+            ))
+        })
+    }
 }
 
 impl Writer {
-    fn new(persister: Arc<dyn Persister>) -> Writer {
-        Writer {
-            persister,
-            turn: Mutex::new(Turn {
-                next: 0,
-                failed: None,
+    fn new(persister: Arc<dyn Persister>) -> Result<Writer, JournalError> {
+        let shared = Arc::new(WriterShared {
+            queue: Mutex::new(WriteQueue {
+                lines: Vec::new(),
+                next_ticket: 0,
+                save: None,
+                closing: false,
+                progress: Progress::default(),
             }),
-            turned: Condvar::new(),
-        }
+            wake: Condvar::new(),
+            progress: tokio::sync::watch::Sender::new(Progress::default()),
+        });
+        let thread = std::thread::Builder::new()
+            .name("cairn-journal".to_owned())
+            .spawn({
+                let shared = shared.clone();
+                move || write_until_closed(&shared, &*persister)
+            })
+            .map_err(|e| {
+                JournalError::Persist(PersistError::with_source("starting the journal writer", e))
+            })?;
+        Ok(Writer {
+            shared,
+            thread: Some(thread),
+        })
     }
 
-    fn wait_for(&self, ticket: u64) -> MutexGuard<'_, Turn> {
-        let mut turn = self.turn.lock().unwrap_or_else(PoisonError::into_inner);
-        while turn.next != ticket {
-            turn = self
-                .turned
-                .wait(turn)
+    /// Queues `lines`; the returned ticket is its place in line.
+    fn submit(&self, lines: Vec<u8>) -> (u64, Arc<WriterShared>) {
+        let mut queue = self
+            .shared
+            .queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        queue.lines.extend_from_slice(&lines);
+        let ticket = queue.next_ticket;
+        queue.next_ticket += 1;
+        drop(queue);
+        self.shared.wake.notify_all();
+        (ticket, self.shared.clone())
+    }
+
+    /// Saves `deployment` after every queued record is settled, and waits for it.
+    fn save(&self, deployment: DeploymentV3) -> Result<(), JournalError> {
+        let mut queue = self
+            .shared
+            .queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        queue.save = Some(deployment);
+        self.shared.wake.notify_all();
+        loop {
+            if let Some(saved) = &queue.progress.saved {
+                return saved
+                    .clone()
+                    .map_err(|reason| JournalError::Persist(PersistError::new(reason)));
+            }
+            queue = self
+                .shared
+                .wake
+                .wait(queue)
                 .unwrap_or_else(PoisonError::into_inner);
         }
-        turn
     }
+}
 
-    fn done(&self, mut turn: MutexGuard<'_, Turn>) {
-        turn.next += 1;
-        drop(turn);
-        self.turned.notify_all();
-    }
-
-    /// Runs `write` when every earlier ticket is done, unless an earlier write failed.
-    fn in_turn(
-        &self,
-        ticket: u64,
-        write: impl FnOnce(&dyn Persister) -> Result<(), JournalError>,
-    ) -> Result<(), JournalError> {
-        let mut turn = self.wait_for(ticket);
-        let result = match &turn.failed {
-            Some(reason) => Err(JournalError::Broken(reason.clone())),
-            None => write(&*self.persister),
-        };
-        if let Err(e) = &result
-            && turn.failed.is_none()
-        {
-            turn.failed = Some(error_chain(e));
+impl Drop for Writer {
+    fn drop(&mut self) {
+        let mut queue = self
+            .shared
+            .queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        queue.closing = true;
+        drop(queue);
+        self.shared.wake.notify_all();
+        if let Some(thread) = self.thread.take() {
+            // It finishes what was queued first: every queued record is someone's promise.
+            let _ = thread.join();
         }
-        self.done(turn);
-        result
     }
+}
 
-    /// Runs the final save when every earlier ticket is done, whether or not they failed.
-    fn finish(
-        &self,
-        ticket: u64,
-        save: impl FnOnce(&dyn Persister) -> Result<(), JournalError>,
-    ) -> Result<(), JournalError> {
-        let turn = self.wait_for(ticket);
-        let result = save(&*self.persister);
-        self.done(turn);
-        result
+/// The writer thread: takes everything queued, appends it in one write, publishes the
+/// progress; runs the save once everything before it is settled; returns when closing and
+/// idle.
+fn write_until_closed(shared: &WriterShared, persister: &dyn Persister) {
+    let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+    loop {
+        if !queue.lines.is_empty() {
+            let lines = std::mem::take(&mut queue.lines);
+            let (from, to) = (queue.progress.settled, queue.next_ticket);
+            let broken = queue.progress.failed.is_some();
+            drop(queue);
+            let result = if broken {
+                Ok(())
+            } else {
+                persister.append(&lines).map_err(|e| error_chain(&e))
+            };
+            queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Err(reason) = result {
+                queue.progress.failed = Some((from, to, reason));
+            }
+            queue.progress.settled = to;
+        } else if let Some(deployment) = queue.save.take() {
+            drop(queue);
+            let saved = persister.save(&deployment).map_err(|e| error_chain(&e));
+            queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            queue.progress.saved = Some(saved);
+        } else if queue.closing {
+            return;
+        } else {
+            queue = shared
+                .wake
+                .wait(queue)
+                .unwrap_or_else(PoisonError::into_inner);
+            continue;
+        }
+        shared.progress.send_replace(queue.progress.clone());
+        shared.wake.notify_all();
     }
 }
 
@@ -1917,6 +2102,97 @@ mod tests {
                 .len(),
             5
         );
+    }
+
+    /// Holds every append after the header until released, counting them.
+    struct Gate {
+        inner: Recorder,
+        open: Mutex<bool>,
+        opened: Condvar,
+        entered: AtomicUsize,
+    }
+
+    impl Persister for Gate {
+        fn append(&self, lines: &[u8]) -> Result<(), PersistError> {
+            if self.entered.fetch_add(1, Ordering::SeqCst) > 0 {
+                let mut open = self.open.lock().unwrap();
+                while !*open {
+                    open = self.opened.wait(open).unwrap();
+                }
+            }
+            self.inner.append(lines)
+        }
+        fn save(&self, deployment: &DeploymentV3) -> Result<(), PersistError> {
+            self.inner.save(deployment)
+        }
+    }
+
+    #[test]
+    fn records_queued_during_a_write_share_the_next_one() {
+        let gate = Arc::new(Gate {
+            inner: Recorder::default(),
+            open: Mutex::new(false),
+            opened: Condvar::new(),
+            entered: AtomicUsize::new(0),
+        });
+        let m = Arc::new(
+            SnapshotManager::new(
+                base_snapshot(),
+                manifest("2026-01-02T00:00:00Z"),
+                Some(gate.clone() as Arc<dyn Persister>),
+                Arc::new(TestCrypter),
+            )
+            .unwrap(),
+        );
+        // The first begin's write is held at the gate; four more begins queue behind it.
+        let names = ["a", "b", "c", "d", "e"];
+        let begins: Vec<_> = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let m = m.clone();
+                let resource = random(ID, name, None);
+                let handle =
+                    std::thread::spawn(move || m.begin(OperationKind::Creating, &resource));
+                if i == 0 {
+                    while gate.entered.load(Ordering::SeqCst) < 2 {
+                        std::thread::yield_now();
+                    }
+                }
+                handle
+            })
+            .collect();
+        while m.current().pending_operations.len() < names.len() {
+            std::thread::yield_now();
+        }
+        assert!(
+            begins.iter().all(|b| !b.is_finished()),
+            "no begin returns before its record is durable"
+        );
+        *gate.open.lock().unwrap() = true;
+        gate.opened.notify_all();
+        for begin in begins {
+            begin.join().unwrap().unwrap();
+        }
+        // The header, the first begin, then the other four together.
+        let appends = gate.inner.appends.lock().unwrap().clone();
+        assert_eq!(appends.len(), 3, "{appends:?}");
+        assert_eq!(appends[2].iter().filter(|b| **b == b'\n').count(), 4);
+        // In sequence order, and the journal replays to five pending creates.
+        let journal = gate.inner.journal();
+        let seqs: Vec<u64> = journal
+            .split(|b| *b == b'\n')
+            .filter(|line| !line.is_empty())
+            .skip(1)
+            .map(|line| {
+                serde_json::from_slice::<Value>(line).unwrap()["seq"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(seqs, [1, 2, 3, 4, 5]);
+        let replayed = replay(&encode(&base_snapshot()), &journal).unwrap();
+        assert_eq!(replayed.pending_operations.len(), 5);
     }
 
     #[test]

@@ -227,17 +227,18 @@ impl Engine {
     ) -> Result<T, String> {
         let id = self
             .journal
-            .begin(kind, pending)
+            .begin_async(kind, pending)
+            .await
             .map_err(Self::journal_err)?;
         match work.await {
             Ok((value, mutations)) => {
-                self.end_journaled(id, mutations)?;
+                self.end_journaled(id, mutations).await?;
                 Ok(value)
             }
             Err(e) => {
                 let message = crate::limits::cap_message(&e.to_string()).into_owned();
                 let mutations = partial_mutations(&e, &message, pending, partial)?;
-                self.end_journaled(id, mutations)?;
+                self.end_journaled(id, mutations).await?;
                 Err(message)
             }
         }
@@ -246,7 +247,7 @@ impl Engine {
     /// Ends a journaled operation; if its states cannot be encoded (a secret that cannot be
     /// encrypted, say), ends it with those states stripped of their outputs instead, so the
     /// resources stay tracked, and fails the step saying so.
-    fn end_journaled(&self, id: PendingId, mutations: Vec<Mutation>) -> Result<(), String> {
+    async fn end_journaled(&self, id: PendingId, mutations: Vec<Mutation>) -> Result<(), String> {
         let strip = |state: &mut ResourceState| {
             state.outputs = PropertyMap::new();
             state.init_errors.push(
@@ -254,7 +255,7 @@ impl Engine {
                     .to_owned(),
             );
         };
-        match self.journal.end_or_strip(id, mutations, strip) {
+        match self.journal.end_or_strip_async(id, mutations, strip).await {
             Ok(None) => Ok(()),
             Ok(Some(first)) => Err(format!(
                 "the resource is recorded without its outputs, which could not be stored: {first}"
