@@ -470,7 +470,7 @@ fn typescript_random() -> PathBuf {
 
 /// 100,000 Check calls on one instance of the TypeScript provider leave its linear memory
 /// where it was after warming up (QuickJS frees what a call allocated; the SDK keeps nothing
-/// per call), and so do 20,000 async Create calls (their promises and jobs). The reason the
+/// per call), and so do 5,000 async Create calls (their promises and jobs). The reason the
 /// SDK runs on QuickJS: StarlingMonkey's heap grows.
 #[test]
 fn a_typescript_provider_keeps_its_memory_flat() {
@@ -481,7 +481,7 @@ fn a_typescript_provider_keeps_its_memory_flat() {
     use cairn_wasm::{PackageGrant, RuntimeOptions, WasmPlugin, WasmRuntime};
 
     const CALLS: usize = 100_000;
-    const ASYNC_CALLS: usize = 20_000;
+    const ASYNC_CALLS: usize = 5_000;
     let plugin = WasmPlugin::from_file(typescript_random()).unwrap();
     let runtime = WasmRuntime::new(RuntimeOptions {
         cache_dir: Some(repo().join("target/guests/cwasm-cache")),
