@@ -470,3 +470,61 @@ fn without_colours(line: &str) -> String {
     out.push_str(rest);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use super::NODE_BOOTSTRAP;
+
+    /// The bootstrap's guard against Node.js 20's coloured `util.inspect` never returning for an
+    /// error whose stack names a file directly in a node_modules scope directory (what the Pulumi
+    /// SDK does with a program's uncaught error): inspected, such an error comes back at once,
+    /// as text, and other values keep their colours.
+    #[test]
+    fn the_node_bootstrap_inspects_scope_file_errors_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("inspect.js");
+        std::fs::write(
+            &script,
+            r#"
+const util = require("util");
+const e = new Error("This is a test error");
+e.stack = "Error: This is a test error\n    at f (/p/node_modules/@pulumi/resource.ts:1598:22)";
+const text = util.inspect(e, { colors: true });
+if (!text.includes("@pulumi/resource.ts:1598:22")) throw new Error("lost the stack: " + text);
+if (!util.inspect("s", { colors: true }).includes("\u001b[")) throw new Error("colours lost");
+if (util.inspect.custom === undefined) throw new Error("util.inspect.custom lost");
+console.log("inspected");
+"#,
+        )
+        .unwrap();
+        let mut child = Command::new("node")
+            .args(["-e", NODE_BOOTSTRAP])
+            .arg(&script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("node (Node.js) must be installed for this test");
+        child.stdin.take().unwrap().write_all(b"{}").unwrap();
+        // Unguarded, node grows one string for ~45 s until it runs out of memory.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("util.inspect did not return within 30 s");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("inspected"),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

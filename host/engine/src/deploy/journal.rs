@@ -576,7 +576,8 @@ impl PendingId {
 /// ([`Writer`]), which groups every record waiting when the previous write finished into one
 /// append: steps that finish together share one fdatasync (or one commit). `begin`, `end` and
 /// `finish` return once their record is durable; the executor awaits that
-/// ([`SnapshotManager::begin_queued`], [`Durable::wait_async`]) instead of blocking a thread.
+/// ([`SnapshotManager::begin_async`], [`SnapshotManager::end_or_strip_async`]) instead of
+/// blocking a thread.
 pub struct SnapshotManager {
     base: Snapshot,
     manifest: Manifest,
@@ -770,21 +771,10 @@ impl SnapshotManager {
         self.end_queued(id, mutations, body)?.wait()
     }
 
-    /// Like [`SnapshotManager::end`], but when the states cannot be encoded (a secret that
-    /// cannot be encrypted, say), `strip` is applied to every appended or replaced state and
-    /// encoding is tried once more, so the resources are still recorded. Returns the first
-    /// encoding error if `strip` had to be used.
-    pub fn end_or_strip(
-        &self,
-        id: PendingId,
-        mutations: Vec<Mutation>,
-        strip: impl Fn(&mut ResourceState),
-    ) -> Result<Option<JournalError>, JournalError> {
-        let (stripped, durable) = self.end_or_strip_queued(id, mutations, strip)?;
-        durable.wait().map(|()| stripped)
-    }
-
-    /// [`SnapshotManager::end_or_strip`] without blocking a thread.
+    /// Like [`SnapshotManager::end`] (without blocking a thread), but when the states cannot
+    /// be encoded (a secret that cannot be encrypted, say), `strip` is applied to every
+    /// appended or replaced state and encoding is tried once more, so the resources are still
+    /// recorded. Returns the first encoding error if `strip` had to be used.
     pub async fn end_or_strip_async(
         &self,
         id: PendingId,
@@ -1054,11 +1044,11 @@ impl Progress {
 
 /// A queued record's place in line: wait on it to know the record is durable (or why not).
 #[must_use = "a record is durable only once its Durable says so"]
-pub struct Durable(Option<(u64, Arc<WriterShared>)>);
+struct Durable(Option<(u64, Arc<WriterShared>)>);
 
 impl Durable {
     /// Blocks until the record is durable.
-    pub fn wait(self) -> Result<(), JournalError> {
+    fn wait(self) -> Result<(), JournalError> {
         let Some((ticket, shared)) = self.0 else {
             return Ok(());
         };
@@ -1075,7 +1065,7 @@ impl Durable {
     }
 
     /// Waits, without blocking the thread, until the record is durable.
-    pub async fn wait_async(self) -> Result<(), JournalError> {
+    async fn wait_async(self) -> Result<(), JournalError> {
         let Some((ticket, shared)) = self.0 else {
             return Ok(());
         };
