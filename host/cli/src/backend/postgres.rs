@@ -5,8 +5,9 @@
 //! * `cairn_stacks` — one row per live stack: project, name, and the checkpoint bytes exactly as
 //!   the file backend writes `stacks/<project>/<stack>.json` (removed stacks keep their row,
 //!   marked `removed_at`, so their history stays as a backup);
-//! * `cairn_journal` — the journal of a deployment in progress, one row per append (a step's
-//!   begin or end record), so the bytes written per step are proportional to the step;
+//! * `cairn_journal` — the journal of a deployment in progress, one row per append (the begin
+//!   and end records of the steps that finished together: one commit), so the bytes written
+//!   per step are proportional to the step;
 //! * `cairn_checkpoint_history` — previous checkpoints (bounded by `CAIRN_STATE_HISTORY`);
 //! * `cairn_updates` — one row per update (`cairn stack history`);
 //! * `cairn_stack_tags` — tags;

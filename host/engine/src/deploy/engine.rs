@@ -48,8 +48,9 @@ pub(crate) struct Engine {
     pub permits: Semaphore,
     /// Bounds how many registrations are being processed at once; the rest wait in a small
     /// future, so a program that declares 100,000 resources at once does not hold 100,000
-    /// fully grown registration futures.
+    /// fully grown registration futures. Deletions run as many at once ([`Engine::window`]).
     pub gate: Semaphore,
+    window: usize,
     /// Set by the first failed step: nothing new starts.
     pub cancelled: AtomicBool,
     /// Set by an interruption (Ctrl-C): new work is refused, work in flight finishes.
@@ -118,7 +119,8 @@ impl Engine {
             journal,
             providers: ProviderRegistry::new(loader),
             permits: Semaphore::new(parallel),
-            gate: Semaphore::new((4 * parallel).max(64)),
+            gate: Semaphore::new((16 * parallel).max(256)),
+            window: (16 * parallel).max(256),
             cancelled: AtomicBool::new(false),
             interrupted: AtomicBool::new(false),
             in_flight: tokio_util::task::TaskTracker::new(),
@@ -187,6 +189,11 @@ impl Engine {
         } else {
             tally.unchanged += 1;
         }
+    }
+
+    /// How many registrations (or deletions) are processed at once.
+    pub fn window(&self) -> usize {
+        self.window
     }
 
     pub fn preview(&self) -> bool {

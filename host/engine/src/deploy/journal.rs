@@ -24,11 +24,10 @@
 //! [`replay`] rebuilds the snapshot from a stored checkpoint and a journal after a crash; it and
 //! the manager apply mutations with the same code ([`Overlay`]), so they cannot disagree.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
-use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -301,8 +300,9 @@ struct Overlay<P> {
     appended_at: HashMap<Urn, usize>,
     /// Base resources removed (`None`) or replaced (`Some`).
     changed: HashMap<BaseIndex, Option<Resource<P>>>,
-    /// Operations begun and not ended, by the sequence number of their begin record.
-    pending: IndexMap<u64, Operation<P>>,
+    /// Operations begun and not ended, by the sequence number of their begin record (which
+    /// orders them; thousands may be pending at once, so ending one must not shift the rest).
+    pending: BTreeMap<u64, Operation<P>>,
     /// Whether the base's own pending operations were dropped.
     base_pending_dropped: bool,
 }
@@ -313,7 +313,7 @@ impl<P: Clone> Overlay<P> {
             appended: Vec::new(),
             appended_at: HashMap::new(),
             changed: HashMap::new(),
-            pending: IndexMap::new(),
+            pending: BTreeMap::new(),
             base_pending_dropped: false,
         }
     }
@@ -410,7 +410,7 @@ impl<P: Clone> Overlay<P> {
             return Err(JournalError::UnknownOperation(id));
         }
         self.apply(base, mutations)?;
-        self.pending.shift_remove(&id);
+        self.pending.remove(&id);
         Ok(())
     }
 
@@ -739,7 +739,7 @@ impl SnapshotManager {
         if let Err(e) = written {
             // The provider must not be called: the operation is not pending after all.
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-            state.overlay.pending.shift_remove(&id.0);
+            state.overlay.pending.remove(&id.0);
             return Err(e);
         }
         Ok(id)
@@ -997,8 +997,6 @@ struct WriterShared {
     queue: Mutex<WriteQueue>,
     /// Wakes the thread (work queued, or closing) and blocking waiters (progress).
     wake: Condvar,
-    /// Progress for waiters that must not block a thread (the executor's tasks).
-    progress: tokio::sync::watch::Sender<Progress>,
 }
 
 struct WriteQueue {
@@ -1011,6 +1009,10 @@ struct WriteQueue {
     save: Option<DeploymentV3>,
     closing: bool,
     progress: Progress,
+    /// Tasks waiting for their ticket to settle, woken each by its own ticket only: with
+    /// thousands of steps waiting at once, waking every one on each write would cost
+    /// waiters × writes.
+    waiters: BTreeMap<u64, tokio::sync::oneshot::Sender<()>>,
 }
 
 /// How far the writer got.
@@ -1069,13 +1071,20 @@ impl Durable {
         let Some((ticket, shared)) = self.0 else {
             return Ok(());
         };
-        let mut progress = shared.progress.subscribe();
-        let settled = progress
-            .wait_for(|progress| progress.settled > ticket)
-            .await
-            // The sender lives in `shared`, which this holds: it cannot be gone.
-            .map_err(|_| JournalError::Broken("the journal's writer stopped".to_owned()))?;
-        settled.outcome(ticket).unwrap_or_else(|| {
+        let settled = {
+            let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(outcome) = queue.progress.outcome(ticket) {
+                return outcome;
+            }
+            let (settle, settled) = tokio::sync::oneshot::channel();
+            queue.waiters.insert(ticket, settle);
+            settled
+        };
+        // The writer settles every queued ticket before it stops; a dropped sender is only
+        // a writer that died.
+        let _ = settled.await;
+        let queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        queue.progress.outcome(ticket).unwrap_or_else(|| {
             Err(JournalError::Broken(
                 "the journal's writer stopped".to_owned(),
             ))
@@ -1092,9 +1101,9 @@ impl Writer {
                 save: None,
                 closing: false,
                 progress: Progress::default(),
+                waiters: BTreeMap::new(),
             }),
             wake: Condvar::new(),
-            progress: tokio::sync::watch::Sender::new(Progress::default()),
         });
         let thread = std::thread::Builder::new()
             .name("cairn-journal".to_owned())
@@ -1202,7 +1211,11 @@ fn write_until_closed(shared: &WriterShared, persister: &dyn Persister) {
                 .unwrap_or_else(PoisonError::into_inner);
             continue;
         }
-        shared.progress.send_replace(queue.progress.clone());
+        let settled = queue.progress.settled;
+        let pending = queue.waiters.split_off(&settled);
+        for (_, settle) in std::mem::replace(&mut queue.waiters, pending) {
+            let _ = settle.send(());
+        }
         shared.wake.notify_all();
     }
 }

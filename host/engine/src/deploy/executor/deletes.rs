@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use futures::future::join_all;
+use futures::StreamExt;
 
 use crate::state::ResourceState;
 use crate::urn::Urn;
@@ -145,7 +145,10 @@ impl Engine {
                 let held = self.held_by_continued();
                 layer.retain(|&local| !held.contains(&self.base().resources[indices[local]].urn));
             }
-            let results = join_all(layer.into_iter().map(|local| {
+            // As many at once as registrations may be (the gate's size): enough to fill every
+            // parallelism permit and to share journal writes, few enough that a destroy of
+            // 100,000 resources does not hold 100,000 steps' state at once.
+            let steps = layer.into_iter().map(|local| {
                 let index = indices[local];
                 let resource = &self.base().resources[index];
                 let deleted_with = resource
@@ -157,8 +160,11 @@ impl Engine {
                     deleted_with,
                 }
                 .apply(self)
-            }))
-            .await;
+            });
+            let results: Vec<_> = futures::stream::iter(steps)
+                .buffered(self.window())
+                .collect()
+                .await;
             if let Some(error) = results.into_iter().find_map(Result::err) {
                 if !self.options.continue_on_error {
                     return Err(error);

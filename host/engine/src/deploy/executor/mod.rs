@@ -4,8 +4,10 @@
 //!
 //! Chains: each registration's steps (a delete-before-replace's deletes, then its create) run
 //! in order in the registration's own task, so each registration is one chain and independent
-//! registrations run as parallel chains; the semaphore bounds the provider operations running
-//! at once. After the program exits, deletions run as antichains ([`deletes`]).
+//! registrations run as parallel chains; the semaphore (`--parallel`) bounds the provider
+//! operations running at once, and only them: a step waiting for its journal record to be
+//! durable holds no permit, so however many steps finish together share one write (group
+//! commit). After the program exits, deletions run as antichains ([`deletes`]).
 //!
 //! A step that mutates a resource is journaled ([`Engine::journaled`]): its begin record is
 //! durable before the provider is called, and its end record carries its effects on the
@@ -32,6 +34,22 @@ use super::journal::{Mutation, PendingId};
 use super::monitor::{MonitorError, Unregistered};
 use super::provider::{Provider, ProviderError, ReadRequest, ReadResult};
 use super::steps::secure_outputs;
+
+/// Why a step's work ended without a result.
+#[derive(Debug)]
+pub(crate) enum StepError {
+    /// The step failed: the message to report.
+    Failed(String),
+    /// The deployment stopped (interrupted or cancelled) before the step's provider
+    /// operation could start: nothing happened, and nothing is reported as failed.
+    Stopped(MonitorError),
+}
+
+impl From<String> for StepError {
+    fn from(message: String) -> StepError {
+        StepError::Failed(message)
+    }
+}
 
 /// How to record the resource a failed operation left behind (a partial state): on which state
 /// to base it (default: the pending one) and what it takes the place of in the base.
@@ -89,24 +107,36 @@ impl Engine {
             .map_err(|_| err("the deployment is shutting down"))
     }
 
-    /// Runs one step: announces it, runs `work` under a parallelism permit, reports the result
-    /// (`counted`: in the summary's tally). A failure cancels the deployment.
-    pub async fn run_step<T>(
+    /// Runs `operation` (a provider call) under a parallelism permit, unless the deployment
+    /// stopped while it waited for one.
+    pub(crate) async fn provider_operation<T>(
+        &self,
+        operation: impl Future<Output = T>,
+    ) -> Result<T, StepError> {
+        let _permit = self.permit().await.map_err(StepError::Stopped)?;
+        self.ensure_running().map_err(StepError::Stopped)?;
+        Ok(operation.await)
+    }
+
+    /// Runs one step: announces it, runs `work` (whose provider operations take parallelism
+    /// permits), reports the result (`counted`: in the summary's tally). A failure cancels the
+    /// deployment.
+    pub(crate) async fn run_step<T>(
         &self,
         info: StepInfo,
         counted: bool,
-        work: impl Future<Output = Result<T, String>>,
+        work: impl Future<Output = Result<T, StepError>>,
     ) -> Result<T, MonitorError> {
         self.run_step_reporting(info, counted, work, |_| None).await
     }
 
     /// [`Engine::run_step`] for a step that makes a new state (create, update, import, read):
     /// its finished event shows that state (ID, outputs) as the step's `new` one.
-    pub async fn run_step_to(
+    pub(crate) async fn run_step_to(
         &self,
         info: StepInfo,
         counted: bool,
-        work: impl Future<Output = Result<ResourceState, String>>,
+        work: impl Future<Output = Result<ResourceState, StepError>>,
     ) -> Result<ResourceState, MonitorError> {
         self.run_step_reporting(info, counted, work, |done| {
             Some(super::steps::step_state(done))
@@ -118,10 +148,9 @@ impl Engine {
         &self,
         mut info: StepInfo,
         counted: bool,
-        work: impl Future<Output = Result<T, String>>,
+        work: impl Future<Output = Result<T, StepError>>,
         finished_state: impl FnOnce(&T) -> Option<StepState>,
     ) -> Result<T, MonitorError> {
-        let _permit = self.permit().await?;
         self.ensure_running()?;
         let started = Instant::now();
         self.emit(EngineEvent::StepStarted(info.clone()));
@@ -139,7 +168,8 @@ impl Engine {
                 });
                 Ok(value)
             }
-            Err(message) => {
+            Err(StepError::Stopped(stopped)) => Err(stopped),
+            Err(StepError::Failed(message)) => {
                 let urn = info.urn.clone();
                 self.emit(EngineEvent::StepFailed {
                     step: info.clone(),
@@ -211,26 +241,35 @@ impl Engine {
         format!("recording the state failed: {e}")
     }
 
-    /// Durably brackets a provider mutation with begin/end journal records.
+    /// Durably brackets a provider mutation with begin/end journal records; the mutation runs
+    /// under a parallelism permit, the journal waits hold none.
     ///
     /// When the operation fails but leaves a real resource behind (a partial state with an ID),
     /// that resource is recorded, with `superseding` (what the recorded state takes the place
     /// of), so it is never lost. A resource whose ID cannot be stored stays a pending operation,
     /// and the error says so. When a result cannot be encoded, the resource is recorded without
     /// its outputs rather than not at all.
-    pub async fn journaled<T>(
+    pub(crate) async fn journaled<T>(
         &self,
         kind: OperationKind,
         pending: &ResourceState,
         partial: PartialRecord<'_>,
         work: impl Future<Output = Result<(T, Vec<Mutation>), ProviderError>>,
-    ) -> Result<T, String> {
+    ) -> Result<T, StepError> {
         let id = self
             .journal
             .begin_async(kind, pending)
             .await
             .map_err(Self::journal_err)?;
-        match work.await {
+        let outcome = match self.provider_operation(work).await {
+            Ok(outcome) => outcome,
+            Err(stopped) => {
+                // The provider was never called: the operation ends having changed nothing.
+                self.end_journaled(id, vec![]).await?;
+                return Err(stopped);
+            }
+        };
+        match outcome {
             Ok((value, mutations)) => {
                 self.end_journaled(id, mutations).await?;
                 Ok(value)
@@ -239,7 +278,7 @@ impl Engine {
                 let message = crate::limits::cap_message(&e.to_string()).into_owned();
                 let mutations = partial_mutations(&e, &message, pending, partial)?;
                 self.end_journaled(id, mutations).await?;
-                Err(message)
+                Err(StepError::Failed(message))
             }
         }
     }
@@ -278,9 +317,15 @@ impl Engine {
         provider: &dyn Provider,
         request: ReadRequest,
     ) -> Result<Result<ReadResult, ProviderError>, MonitorError> {
-        let _permit = self.permit().await?;
         let urn = request.urn.clone();
-        Ok(provider.read(request).await.and_then(|read| {
+        let read = self
+            .provider_operation(provider.read(request))
+            .await
+            .map_err(|e| match e {
+                StepError::Stopped(stopped) => stopped,
+                StepError::Failed(message) => err(message),
+            })?;
+        Ok(read.and_then(|read| {
             accept_read(provider, &urn, &read)
                 .map(|()| read)
                 .map_err(ProviderError::failed)

@@ -406,10 +406,9 @@ impl Engine {
         let preview = self.preview();
         let config = state.inputs.clone();
         self.run_step(info, !replaced, async move {
-            provider
-                .configure(config, preview)
-                .await
-                .map_err(|e| format!("configuring the provider failed: {e}"))
+            self.provider_operation(provider.configure(config, preview))
+                .await?
+                .map_err(|e| format!("configuring the provider failed: {e}").into())
         })
         .await?;
         if let (true, Some(old)) = (replaced, old) {

@@ -79,7 +79,7 @@ impl DeleteStep {
                     None => engine
                         .journal
                         .apply(vec![Mutation::RemoveBase(index)])
-                        .map_err(Engine::journal_err),
+                        .map_err(|e| Engine::journal_err(e).into()),
                 }
             })
             .await

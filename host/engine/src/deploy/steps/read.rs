@@ -42,18 +42,18 @@ impl ReadStep {
         info.old = old.as_ref().map(|(_, o)| step_state(o));
         let done = engine
             .run_step_to(info, true, async {
-                let read = provider
-                    .read(ReadRequest {
+                let read = engine
+                    .provider_operation(provider.read(ReadRequest {
                         urn: urn.clone(),
                         id: id.clone(),
                         inputs: properties.clone(),
                         state: properties.clone(),
-                    })
-                    .await
+                    }))
+                    .await?
                     .map_err(|e| e.to_string())?;
                 accept_read(&*provider, &urn, &read)?;
                 if read.id.is_empty() {
-                    return Err(format!("there is no resource with ID {id:?}"));
+                    return Err(format!("there is no resource with ID {id:?}").into());
                 }
                 let mut done = pending.clone();
                 done.id = Some(read.id);

@@ -1,0 +1,239 @@
+//! Group commit through the whole engine: steps waiting for their journal records to become
+//! durable hold no `--parallel` permit, so the records of many steps share one write even when
+//! provider operations run one at a time.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use cairn_engine::deploy::events::NullSink;
+use cairn_engine::deploy::journal::{PersistError, Persister, SnapshotManager};
+use cairn_engine::deploy::monitor::Monitor;
+use cairn_engine::deploy::program::{Program, ProgramError, RegisterResourceRequest};
+use cairn_engine::deploy::provider::{
+    CheckRequest, CheckResult, CreateRequest, CreateResult, DeleteRequest, DiffChanges,
+    DiffRequest, DiffResult, LoadError, NativePlugins, Provider, ProviderError, ProviderLoader,
+    ReadRequest, ReadResult, UpdateRequest, UpdateResult,
+};
+use cairn_engine::deploy::{Deployment, DeploymentOptions};
+use cairn_engine::secrets::{Crypter, SecretsError};
+use cairn_engine::state::{DeploymentV3, Manifest, Snapshot};
+use cairn_engine::value::PropertyMap;
+use cairn_engine::{TypeToken, props};
+use futures::future::try_join_all;
+
+/// A provider that tracks how many of its operations overlap.
+#[derive(Default)]
+struct Counting {
+    running: Mutex<(usize, usize)>,
+}
+
+impl Counting {
+    async fn operation(&self) {
+        {
+            let mut running = self.running.lock().unwrap();
+            running.0 += 1;
+            running.1 = running.1.max(running.0);
+        }
+        tokio::task::yield_now().await;
+        self.running.lock().unwrap().0 -= 1;
+    }
+
+    fn most_at_once(&self) -> usize {
+        self.running.lock().unwrap().1
+    }
+}
+
+#[async_trait]
+impl Provider for Counting {
+    fn package(&self) -> &str {
+        "test"
+    }
+    async fn configure(&self, _: PropertyMap, _: bool) -> Result<(), ProviderError> {
+        Ok(())
+    }
+    async fn check(&self, r: CheckRequest) -> Result<CheckResult, ProviderError> {
+        Ok(CheckResult {
+            inputs: r.news,
+            failures: vec![],
+        })
+    }
+    async fn diff(&self, _: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
+        Ok(DiffResult {
+            changes: DiffChanges::None,
+            ..DiffResult::default()
+        })
+    }
+    async fn create(&self, r: CreateRequest) -> Result<CreateResult, ProviderError> {
+        self.operation().await;
+        Ok(CreateResult {
+            id: r.urn.name().to_owned(),
+            outputs: r.properties,
+        })
+    }
+    async fn read(&self, r: ReadRequest) -> Result<ReadResult, ProviderError> {
+        Ok(ReadResult {
+            id: r.id,
+            inputs: r.inputs,
+            outputs: r.state,
+        })
+    }
+    async fn update(&self, r: UpdateRequest) -> Result<UpdateResult, ProviderError> {
+        Ok(UpdateResult { outputs: r.news })
+    }
+    async fn delete(&self, _: DeleteRequest) -> Result<(), ProviderError> {
+        self.operation().await;
+        Ok(())
+    }
+}
+
+struct Loader(Arc<Counting>);
+
+#[async_trait]
+impl ProviderLoader for Loader {
+    async fn load(
+        &self,
+        _: &str,
+        _: Option<&semver::Version>,
+        _: NativePlugins,
+    ) -> Result<Arc<dyn Provider>, LoadError> {
+        Ok(self.0.clone())
+    }
+}
+
+/// A slow disk: every append takes a while, and each is recorded.
+#[derive(Default)]
+struct SlowDisk {
+    appends: Mutex<Vec<Vec<u8>>>,
+}
+
+impl Persister for SlowDisk {
+    fn append(&self, lines: &[u8]) -> Result<(), PersistError> {
+        std::thread::sleep(Duration::from_millis(5));
+        self.appends.lock().unwrap().push(lines.to_vec());
+        Ok(())
+    }
+    fn save(&self, _: &DeploymentV3) -> Result<(), PersistError> {
+        Ok(())
+    }
+}
+
+struct Plain;
+
+impl Crypter for Plain {
+    fn encrypt(&self, plaintext: &str) -> Result<String, SecretsError> {
+        Ok(plaintext.to_owned())
+    }
+    fn decrypt(&self, ciphertext: &str) -> Result<String, SecretsError> {
+        Ok(ciphertext.to_owned())
+    }
+}
+
+/// Declares `n` independent resources at once.
+struct Fleet(usize);
+
+#[async_trait]
+impl Program for Fleet {
+    async fn run(&self, monitor: Monitor) -> Result<(), ProgramError> {
+        let token = TypeToken::parse("test:index:Thing").unwrap();
+        try_join_all((0..self.0).map(|i| {
+            let request = RegisterResourceRequest::custom(
+                token.clone(),
+                format!("thing-{i}"),
+                props! { "n" => i as i64 },
+            );
+            let monitor = monitor.clone();
+            async move { monitor.register_resource(request).await }
+        }))
+        .await?;
+        Ok(())
+    }
+}
+
+const RESOURCES: usize = 40;
+
+/// Deploys (or with `base`, destroys) with `--parallel 1` on a slow disk; returns the outcome's
+/// snapshot, the appends after the header, and the provider's most overlapping operations.
+fn run(base: Option<Snapshot>) -> (Snapshot, Vec<Vec<u8>>, usize) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let disk = Arc::new(SlowDisk::default());
+    let provider = Arc::new(Counting::default());
+    let destroying = base.is_some();
+    let journal = SnapshotManager::new(
+        base.unwrap_or_else(|| Snapshot::empty(None)),
+        Manifest::new(),
+        Some(disk.clone() as Arc<dyn Persister>),
+        Arc::new(Plain),
+    )
+    .unwrap();
+    let mut options = DeploymentOptions::new("p", "dev");
+    options.parallel = 1;
+    let deployment = Deployment::new(
+        options,
+        Arc::new(Loader(provider.clone())),
+        Arc::new(NullSink),
+        Arc::new(journal),
+    )
+    .unwrap();
+    let outcome = runtime
+        .block_on(async {
+            if destroying {
+                deployment.destroy().await
+            } else {
+                deployment.update(Arc::new(Fleet(RESOURCES))).await
+            }
+        })
+        .unwrap();
+    let mut appends = disk.appends.lock().unwrap().clone();
+    appends.remove(0); // the header
+    (outcome.snapshot, appends, provider.most_at_once())
+}
+
+fn records(appends: &[Vec<u8>]) -> usize {
+    appends
+        .iter()
+        .map(|a| a.iter().filter(|b| **b == b'\n').count())
+        .sum()
+}
+
+#[test]
+fn steps_share_journal_writes_while_provider_operations_run_one_at_a_time() {
+    let (created, appends, most) = run(None);
+    let custom = |s: &Snapshot| {
+        s.resources
+            .iter()
+            .filter(|r| r.id.is_some() && !r.is_provider())
+            .count()
+    };
+    assert_eq!(custom(&created), RESOURCES, "every resource is created");
+    assert_eq!(
+        most, 1,
+        "--parallel 1 runs one provider operation at a time"
+    );
+    // A begin and an end per create (the default provider's registration adds its own).
+    assert!(records(&appends) >= 2 * RESOURCES);
+    // Holding the permit across the journal waits gave one record per write (80 or more);
+    // with it held for the provider call only, the begins queued behind one write share the
+    // next one.
+    assert!(
+        appends.len() <= RESOURCES,
+        "{} records went out in {} writes: steps waiting for the journal held the parallelism permit",
+        records(&appends),
+        appends.len()
+    );
+
+    let (destroyed, appends, most) = run(Some(created));
+    assert_eq!(custom(&destroyed), 0, "every resource is deleted");
+    assert_eq!(most, 1);
+    assert!(records(&appends) >= 2 * RESOURCES);
+    assert!(
+        appends.len() <= RESOURCES,
+        "{} records went out in {} writes",
+        records(&appends),
+        appends.len()
+    );
+}
