@@ -80,6 +80,23 @@ pub struct LanguageProgram {
     pub events: Arc<dyn EventSink>,
 }
 
+/// What a program run is told besides its config: where it deploys and whether it previews.
+pub struct RunSettings<'a> {
+    pub project: &'a str,
+    pub stack: &'a str,
+    pub preview: bool,
+}
+
+impl RunSettings<'_> {
+    fn of(monitor: &Monitor) -> RunSettings<'_> {
+        RunSettings {
+            project: monitor.project(),
+            stack: monitor.stack(),
+            preview: monitor.is_preview(),
+        }
+    }
+}
+
 /// Configures the Python SDK's runtime and runs the program in its stack.
 const PYTHON_BOOTSTRAP: &str = r#"
 import asyncio, json, os, runpy, sys, traceback
@@ -221,13 +238,12 @@ impl LanguageProgram {
         }
     }
 
-    fn command(&self, monitor: &Monitor, address: &str) -> Command {
+    /// The program's process, to run against the monitor (and engine) served at `address`,
+    /// its config JSON (`{"config": …, "secretKeys": […]}`) to be written to its stdin. The
+    /// SDK bench runs it against a monitor of its own.
+    pub fn command(&self, run: &RunSettings<'_>, address: &str) -> Command {
         let main = self.main.clone().unwrap_or_else(|| ".".to_owned());
-        let dry_run = if monitor.is_preview() {
-            "true"
-        } else {
-            "false"
-        };
+        let dry_run = if run.preview { "true" } else { "false" };
         let mut cmd = match &self.language {
             Language::Python { python } => {
                 let mut cmd = Command::new(python);
@@ -255,12 +271,12 @@ impl LanguageProgram {
                 cmd.args(["-e", NODE_BOOTSTRAP])
                     .arg(run_script)
                     .args(["--monitor", address, "--engine", address])
-                    .args(["--project", monitor.project(), "--stack", monitor.stack()])
+                    .args(["--project", run.project, "--stack", run.stack])
                     .arg("--pwd")
                     .arg(&self.dir)
                     .args(["--parallel", &self.parallel.to_string()])
                     .args(["--organization", "organization"]);
-                if monitor.is_preview() {
+                if run.preview {
                     cmd.arg("--dry-run");
                 }
                 cmd.arg(&main);
@@ -268,8 +284,8 @@ impl LanguageProgram {
             }
         };
         cmd.current_dir(&self.dir)
-            .env("CAIRN_PROJECT", monitor.project())
-            .env("CAIRN_STACK", monitor.stack())
+            .env("CAIRN_PROJECT", run.project)
+            .env("CAIRN_STACK", run.stack)
             .env("CAIRN_MONITOR", address)
             .env("CAIRN_ENGINE", address)
             .env("CAIRN_PARALLEL", self.parallel.to_string())
@@ -303,17 +319,19 @@ impl Program for LanguageProgram {
         )
         .await
         .map_err(|e| ProgramError::new(e.to_string()))?;
-        let (mut child, group) =
-            child::spawn(self.command(&monitor, &served.target())).map_err(|e| {
-                ProgramError::new(format!(
-                    "starting the {} program: {e} (is {} installed?)",
-                    self.name(),
-                    match &self.language {
-                        Language::Python { python } => python.display().to_string(),
-                        Language::Node { node, .. } => node.display().to_string(),
-                    }
-                ))
-            })?;
+        let (mut child, group) = child::spawn(
+            self.command(&RunSettings::of(&monitor), &served.target()),
+        )
+        .map_err(|e| {
+            ProgramError::new(format!(
+                "starting the {} program: {e} (is {} installed?)",
+                self.name(),
+                match &self.language {
+                    Language::Python { python } => python.display().to_string(),
+                    Language::Node { node, .. } => node.display().to_string(),
+                }
+            ))
+        })?;
         // Until the program has exited, leaving (the deployment stopped waiting) stops it.
         let group = group.with_grace_on_drop(PROGRAM_GRACE);
         if let Some(mut stdin) = child.stdin.take() {

@@ -21,7 +21,7 @@ pub mod wire;
 pub use analyzer::GrpcAnalyzer;
 pub use client::GrpcProvider;
 pub use engine::{ServeError, Served, serve_engine};
-pub use language::{Language, LanguageProgram};
+pub use language::{Language, LanguageProgram, RunSettings};
 pub use monitor::serve_monitor;
 pub use plugin::{PluginCommand, PluginError, PluginProcess};
 pub use serve::serve_provider;
