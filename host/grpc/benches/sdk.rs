@@ -50,7 +50,6 @@ fn repo() -> PathBuf {
 /// The program, the same in both languages: N components, each registering an output that
 /// carries the config value `tag`.
 const PYTHON_PROGRAM: &str = r#"
-import os
 import pulumi
 
 tag = pulumi.Config().get("tag") or "a"
@@ -60,7 +59,7 @@ class Comp(pulumi.ComponentResource):
         super().__init__("bench:index:Comp", name, {}, None)
         self.register_outputs({"tag": tag})
 
-for i in range(int(os.environ["CAIRN_BENCH_N"])):
+for i in range(int(open("components").read())):
     Comp(f"c{i}")
 "#;
 
@@ -73,7 +72,7 @@ class Comp extends pulumi.ComponentResource {
         this.registerOutputs({ tag });
     }
 }
-const n = Number(process.env.CAIRN_BENCH_N);
+const n = Number(require("fs").readFileSync("components", "utf8"));
 for (let i = 0; i < n; i++) new Comp(`c${i}`);
 "#;
 
@@ -96,6 +95,14 @@ impl Lang {
 struct Project {
     _dir: tempfile::TempDir,
     program: LanguageProgram,
+}
+
+impl Project {
+    /// Sets how many components the program declares (read from the project directory, not
+    /// the environment, which a running multi-threaded process must not change).
+    fn size(&self, n: usize) {
+        std::fs::write(self.program.dir.join("components"), n.to_string()).expect("size file");
+    }
 }
 
 fn project(lang: Lang) -> Project {
@@ -323,7 +330,7 @@ async fn floor(project: &Project, n: usize, preview: bool, tag: &str) -> (f64, f
         },
         &address,
     );
-    command.env("CAIRN_BENCH_N", n.to_string());
+    project.size(n);
     command.stdout(std::process::Stdio::null());
     let mut child = command.spawn().expect("start the program");
     let settings =
@@ -349,8 +356,7 @@ async fn floor(project: &Project, n: usize, preview: bool, tag: &str) -> (f64, f
 /// Runs a phase on Cairn's engine from `base`; returns wall seconds, own CPU seconds and the
 /// resulting snapshot.
 async fn cairn(project: &Project, n: usize, base: Snapshot, phase: Phase) -> (f64, f64, Snapshot) {
-    // SAFETY: set before any program starts, by the bench's only thread that changes it.
-    unsafe { std::env::set_var("CAIRN_BENCH_N", n.to_string()) };
+    project.size(n);
     let journal = Arc::new(
         SnapshotManager::new(base, Manifest::new(), None, Arc::new(Plain)).expect("journal"),
     );
