@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -74,8 +75,10 @@ pub enum TypeTokenError {
 /// provider ([`TypeToken::parse_member`], [`TypeToken::check_member`]). A component's type may
 /// be anything, as in Pulumi (`"component"`, `"my:Thing"`), so long as a URN can hold it
 /// ([`TypeToken::parse`]).
+///
+/// Immutable and shared: a clone (every state, event and index holds some) copies a pointer.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TypeToken(String);
+pub struct TypeToken(Arc<str>);
 
 impl TypeToken {
     /// Any resource type a URN can hold: printable text without white space, at most
@@ -105,7 +108,7 @@ impl TypeToken {
         if token.starts_with(':') || token.ends_with(':') {
             return unusable("it starts or ends with ':'");
         }
-        Ok(TypeToken(token.to_owned()))
+        Ok(TypeToken(token.into()))
     }
 
     /// A module member, `<package>:<module>:<name>` (module may be empty) or `<package>:<name>`:
@@ -140,7 +143,7 @@ impl TypeToken {
                 name: name.to_owned(),
             });
         }
-        Ok(TypeToken(token.to_owned()))
+        Ok(TypeToken(token.into()))
     }
 
     /// Refuses a type that is not a module member (see [`TypeToken::parse_member`]).
@@ -220,8 +223,11 @@ impl FromStr for TypeToken {
 ///
 /// Stored in its canonical string form; the parts are sliced out on demand. The qualified type is
 /// `[<parent type>$]*<type>`; the name may contain `:` (but not `::`).
+///
+/// Immutable and shared, like [`TypeToken`]: the engine clones URNs into every index, event
+/// and journal record it keeps, and a clone copies a pointer.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Urn(String);
+pub struct Urn(Arc<str>);
 
 impl Urn {
     /// Parses and validates a URN.
@@ -276,7 +282,7 @@ impl Urn {
                 source,
             })?;
         }
-        Ok(Urn(urn.to_owned()))
+        Ok(Urn(urn.into()))
     }
 
     /// Builds a URN from its parts. `parent_type` is the parent's qualified type, if any; the

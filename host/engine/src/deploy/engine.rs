@@ -46,10 +46,11 @@ pub(crate) struct Engine {
     pub providers: ProviderRegistry,
     /// Provider operations running at once (`--parallel`).
     pub permits: Semaphore,
-    /// Bounds how many registrations are being processed at once; the rest wait in a small
-    /// future, so a program that declares 100,000 resources at once does not hold 100,000
-    /// fully grown registration futures. Deletions run as many at once ([`Engine::window`]).
-    pub gate: Semaphore,
+    /// Bounds how many registrations are being processed at once; the rest wait in their
+    /// caller before they become tasks ([`super::monitor::Monitor::register_resource`]), so a
+    /// program that declares 100,000 resources at once does not hold 100,000 tasks and fully
+    /// grown registration futures. Deletions run as many at once ([`Engine::window`]).
+    pub gate: Arc<Semaphore>,
     window: usize,
     /// Set by the first failed step: nothing new starts.
     pub cancelled: AtomicBool,
@@ -119,7 +120,7 @@ impl Engine {
             journal,
             providers: ProviderRegistry::new(loader),
             permits: Semaphore::new(parallel),
-            gate: Semaphore::new((16 * parallel).max(256)),
+            gate: Arc::new(Semaphore::new((16 * parallel).max(256))),
             window: (16 * parallel).max(256),
             cancelled: AtomicBool::new(false),
             interrupted: AtomicBool::new(false),

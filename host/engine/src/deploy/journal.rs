@@ -302,7 +302,9 @@ struct Overlay<P> {
     changed: HashMap<BaseIndex, Option<Resource<P>>>,
     /// Operations begun and not ended, by the sequence number of their begin record (which
     /// orders them; thousands may be pending at once, so ending one must not shift the rest).
-    pending: BTreeMap<u64, Operation<P>>,
+    /// Boxed: a tree node moves its entries on every insert and removal, and a resource's state
+    /// is large.
+    pending: BTreeMap<u64, Box<Operation<P>>>,
     /// Whether the base's own pending operations were dropped.
     base_pending_dropped: bool,
 }
@@ -396,7 +398,8 @@ impl<P: Clone> Overlay<P> {
     }
 
     fn begin(&mut self, seq: u64, kind: OperationKind, resource: Resource<P>) {
-        self.pending.insert(seq, Operation { resource, kind });
+        self.pending
+            .insert(seq, Box::new(Operation { resource, kind }));
     }
 
     /// Ends the operation begun at `id` with its effects (checked first: on error nothing changes).
@@ -451,7 +454,10 @@ impl<P: Clone> Overlay<P> {
         } else {
             base
         };
-        base.iter().chain(self.pending.values()).cloned().collect()
+        base.iter()
+            .chain(self.pending.values().map(|operation| &**operation))
+            .cloned()
+            .collect()
     }
 }
 

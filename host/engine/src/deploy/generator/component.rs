@@ -50,7 +50,7 @@ impl Engine {
                 state.inputs = remediated;
             }
         }
-        let old_state = old.as_ref().map(|(_, o)| o);
+        let old_state = old.map(|(_, o)| o);
         let op = match old_state {
             None => StepOp::Create,
             Some(o) if o.inputs == state.inputs => StepOp::Same,
@@ -82,7 +82,7 @@ fn component_state(
     urn: &Urn,
     parent: Option<Urn>,
     request: RegisterResourceRequest,
-    old: &Claimed,
+    old: &Claimed<'_>,
 ) -> ResourceState {
     let RegisterResourceRequest {
         resource_type,

@@ -11,7 +11,7 @@ use super::super::monitor::scope::Caller;
 use super::super::program::Alias;
 
 /// The old state a registration took over: its base index and the recorded state.
-pub(crate) type Claimed = Option<(BaseIndex, ResourceState)>;
+pub(crate) type Claimed<'a> = Option<(BaseIndex, &'a ResourceState)>;
 
 impl Engine {
     /// The URN of a resource of `resource_type` named `name` under `parent`, in this stack.
@@ -152,11 +152,13 @@ impl Engine {
         aliases: Vec<Urn>,
         parent: Option<&Urn>,
         caller: &Caller,
-    ) -> Result<Claimed, MonitorError> {
+    ) -> Result<Claimed<'_>, MonitorError> {
         let claimed = self
             .plan()
             .claim(self.base(), urn, aliases, parent, caller)?;
-        Ok(claimed.map(|i| (i, self.base().resources[i].clone())))
+        // The base does not change during a deployment: the claim borrows it (a copy of every
+        // old state would cost as much as the state itself).
+        Ok(claimed.map(|i| (i, &self.base().resources[i])))
     }
 
     /// [`Engine::claim`] under the URNs a registration's aliases give it.
@@ -168,7 +170,7 @@ impl Engine {
         name: &str,
         aliases: &[Alias],
         caller: &Caller,
-    ) -> Result<Claimed, MonitorError> {
+    ) -> Result<Claimed<'_>, MonitorError> {
         let aliases = self.alias_urns(urn, parent, resource_type, name, aliases)?;
         self.claim(urn, aliases, parent, caller)
     }

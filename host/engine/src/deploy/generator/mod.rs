@@ -126,7 +126,7 @@ impl Engine {
     async fn check_and_diff(
         &self,
         mut registration: CustomRegistration<'_>,
-        old: Claimed,
+        old: Claimed<'_>,
     ) -> Result<RegisterResourceResponse, MonitorError> {
         let usable = old.as_ref().filter(|(i, o)| self.is_usable_old(*i, o));
         let olds = usable.map(|(_, o)| o.inputs.clone()).unwrap_or_default();
@@ -153,7 +153,7 @@ impl Engine {
             Decision::Same => {
                 let step = SameStep {
                     state: registration.state,
-                    old: &usable,
+                    old: usable,
                     index,
                 };
                 step.apply(self).map(registered)
@@ -161,7 +161,7 @@ impl Engine {
             Decision::Update => {
                 let step = UpdateStep {
                     state: registration.state,
-                    old: usable,
+                    old: usable.clone(),
                     index,
                     provider: registration.provider,
                     changes: planned.changes,
@@ -174,7 +174,7 @@ impl Engine {
                 keys,
             } => {
                 let replace = Replacement {
-                    old: usable,
+                    old: usable.clone(),
                     index,
                     changes: planned.changes,
                     keys,
@@ -219,7 +219,7 @@ impl Engine {
     async fn create_new(
         &self,
         registration: CustomRegistration<'_>,
-        old: Claimed,
+        old: Claimed<'_>,
     ) -> Result<RegisterResourceResponse, MonitorError> {
         let op = match &old {
             Some(_) => StepOp::CreateReplacement,
@@ -384,7 +384,7 @@ impl Engine {
     fn untargeted(
         &self,
         urn: Urn,
-        old: Claimed,
+        old: Claimed<'_>,
         inputs: PropertyMap,
     ) -> Result<RegisterResourceResponse, MonitorError> {
         let Some((i, old)) = old else {
@@ -402,11 +402,11 @@ impl Engine {
         self.plan().untargeted.insert(i);
         self.count(StepOp::Same, &urn);
         self.apply(vec![Mutation::Append(old.clone()), Mutation::RemoveBase(i)])?;
-        self.record(&old);
+        self.record(old);
         Ok(RegisterResourceResponse {
             urn,
-            id: old.id,
-            outputs: old.outputs,
+            id: old.id.clone(),
+            outputs: old.outputs.clone(),
             property_dependencies: IndexMap::new(),
         })
     }
@@ -430,7 +430,7 @@ fn custom_state(
     provider_ref: &ProviderReference,
     dependencies: Vec<Urn>,
     request: &RegisterResourceRequest,
-    old: &Claimed,
+    old: &Claimed<'_>,
 ) -> ResourceState {
     let options: &ResourceOptions = &request.options;
     let mut state = ResourceState::new(urn.clone(), request.resource_type.clone(), true);
@@ -458,7 +458,7 @@ fn custom_state(
 /// are when there is no old state).
 fn ignoring_changes(
     inputs: PropertyMap,
-    old: &Claimed,
+    old: &Claimed<'_>,
     ignore_changes: &[PropertyPath],
 ) -> PropertyMap {
     let Some((_, old)) = old else {
@@ -477,7 +477,7 @@ fn ignoring_changes(
 
 /// The ID to import, when the registration asks for an import of a resource other than the
 /// one its old state already records (re-registering an imported resource is no import).
-fn import_requested(options: &ResourceOptions, old: &Claimed) -> Option<String> {
+fn import_requested(options: &ResourceOptions, old: &Claimed<'_>) -> Option<String> {
     let import_id = options.import_id.as_ref()?;
     let same_resource = old.as_ref().is_some_and(|(_, o)| {
         o.id.as_deref() == Some(import_id.as_str())

@@ -269,7 +269,7 @@ impl Engine {
             .provider_decision(&urn, &*provider, &old, &checked)
             .await?;
         state.id = Some(id.clone());
-        self.configure(op, &state, old.as_ref().map(|(_, o)| o), &provider)
+        self.configure(op, &state, old.map(|(_, o)| o), &provider)
             .await?;
         // Recorded before it can be used, so no resource refers to a provider the state lacks.
         let mut all = vec![Mutation::Append(state.clone())];
@@ -333,7 +333,7 @@ impl Engine {
         &self,
         urn: &Urn,
         provider: &dyn Provider,
-        old: &Claimed,
+        old: &Claimed<'_>,
         checked: &PropertyMap,
     ) -> Result<(StepOp, Vec<Mutation>, String), MonitorError> {
         let Some((i, old)) = old else {
@@ -367,7 +367,7 @@ impl Engine {
                 (op, vec![Mutation::RemoveBase(*i)], id)
             }
             Decision::Replace { .. } => {
-                let mut doomed = old.clone();
+                let mut doomed = ResourceState::clone(old);
                 doomed.delete = true;
                 self.plan().pending_deletes.push(*i);
                 (

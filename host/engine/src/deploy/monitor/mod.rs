@@ -128,13 +128,32 @@ impl Monitor {
     }
 
     /// Declares a resource; completes when its steps have run.
+    ///
+    /// A registration the gate bounds waits for its place here, in the caller, before it
+    /// becomes a task: until then it has done nothing, and a caller that goes away leaves
+    /// nothing half-done. The deployment counts it as in flight while it waits, so it is not
+    /// overtaken by the deletions and the save that follow the program.
     pub async fn register_resource(
         &self,
         request: RegisterResourceRequest,
     ) -> Result<RegisterResourceResponse, MonitorError> {
-        self.detached(
-            |engine, caller| async move { engine.register_resource(request, &caller).await },
-        )
+        let place = if register::waits_at_gate(&request) {
+            let waiting = self.engine.in_flight.token();
+            let place = self
+                .engine
+                .gate
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|_| MonitorError::new("the deployment is shutting down"))?;
+            Some((place, waiting))
+        } else {
+            None
+        };
+        self.detached(|engine, caller| async move {
+            let _place = place;
+            engine.register_resource(request, &caller).await
+        })
         .await
     }
 

@@ -20,6 +20,16 @@ use super::super::provider::{NativePlugins, provider_type};
 use super::scope::Caller;
 use super::{MonitorError, Unregistered};
 
+/// Whether a registration waits at the engine's gate ([`Engine::gate`]) before it is handled.
+/// Providers and remote components do not: they register on behalf of (and while) other
+/// registrations hold the gate, and Construct registers children through it. Neither does the
+/// root stack, which SDKs register themselves and the engine answers at once.
+pub(crate) fn waits_at_gate(request: &RegisterResourceRequest) -> bool {
+    !request.remote
+        && !is_provider_type(&request.resource_type)
+        && request.resource_type.as_str() != ROOT_STACK_TYPE
+}
+
 impl Engine {
     /// Registers the stack's root resource (a component with no provider).
     pub async fn register_root(self: &Arc<Self>) -> Result<(), MonitorError> {
@@ -186,13 +196,6 @@ impl Engine {
             };
             return Box::pin(self.register_provider(registration, native, caller)).await;
         }
-        // Providers and remote components are not gated: they register on behalf of (and while)
-        // other registrations hold the gate, and Construct registers children through it.
-        let _gate = self
-            .gate
-            .acquire()
-            .await
-            .map_err(|_| err("the deployment is shutting down"))?;
         if !request.custom {
             if let Some(root) = caller.scope().and_then(|s| s.root.as_ref())
                 && caller.scope().and_then(|s| s.component.as_ref()) == Some(&urn)

@@ -26,18 +26,18 @@ use super::{replacement_op, secure_outputs, step_state};
 
 /// Imports the resource with `import_id` as `state` (the program's registration, whose
 /// `inputs` are the program's inputs), replacing `old` (claimed at base index) if any.
-pub(crate) struct ImportStep {
+pub(crate) struct ImportStep<'a> {
     pub state: ResourceState,
     pub inputs: PropertyMap,
     pub import_id: String,
     pub ignore_changes: Vec<PropertyPath>,
     pub provider: Arc<dyn Provider>,
-    pub old: Option<(BaseIndex, ResourceState)>,
+    pub old: Option<(BaseIndex, &'a ResourceState)>,
     /// `cairn import`: the inputs are what the provider reads, not the program's.
     pub planned: Option<PlannedImport>,
 }
 
-impl ImportStep {
+impl ImportStep<'_> {
     pub async fn apply(self, engine: &Engine) -> Result<ResourceState, MonitorError> {
         let replacing = self.old.is_some();
         let op = replacement_op(replacing, StepOp::Import, StepOp::ImportReplacement);
@@ -260,7 +260,7 @@ impl ImportStep {
         done.import_id = Some(self.import_id.clone());
         let mut mutations = vec![Mutation::Append(done.clone())];
         if let Some((i, old)) = &self.old {
-            let mut doomed = old.clone();
+            let mut doomed = ResourceState::clone(old);
             doomed.delete = true;
             mutations.push(Mutation::ReplaceBase(*i, doomed));
         }

@@ -16,14 +16,14 @@ use super::{secure_outputs, step_state};
 
 /// Reads the resource `state` names (its ID set) through `provider`, with the `properties`
 /// the program gave; `old` is the claimed state at that URN, if any.
-pub(crate) struct ReadStep {
+pub(crate) struct ReadStep<'a> {
     pub state: ResourceState,
     pub properties: PropertyMap,
     pub provider: Arc<dyn Provider>,
-    pub old: Option<(BaseIndex, ResourceState)>,
+    pub old: Option<(BaseIndex, &'a ResourceState)>,
 }
 
-impl ReadStep {
+impl ReadStep<'_> {
     pub async fn apply(self, engine: &Engine) -> Result<ResourceState, MonitorError> {
         let ReadStep {
             state: pending,
@@ -70,7 +70,7 @@ impl ReadStep {
         let mut mutations = vec![Mutation::Append(done.clone())];
         match old {
             Some((i, o)) if !o.external => {
-                let mut doomed = o;
+                let mut doomed = o.clone();
                 doomed.delete = true;
                 mutations.push(Mutation::ReplaceBase(i, doomed));
                 engine.plan().pending_deletes.push(i);
