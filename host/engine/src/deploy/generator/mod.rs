@@ -461,7 +461,7 @@ fn ignoring_changes(
     old: &Claimed<'_>,
     ignore_changes: &[PropertyPath],
 ) -> PropertyMap {
-    let Some((_, old)) = old else {
+    let Some((_, old)) = old.filter(|_| !ignore_changes.is_empty()) else {
         return inputs;
     };
     let old_root = PropertyValue::Object(old.inputs.clone());
