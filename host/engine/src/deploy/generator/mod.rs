@@ -148,7 +148,7 @@ impl Engine {
         let Some((index, usable)) = usable.cloned() else {
             return self.create_new(registration, old).await;
         };
-        let planned = self.plan_change(&registration, &usable).await?;
+        let planned = self.plan_change(&registration, usable).await?;
         match planned.decision {
             Decision::Same => {
                 let step = SameStep {
