@@ -2,102 +2,34 @@
 //! durable hold no `--parallel` permit, so the records of many steps share one write even when
 //! provider operations run one at a time.
 
+mod support;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_trait::async_trait;
 use cairn_engine::deploy::events::NullSink;
 use cairn_engine::deploy::journal::{PersistError, Persister, SnapshotManager};
-use cairn_engine::deploy::monitor::Monitor;
-use cairn_engine::deploy::program::{Program, ProgramError, RegisterResourceRequest};
-use cairn_engine::deploy::provider::{
-    CheckRequest, CheckResult, CreateRequest, CreateResult, DeleteRequest, DiffChanges,
-    DiffRequest, DiffResult, LoadError, NativePlugins, Provider, ProviderError, ProviderLoader,
-    ReadRequest, ReadResult, UpdateRequest, UpdateResult,
-};
 use cairn_engine::deploy::{Deployment, DeploymentOptions};
-use cairn_engine::secrets::{Crypter, SecretsError};
 use cairn_engine::state::{DeploymentV3, Manifest, Snapshot};
-use cairn_engine::value::PropertyMap;
-use cairn_engine::{TypeToken, props};
-use futures::future::try_join_all;
+use support::{Fleet, Hooked, Loader, Plain};
 
-/// A provider that tracks how many of its operations overlap.
+/// Provider operations running now, and the most that ever ran at once.
 #[derive(Default)]
-struct Counting {
-    running: Mutex<(usize, usize)>,
-}
+struct Overlap(Mutex<(usize, usize)>);
 
-impl Counting {
+impl Overlap {
     async fn operation(&self) {
         {
-            let mut running = self.running.lock().unwrap();
+            let mut running = self.0.lock().unwrap();
             running.0 += 1;
             running.1 = running.1.max(running.0);
         }
         tokio::task::yield_now().await;
-        self.running.lock().unwrap().0 -= 1;
+        self.0.lock().unwrap().0 -= 1;
     }
 
     fn most_at_once(&self) -> usize {
-        self.running.lock().unwrap().1
-    }
-}
-
-#[async_trait]
-impl Provider for Counting {
-    fn package(&self) -> &str {
-        "test"
-    }
-    async fn configure(&self, _: PropertyMap, _: bool) -> Result<(), ProviderError> {
-        Ok(())
-    }
-    async fn check(&self, r: CheckRequest) -> Result<CheckResult, ProviderError> {
-        Ok(CheckResult {
-            inputs: r.news,
-            failures: vec![],
-        })
-    }
-    async fn diff(&self, _: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
-        Ok(DiffResult {
-            changes: DiffChanges::None,
-            ..DiffResult::default()
-        })
-    }
-    async fn create(&self, r: CreateRequest) -> Result<CreateResult, ProviderError> {
-        self.operation().await;
-        Ok(CreateResult {
-            id: r.urn.name().to_owned(),
-            outputs: r.properties,
-        })
-    }
-    async fn read(&self, r: ReadRequest) -> Result<ReadResult, ProviderError> {
-        Ok(ReadResult {
-            id: r.id,
-            inputs: r.inputs,
-            outputs: r.state,
-        })
-    }
-    async fn update(&self, r: UpdateRequest) -> Result<UpdateResult, ProviderError> {
-        Ok(UpdateResult { outputs: r.news })
-    }
-    async fn delete(&self, _: DeleteRequest) -> Result<(), ProviderError> {
-        self.operation().await;
-        Ok(())
-    }
-}
-
-struct Loader(Arc<Counting>);
-
-#[async_trait]
-impl ProviderLoader for Loader {
-    async fn load(
-        &self,
-        _: &str,
-        _: Option<&semver::Version>,
-        _: NativePlugins,
-    ) -> Result<Arc<dyn Provider>, LoadError> {
-        Ok(self.0.clone())
+        self.0.lock().unwrap().1
     }
 }
 
@@ -118,38 +50,6 @@ impl Persister for SlowDisk {
     }
 }
 
-struct Plain;
-
-impl Crypter for Plain {
-    fn encrypt(&self, plaintext: &str) -> Result<String, SecretsError> {
-        Ok(plaintext.to_owned())
-    }
-    fn decrypt(&self, ciphertext: &str) -> Result<String, SecretsError> {
-        Ok(ciphertext.to_owned())
-    }
-}
-
-/// Declares `n` independent resources at once.
-struct Fleet(usize);
-
-#[async_trait]
-impl Program for Fleet {
-    async fn run(&self, monitor: Monitor) -> Result<(), ProgramError> {
-        let token = TypeToken::parse("test:index:Thing").unwrap();
-        try_join_all((0..self.0).map(|i| {
-            let request = RegisterResourceRequest::custom(
-                token.clone(),
-                format!("thing-{i}"),
-                props! { "n" => i as i64 },
-            );
-            let monitor = monitor.clone();
-            async move { monitor.register_resource(request).await }
-        }))
-        .await?;
-        Ok(())
-    }
-}
-
 const RESOURCES: usize = 40;
 
 /// Deploys (or with `base`, destroys) with `--parallel 1` on a slow disk; returns the outcome's
@@ -161,7 +61,14 @@ fn run(base: Option<Snapshot>) -> (Snapshot, Vec<Vec<u8>>, usize) {
         .build()
         .unwrap();
     let disk = Arc::new(SlowDisk::default());
-    let provider = Arc::new(Counting::default());
+    let overlap = Arc::new(Overlap::default());
+    let watched = overlap.clone();
+    let provider = Arc::new(Hooked {
+        hook: Box::new(move || {
+            let overlap = watched.clone();
+            Box::pin(async move { overlap.operation().await })
+        }),
+    });
     let destroying = base.is_some();
     let journal = SnapshotManager::new(
         base.unwrap_or_else(|| Snapshot::empty(None)),
@@ -174,7 +81,7 @@ fn run(base: Option<Snapshot>) -> (Snapshot, Vec<Vec<u8>>, usize) {
     options.parallel = 1;
     let deployment = Deployment::new(
         options,
-        Arc::new(Loader(provider.clone())),
+        Arc::new(Loader(provider)),
         Arc::new(NullSink),
         Arc::new(journal),
     )
@@ -190,7 +97,7 @@ fn run(base: Option<Snapshot>) -> (Snapshot, Vec<Vec<u8>>, usize) {
         .unwrap();
     let mut appends = disk.appends.lock().unwrap().clone();
     appends.remove(0); // the header
-    (outcome.snapshot, appends, provider.most_at_once())
+    (outcome.snapshot, appends, overlap.most_at_once())
 }
 
 fn records(appends: &[Vec<u8>]) -> usize {
