@@ -98,11 +98,12 @@ fn a_go_provider_survives_100k_calls_with_the_collector_running() {
         let mut checked = decoded.clone();
         checked.insert("checked".into(), PropertyValue::Bool(true));
         let large = inputs("y".repeat(3 << 19), false);
-        let check = |inputs: &PropertyMap| CheckRequest {
-            urn: urn.clone(),
-            olds: PropertyMap::new(),
-            news: inputs.clone(),
-            random_seed: vec![],
+        let no_olds = PropertyMap::new();
+        let check = |inputs| CheckRequest {
+            urn: &urn,
+            olds: &no_olds,
+            news: inputs,
+            random_seed: &[],
         };
         // (checks so far, collections so far, Go heap live after a collection, linear memory)
         let stats = || async {

@@ -613,10 +613,10 @@ fn a_python_providers_memory_is_flat_over_100k_calls() {
         let mut outputs = inputs.clone();
         outputs.insert("result".into(), PropertyValue::Number(3.0));
         let check = || CheckRequest {
-            urn: urn.clone(),
-            olds: inputs.clone(),
-            news: inputs.clone(),
-            random_seed: vec![],
+            urn: &urn,
+            olds: &inputs,
+            news: &inputs,
+            random_seed: &[],
         };
         // Warm up: the first calls fill the interpreter's caches.
         for _ in 0..1_000 {

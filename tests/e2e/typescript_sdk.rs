@@ -517,11 +517,12 @@ fn a_typescript_provider_keeps_its_memory_flat() {
                     .collect(),
             ),
         );
+        let no_olds = PropertyMap::new();
         let check = || CheckRequest {
-            urn: urn.clone(),
-            olds: PropertyMap::new(),
-            news: inputs.clone(),
-            random_seed: vec![1, 2, 3],
+            urn: &urn,
+            olds: &no_olds,
+            news: &inputs,
+            random_seed: &[1, 2, 3],
         };
         // Warm up: the heap settles at its working size.
         for _ in 0..5_000 {

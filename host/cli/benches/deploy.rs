@@ -59,9 +59,9 @@ impl Provider for Instant_ {
     async fn configure(&self, _: PropertyMap, _: bool) -> Result<(), ProviderError> {
         Ok(())
     }
-    async fn check(&self, r: CheckRequest) -> Result<CheckResult, ProviderError> {
+    async fn check(&self, r: CheckRequest<'_>) -> Result<CheckResult, ProviderError> {
         Ok(CheckResult {
-            inputs: r.news,
+            inputs: r.news.clone(),
             failures: vec![],
         })
     }

@@ -109,9 +109,9 @@ impl Provider for Builtins {
         Ok(())
     }
 
-    async fn check(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
+    async fn check(&self, request: CheckRequest<'_>) -> Result<CheckResult, ProviderError> {
         Ok(CheckResult {
-            inputs: request.news,
+            inputs: request.news.clone(),
             failures: vec![],
         })
     }

@@ -238,9 +238,15 @@ impl From<PropertyMap> for PropertyValue {
 /// Builds a [`PropertyMap`] from `key => value` pairs; values go through `PropertyValue::from`.
 #[macro_export]
 macro_rules! props {
+    (@one $key:expr) => {
+        ()
+    };
     ($($key:expr => $value:expr),* $(,)?) => {{
+        // Sized once: a map grown entry by entry reallocates its entries and its index.
         #[allow(unused_mut)]
-        let mut map = $crate::value::PropertyMap::new();
+        let mut map = $crate::value::PropertyMap::with_capacity(
+            <[()]>::len(&[$($crate::props!(@one $key)),*]),
+        );
         $(map.insert(::std::string::String::from($key), $crate::value::PropertyValue::from($value));)*
         map
     }};

@@ -110,29 +110,25 @@ fn urn() -> Urn {
     Urn::parse("urn:pulumi:bench::proj::probe:index:Thing::t").unwrap()
 }
 
-fn check_request() -> CheckRequest {
-    CheckRequest {
-        urn: urn(),
-        olds: one_kb_object(),
-        news: one_kb_object(),
-        random_seed: vec![],
-    }
-}
-
 /// Mean latency of `n` sequential Checks and Diffs.
 async fn per_call(p: &dyn Provider, n: u32) -> (Duration, Duration) {
+    let (urn, olds, news) = (urn(), one_kb_object(), one_kb_object());
+    let check = CheckRequest {
+        urn: &urn,
+        olds: &olds,
+        news: &news,
+        random_seed: &[],
+    };
     for _ in 0..100 {
-        p.check(check_request()).await.unwrap();
+        p.check(check).await.unwrap();
     }
-    let checks: Vec<CheckRequest> = (0..n).map(|_| check_request()).collect();
     let started = Instant::now();
-    for r in checks {
-        p.check(r).await.unwrap();
+    for _ in 0..n {
+        p.check(check).await.unwrap();
     }
     let check = started.elapsed() / n;
     // The engine lends a diff its recorded state and the checked news.
-    let (urn, old_inputs, old_outputs, news) =
-        (urn(), one_kb_object(), one_kb_object(), one_kb_object());
+    let (old_inputs, old_outputs) = (one_kb_object(), one_kb_object());
     let diff = DiffRequest {
         urn: &urn,
         id: "t",
@@ -188,6 +184,13 @@ fn main() {
         // Cold starts: from nothing to the first answered Check.
         let mut wasm_cold = Vec::new();
         let mut grpc_cold = Vec::new();
+        let (urn, olds, news) = (urn(), one_kb_object(), one_kb_object());
+        let check = CheckRequest {
+            urn: &urn,
+            olds: &olds,
+            news: &news,
+            random_seed: &[],
+        };
         for _ in 0..9 {
             let started = Instant::now();
             let runtime = runtime();
@@ -196,12 +199,12 @@ fn main() {
                 .instantiate(&plugin, &PackageGrant::default(), cairn_wasm::tracing_log_sink())
                 .unwrap();
             p.configure(PropertyMap::new(), false).await.unwrap();
-            p.check(check_request()).await.unwrap();
+            p.check(check).await.unwrap();
             wasm_cold.push(started.elapsed());
 
             let started = Instant::now();
             let (p, mut child) = start_plugin(&wasm).await;
-            p.check(check_request()).await.unwrap();
+            p.check(check).await.unwrap();
             grpc_cold.push(started.elapsed());
             drop(p);
             let _ = child.kill();

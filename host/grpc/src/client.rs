@@ -373,14 +373,14 @@ impl GrpcProvider {
         })
     }
 
-    fn check_request(&self, request: &p::CheckRequest) -> rpc::CheckRequest {
+    fn check_request(&self, request: p::CheckRequest<'_>) -> rpc::CheckRequest {
         rpc::CheckRequest {
             urn: request.urn.to_string(),
             name: request.urn.name().to_owned(),
             r#type: request.urn.resource_type().to_owned(),
-            olds: Some(self.out(&request.olds)),
-            news: Some(self.out(&request.news)),
-            random_seed: request.random_seed.clone(),
+            olds: Some(self.out(request.olds)),
+            news: Some(self.out(request.news)),
+            random_seed: request.random_seed.to_vec(),
         }
     }
 
@@ -684,17 +684,17 @@ impl Provider for GrpcProvider {
 
     async fn check_config(
         &self,
-        request: p::CheckRequest,
+        request: p::CheckRequest<'_>,
     ) -> Result<p::CheckResult, ProviderError> {
         let r = self
             .client
             .clone()
-            .check_config(self.check_request(&request))
+            .check_config(self.check_request(request))
             .await;
         match r {
             // Older plugins have no CheckConfig: the inputs are fine as they are.
             Err(s) if s.code() == tonic::Code::Unimplemented => Ok(p::CheckResult {
-                inputs: request.news,
+                inputs: request.news.clone(),
                 failures: vec![],
             }),
             Err(s) => Err(self.error("CheckConfig", s)),
@@ -755,11 +755,11 @@ impl Provider for GrpcProvider {
         Ok(())
     }
 
-    async fn check(&self, request: p::CheckRequest) -> Result<p::CheckResult, ProviderError> {
+    async fn check(&self, request: p::CheckRequest<'_>) -> Result<p::CheckResult, ProviderError> {
         let r = self
             .client
             .clone()
-            .check(self.check_request(&request))
+            .check(self.check_request(request))
             .await
             .map_err(|s| self.error("Check", s))?
             .into_inner();

@@ -184,13 +184,32 @@ fn diff_response(d: p::DiffResult) -> rpc::DiffResponse {
     }
 }
 
-fn check_request(r: rpc::CheckRequest) -> Result<p::CheckRequest, Status> {
-    Ok(p::CheckRequest {
-        urn: urn(&r.urn)?,
-        olds: from_struct(r.olds.as_ref()).map_err(bad_request)?,
-        news: from_struct(r.news.as_ref()).map_err(bad_request)?,
-        random_seed: r.random_seed,
-    })
+/// A decoded `CheckRequest`, which the engine's (borrowed) request is lent from.
+struct Check {
+    urn: Urn,
+    olds: PropertyMap,
+    news: PropertyMap,
+    random_seed: Vec<u8>,
+}
+
+impl Check {
+    fn decode(r: rpc::CheckRequest) -> Result<Check, Status> {
+        Ok(Check {
+            urn: urn(&r.urn)?,
+            olds: from_struct(r.olds.as_ref()).map_err(bad_request)?,
+            news: from_struct(r.news.as_ref()).map_err(bad_request)?,
+            random_seed: r.random_seed,
+        })
+    }
+
+    fn request(&self) -> p::CheckRequest<'_> {
+        p::CheckRequest {
+            urn: &self.urn,
+            olds: &self.olds,
+            news: &self.news,
+            random_seed: &self.random_seed,
+        }
+    }
 }
 
 /// A decoded `DiffRequest`, which the engine's (borrowed) request is lent from.
@@ -259,7 +278,7 @@ impl ResourceProvider for ProviderService {
     ) -> Result<Response<rpc::CheckResponse>, Status> {
         let result = self
             .provider
-            .check_config(check_request(request.into_inner())?)
+            .check_config(Check::decode(request.into_inner())?.request())
             .await
             .map_err(|e| status(e, self.marshal()))?;
         Ok(Response::new(rpc::CheckResponse {
@@ -353,7 +372,7 @@ impl ResourceProvider for ProviderService {
     ) -> Result<Response<rpc::CheckResponse>, Status> {
         let result = self
             .provider
-            .check(check_request(request.into_inner())?)
+            .check(Check::decode(request.into_inner())?.request())
             .await
             .map_err(|e| status(e, self.marshal()))?;
         Ok(Response::new(rpc::CheckResponse {

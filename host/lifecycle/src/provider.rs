@@ -222,13 +222,13 @@ impl Provider for Instrumented {
         self.version.clone()
     }
 
-    async fn check_config(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
+    async fn check_config(&self, request: CheckRequest<'_>) -> Result<CheckResult, ProviderError> {
         *lock(&self.name) = request.urn.name().to_owned();
         self.record(
             "checkConfig",
             request.urn.name(),
-            &request.news,
-            &request.olds,
+            request.news,
+            request.olds,
         );
         self.inner.check_config(request).await
     }
@@ -255,8 +255,8 @@ impl Provider for Instrumented {
         self.inner.configure(inputs, preview).await
     }
 
-    async fn check(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
-        self.record("check", request.urn.name(), &request.news, &request.olds);
+    async fn check(&self, request: CheckRequest<'_>) -> Result<CheckResult, ProviderError> {
+        self.record("check", request.urn.name(), request.news, request.olds);
         self.inner.check(request).await
     }
 
@@ -334,10 +334,11 @@ impl Provider for InMemoryProvider {
         Ok(())
     }
 
-    async fn check(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
+    async fn check(&self, request: CheckRequest<'_>) -> Result<CheckResult, ProviderError> {
         let name = request.urn.name();
         let (inputs, failures) =
-            logic::check(&*self.world, name, &request.olds, request.news).map_err(failure)?;
+            logic::check(&*self.world, name, request.olds, request.news.clone())
+                .map_err(failure)?;
         let failures = failures
             .into_iter()
             .map(|f| CheckFailure {

@@ -151,10 +151,10 @@ fn measure(language: &str, file: &Path, calls: usize) {
         inputs.insert("min".into(), PropertyValue::Number(1.0));
         inputs.insert("max".into(), PropertyValue::Number(6.0));
         let check = || CheckRequest {
-            urn: urn.clone(),
-            olds: inputs.clone(),
-            news: inputs.clone(),
-            random_seed: vec![],
+            urn: &urn,
+            olds: &inputs,
+            news: &inputs,
+            random_seed: &[],
         };
         let mut outputs = inputs.clone();
         outputs.insert("result".into(), PropertyValue::Number(3.0));

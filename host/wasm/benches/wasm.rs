@@ -180,10 +180,10 @@ fn main() {
             encoded.nodes.len() / cairn_wasm::convert::WORDS
         );
         let check = CheckRequest {
-            urn: urn.clone(),
-            olds: object.clone(),
-            news: object.clone(),
-            random_seed: vec![],
+            urn: &urn,
+            olds: &object,
+            news: &object,
+            random_seed: &[],
         };
         // Distinct maps, as the engine lends them from the recorded state and the checked news.
         let (old_inputs, old_outputs, news) = (object.clone(), object.clone(), object.clone());
@@ -203,23 +203,24 @@ fn main() {
         };
         // Warm up.
         for _ in 0..1000 {
-            p.check(check.clone()).await.unwrap();
+            p.check(check).await.unwrap();
             p.diff(diff).await.unwrap();
         }
         // The fixed cost of a call: an empty object.
+        let nothing = PropertyMap::new();
         let empty = CheckRequest {
-            urn: urn.clone(),
-            olds: PropertyMap::new(),
-            news: PropertyMap::new(),
-            random_seed: vec![],
+            urn: &urn,
+            olds: &nothing,
+            news: &nothing,
+            random_seed: &[],
         };
         let (mut checks, mut diffs, mut changes, mut empties) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..31 {
-            checks.push(batch(|| check.clone(), |r| p.check(r)).await);
+            checks.push(batch(|| check, |r| p.check(r)).await);
             diffs.push(batch(|| diff, |r| p.diff(r)).await);
             changes.push(batch(|| diff_changed, |r| p.diff(r)).await);
-            empties.push(batch(|| empty.clone(), |r| p.check(r)).await);
+            empties.push(batch(|| empty, |r| p.check(r)).await);
         }
         // The part that is the host's: request conversion alone.
         let n = 20_000u32;
@@ -240,12 +241,12 @@ fn main() {
             .instantiate(&plugin, &PackageGrant::default(), log.clone())
             .unwrap();
         p.configure(PropertyMap::new(), false).await.unwrap();
-        p.check(check.clone()).await.unwrap();
+        p.check(check).await.unwrap();
         let before = rss_bytes();
         let count = 32;
         p.prewarm(count).await.unwrap();
         // Touch every instance once (a check each), as a deployment would.
-        let calls = (0..count).map(|_| p.check(check.clone()));
+        let calls = (0..count).map(|_| p.check(check));
         futures::future::join_all(calls).await;
         let after = rss_bytes();
         let stats = p.stats();

@@ -649,12 +649,12 @@ fn paths(paths: &[PropertyPath]) -> Vec<String> {
     paths.iter().map(ToString::to_string).collect()
 }
 
-pub(crate) fn check_request(r: &p::CheckRequest) -> w::CheckRequest {
+pub(crate) fn check_request(r: p::CheckRequest<'_>) -> w::CheckRequest {
     w::CheckRequest {
         urn: r.urn.to_string(),
-        olds: encode_map(&r.olds),
-        news: encode_map(&r.news),
-        random_seed: r.random_seed.clone(),
+        olds: encode_map(r.olds),
+        news: encode_map(r.news),
+        random_seed: r.random_seed.to_vec(),
     }
 }
 
@@ -781,10 +781,16 @@ pub(crate) fn failures(f: Vec<w::CheckFailure>) -> Vec<p::CheckFailure> {
 pub(crate) fn check_result(
     r: w::CheckResult,
     sent: &w::Value,
-    news: PropertyMap,
+    news: &PropertyMap,
 ) -> Result<p::CheckResult, ValueError> {
+    // News returned unchanged (most checks) are copied, not decoded.
+    let inputs = if same_table(&r.inputs, sent) {
+        news.clone()
+    } else {
+        field("inputs", decode_map(r.inputs))?
+    };
     Ok(p::CheckResult {
-        inputs: unless_sent("inputs", r.inputs, sent, news)?,
+        inputs,
         failures: failures(r.failures),
     })
 }
@@ -1236,21 +1242,22 @@ mod tests {
         // result is that map (told apart here by giving a different one), else it is decoded.
         let engine_map = props! {"reused" => true};
         let urn = Urn::parse("urn:pulumi:s::p::t:index:T::n").unwrap();
+        let no_olds = PropertyMap::new();
         let check = p::CheckRequest {
-            urn: urn.clone(),
-            olds: PropertyMap::new(),
-            news: sent_map.clone(),
-            random_seed: vec![],
+            urn: &urn,
+            olds: &no_olds,
+            news: &sent_map,
+            random_seed: &[],
         };
-        let sent = check_request(&check);
+        let sent = check_request(check);
         let back = |inputs| w::CheckResult {
             inputs,
             failures: vec![],
         };
-        let same = check_result(back(sent.news.clone()), &sent.news, engine_map.clone());
+        let same = check_result(back(sent.news.clone()), &sent.news, &engine_map);
         assert_eq!(same.unwrap().inputs, engine_map);
         let changed = encode_map(&props! {"a" => "c"});
-        let decoded = check_result(back(changed), &sent.news, engine_map.clone());
+        let decoded = check_result(back(changed), &sent.news, &engine_map);
         assert_eq!(decoded.unwrap().inputs, props! {"a" => "c"});
 
         let read = |inputs: PropertyMap, state: PropertyMap| p::ReadRequest {

@@ -643,10 +643,10 @@ impl WasmProvider {
     async fn checked(
         &self,
         m: Method,
-        request: CheckRequest,
+        request: CheckRequest<'_>,
     ) -> Result<CheckResult, ProviderError> {
-        let urn = Some(&request.urn);
-        let wire = convert::check_request(&request);
+        let urn = Some(request.urn);
+        let wire = convert::check_request(request);
         // The request comes back with the result, to recognise news returned unchanged.
         let ((result, wire), violations) = self
             .run(m, urn, None, None, false, move |g: Guest, s| {
@@ -965,7 +965,7 @@ impl Provider for WasmProvider {
         }
     }
 
-    async fn check_config(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
+    async fn check_config(&self, request: CheckRequest<'_>) -> Result<CheckResult, ProviderError> {
         self.checked(Method::CheckConfig, request).await
     }
 
@@ -1035,7 +1035,7 @@ impl Provider for WasmProvider {
         self.finish(m, None, (result, report.violations), Ok)
     }
 
-    async fn check(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
+    async fn check(&self, request: CheckRequest<'_>) -> Result<CheckResult, ProviderError> {
         self.checked(Method::Check, request).await
     }
 

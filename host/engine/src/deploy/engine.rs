@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use indexmap::IndexMap;
 use tokio::sync::{OnceCell, Semaphore};
 
-use crate::state::{ResourceState, Snapshot};
+use crate::state::{ProviderReference, ResourceState, Snapshot};
 use crate::urn::{ROOT_STACK_TYPE, TypeToken, Urn};
 
 use super::events::{EngineEvent, EventSink, Severity, StepInfo, StepOp};
@@ -28,7 +28,7 @@ use super::registry::ProviderRegistry;
 use super::{DeploymentOptions, StepFailure};
 
 /// A default provider's reference (`<urn>::<id>`), or why it could not be registered.
-pub(crate) type DefaultSlot = Arc<OnceCell<Result<String, String>>>;
+pub(crate) type DefaultSlot = Arc<OnceCell<Result<ProviderReference, String>>>;
 /// A default provider's identity: package, version, download URL.
 pub type DefaultKey = (String, Option<String>, Option<String>);
 
@@ -41,7 +41,7 @@ struct Tally {
 
 pub(crate) struct Engine {
     pub options: DeploymentOptions,
-    events: Arc<dyn EventSink>,
+    pub events: Arc<dyn EventSink>,
     pub journal: Arc<SnapshotManager>,
     pub providers: ProviderRegistry,
     /// Provider operations running at once (`--parallel`).

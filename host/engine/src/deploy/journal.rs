@@ -24,7 +24,7 @@
 //! [`replay`] rebuilds the snapshot from a stored checkpoint and a journal after a crash; it and
 //! the manager apply mutations with the same code ([`Overlay`]), so they cannot disagree.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
@@ -297,9 +297,9 @@ struct Overlay<P> {
     /// States written by this deployment, in order.
     appended: Vec<Resource<P>>,
     /// The position in `appended` of the last state of each URN.
-    appended_at: HashMap<Urn, usize>,
+    appended_at: foldhash::HashMap<Urn, usize>,
     /// Base resources removed (`None`) or replaced (`Some`).
-    changed: HashMap<BaseIndex, Option<Resource<P>>>,
+    changed: foldhash::HashMap<BaseIndex, Option<Resource<P>>>,
     /// Operations begun and not ended, by the sequence number of their begin record (which
     /// orders them; thousands may be pending at once, so ending one must not shift the rest).
     /// Boxed: a tree node moves its entries on every insert and removal, and a resource's state
@@ -313,8 +313,8 @@ impl<P: Clone> Overlay<P> {
     fn new() -> Overlay<P> {
         Overlay {
             appended: Vec::new(),
-            appended_at: HashMap::new(),
-            changed: HashMap::new(),
+            appended_at: foldhash::HashMap::default(),
+            changed: foldhash::HashMap::default(),
             pending: BTreeMap::new(),
             base_pending_dropped: false,
         }
@@ -438,13 +438,23 @@ impl<P: Clone> Overlay<P> {
                 Some(Some(replaced)) => resources.push(replaced.clone()),
             }
         }
-        // What the base still holds refers to resources by the URNs they had; those taken over
-        // under new URNs (aliases) are followed.
-        follow_renames(&mut resources);
-        // Appended states come first; where one depends on a resource still in the base (an
-        // untargeted one, say), the stable sort moves just enough to keep dependencies first.
-        sort_dependencies_first(&mut resources);
-        resources
+        in_final_order(resources)
+    }
+
+    /// Like [`Overlay::take_resources`], consuming the base too: what the deployment left as it
+    /// was moves into the result instead of being copied (most of a large stack, most times).
+    fn take_resources_and_base(&mut self, base: Vec<Resource<P>>) -> Vec<Resource<P>> {
+        let mut resources = std::mem::take(&mut self.appended);
+        let mut changed = std::mem::take(&mut self.changed);
+        resources.reserve(base.len());
+        for (index, resource) in base.into_iter().enumerate() {
+            match changed.remove(&index) {
+                None => resources.push(resource),
+                Some(None) => {}
+                Some(Some(replaced)) => resources.push(replaced),
+            }
+        }
+        in_final_order(resources)
     }
 
     /// The base's pending operations (unless dropped), then those begun and not ended.
@@ -459,6 +469,17 @@ impl<P: Clone> Overlay<P> {
             .cloned()
             .collect()
     }
+}
+
+/// The snapshot's order for `resources` (appended states first, then the base's): references
+/// to resources taken over under new URNs (aliases) followed, dependencies first.
+fn in_final_order<P>(mut resources: Vec<Resource<P>>) -> Vec<Resource<P>> {
+    // What the base still holds refers to resources by the URNs they had.
+    follow_renames(&mut resources);
+    // Where an appended state depends on a resource still in the base (an untargeted one,
+    // say), the stable sort moves just enough to keep dependencies first.
+    sort_dependencies_first(&mut resources);
+    resources
 }
 
 /// Rebuilds a deployment from the checkpoint it started from and its journal, on the stored form
@@ -917,7 +938,8 @@ impl SnapshotManager {
     }
 
     /// Checks the final snapshot, saves it whole and empties the journal (compaction); in a
-    /// preview, only returns it. Nothing can be recorded afterwards.
+    /// preview, only returns it. Nothing can be recorded afterwards. The base is copied: see
+    /// [`SnapshotManager::into_finished`] for the owner's cheaper way.
     pub fn finish(&self) -> Result<Snapshot, JournalError> {
         let snapshot = {
             let mut state = self.lock()?;
@@ -941,14 +963,55 @@ impl SnapshotManager {
             state.buffered.clear();
             snapshot
         };
-        if let Some(writer) = &self.writer {
-            // Saved after every earlier record, even if one failed: the snapshot in memory is
-            // the best knowledge of what happened.
-            let deployment = encode_deployment(&snapshot, SecretsMode::Encrypt(&*self.crypter))?;
-            writer.save(deployment)?;
-        }
+        save_checkpoint(self.writer.as_ref(), &*self.crypter, &snapshot)?;
         Ok(snapshot)
     }
+
+    /// [`SnapshotManager::finish`] by the journal's last owner: the base's resources move into
+    /// the final snapshot instead of being copied, which for a large stack is most of the cost
+    /// of finishing (and, at its peak, a second copy of the state in memory). When the snapshot
+    /// is refused, the records not yet written are written before the journal closes.
+    pub fn into_finished(self) -> Result<Snapshot, JournalError> {
+        let SnapshotManager {
+            base,
+            manifest,
+            crypter,
+            state,
+            writer,
+        } = self;
+        let mut state = state.into_inner().unwrap_or_else(PoisonError::into_inner);
+        let snapshot = Snapshot {
+            manifest,
+            pending_operations: state.overlay.pending_operations(&base.pending_operations),
+            resources: state.overlay.take_resources_and_base(base.resources),
+            secrets_providers: base.secrets_providers,
+            extra: base.extra,
+        };
+        if let Err(e) = verify_integrity(&snapshot) {
+            if let Some(writer) = &writer
+                && !state.buffered.is_empty()
+            {
+                Durable(Some(writer.submit(std::mem::take(&mut state.buffered)))).wait()?;
+            }
+            return Err(e.into());
+        }
+        save_checkpoint(writer.as_ref(), &*crypter, &snapshot)?;
+        Ok(snapshot)
+    }
+}
+
+/// Saves `snapshot` whole through `writer` (none in a preview), after every earlier record,
+/// even if one failed: the snapshot in memory is the best knowledge of what happened.
+fn save_checkpoint(
+    writer: Option<&Writer>,
+    crypter: &dyn Crypter,
+    snapshot: &Snapshot,
+) -> Result<(), JournalError> {
+    if let Some(writer) = writer {
+        let deployment = encode_deployment(snapshot, SecretsMode::Encrypt(crypter))?;
+        writer.save(deployment)?;
+    }
+    Ok(())
 }
 
 impl ManagerState {

@@ -34,7 +34,7 @@ mod registry;
 mod steps;
 pub mod targets;
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use indexmap::IndexMap;
@@ -234,7 +234,9 @@ pub struct Outcome {
 /// [`Deployment::interrupter`].
 #[derive(Clone)]
 pub struct Interrupter {
-    engine: Arc<Engine>,
+    /// Weak: a deployment that has ended has nothing to interrupt, and its journal must be
+    /// free to be consumed by its end ([`SnapshotManager::into_finished`]).
+    engine: Weak<Engine>,
 }
 
 impl Interrupter {
@@ -242,7 +244,9 @@ impl Interrupter {
     /// wrap up, and lets operations already running finish and be recorded; the deployment
     /// then saves and ends with [`DeployError::Interrupted`].
     pub async fn interrupt(&self) {
-        self.engine.interrupt().await;
+        if let Some(engine) = self.engine.upgrade() {
+            engine.interrupt().await;
+        }
     }
 }
 
@@ -270,7 +274,7 @@ impl Deployment {
     /// A handle that interrupts this deployment gracefully.
     pub fn interrupter(&self) -> Interrupter {
         Interrupter {
-            engine: self.engine.clone(),
+            engine: Arc::downgrade(&self.engine),
         }
     }
 
@@ -293,7 +297,7 @@ impl Deployment {
 
     /// Runs `program` and brings the stack to the state it declares: creates, updates and
     /// replaces what it registers, then deletes what it no longer does.
-    pub async fn update(&self, program: Arc<dyn Program>) -> Result<Outcome, DeployError> {
+    pub async fn update(self, program: Arc<dyn Program>) -> Result<Outcome, DeployError> {
         let started = self.start(Operation::Update);
         if !self.engine.options.analyzers.is_empty() {
             self.engine.emit(EngineEvent::PolicyPacks(
@@ -353,7 +357,7 @@ impl Deployment {
     /// `cairn import`: runs `program` (which registers the resources to import, and what they
     /// refer to) and records what it registers; unlike an update it deletes nothing, so every
     /// resource of the stack the program does not register stays as it is.
-    pub async fn import(&self, program: Arc<dyn Program>) -> Result<Outcome, DeployError> {
+    pub async fn import(self, program: Arc<dyn Program>) -> Result<Outcome, DeployError> {
         let started = self.start(Operation::Import);
         let result = self.run_program(program, "`cairn import`").await;
         // The stack's outputs are the program's, which an import does not run.
@@ -381,7 +385,7 @@ impl Deployment {
     }
 
     /// Reads every resource from its provider and records what changed out of band.
-    pub async fn refresh(&self) -> Result<Outcome, DeployError> {
+    pub async fn refresh(self) -> Result<Outcome, DeployError> {
         let started = self.start(Operation::Refresh);
         let result = async {
             self.engine.refresh_all().await?;
@@ -407,7 +411,7 @@ impl Deployment {
     }
 
     /// Deletes every resource of the stack (or the targets), dependents first.
-    pub async fn destroy(&self) -> Result<Outcome, DeployError> {
+    pub async fn destroy(self) -> Result<Outcome, DeployError> {
         let started = self.start(Operation::Destroy);
         let result = async {
             self.engine
@@ -443,22 +447,31 @@ impl Deployment {
         }
     }
 
-    /// Persists what happened (also after a failure) and reports the summary.
+    /// Persists what happened (also after a failure) and reports the summary. The engine goes
+    /// first, so that the journal is usually left with one owner and finishes without copying
+    /// the base.
     fn finish(
-        &self,
+        self,
         operation: Operation,
         started: Instant,
         result: Result<(), DeployError>,
     ) -> Result<Outcome, DeployError> {
-        let persisted = self
-            .journal
-            .finish()
-            .map_err(|e| DeployError::Engine(format!("saving the state failed: {e}")));
-        let (changes, unchanged) = self.engine.tally();
+        let Deployment { engine, journal } = self;
+        let (changes, unchanged) = engine.tally();
+        let events = engine.events.clone();
+        let preview = engine.options.preview;
+        let root_urn = engine.root_urn.clone();
+        drop(engine);
+        let persisted = match Arc::try_unwrap(journal) {
+            Ok(journal) => journal.into_finished(),
+            // Still shared (a monitor a program kept, say): the base is copied.
+            Err(journal) => journal.finish(),
+        }
+        .map_err(|e| DeployError::Engine(format!("saving the state failed: {e}")));
         let succeeded = result.is_ok() && persisted.is_ok();
-        self.engine.emit(EngineEvent::Summary {
+        events.emit(EngineEvent::Summary {
             operation,
-            preview: self.engine.options.preview,
+            preview,
             changes: changes.clone(),
             unchanged,
             duration: started.elapsed(),
@@ -469,7 +482,7 @@ impl Deployment {
         let outputs = snapshot
             .resources
             .iter()
-            .find(|r| r.urn == self.engine.root_urn)
+            .find(|r| r.urn == root_urn)
             .map(|r| r.outputs.clone())
             .unwrap_or_default();
         Ok(Outcome {

@@ -23,6 +23,10 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+// URN-keyed maps are looked up several times per registration: a fast hasher (seeded per
+// process, so a program cannot pick colliding URNs in advance).
+use foldhash::{HashMap as UrnMap, HashMapExt, HashSet as UrnSet};
+
 use crate::state::{ResourceState, Snapshot};
 use crate::urn::Urn;
 
@@ -34,17 +38,17 @@ use super::monitor::scope::Caller;
 #[derive(Default)]
 pub(crate) struct Plan {
     /// The live (not `delete`-marked) copy of each URN in the base snapshot.
-    pub live: HashMap<Urn, BaseIndex>,
+    pub live: UrnMap<Urn, BaseIndex>,
     /// URNs registered in this deployment: their parents and the aliases they were registered
     /// under.
-    pub registered: HashMap<Urn, Registration>,
+    pub registered: UrnMap<Urn, Registration>,
     /// URNs whose registration finished with a state in this deployment's snapshot: what later
     /// registrations may refer to.
-    pub completed: HashSet<Urn>,
+    pub completed: UrnSet<Urn>,
     /// Old URNs taken over under a new one (through aliases): old → new.
-    pub renamed: HashMap<Urn, Urn>,
+    pub renamed: UrnMap<Urn, Urn>,
     /// Default provider URNs registered in this deployment.
-    pub default_providers: HashSet<Urn>,
+    pub default_providers: UrnSet<Urn>,
     /// Base entries taken over by a registration.
     pub claimed: HashSet<BaseIndex>,
     /// Base entries deleted ahead of their replacement (delete-before-replace).
@@ -57,7 +61,7 @@ pub(crate) struct Plan {
     /// Base entries kept as they are because `--target` / `--exclude` left them out.
     pub untargeted: HashSet<BaseIndex>,
     /// The states this deployment has recorded, by URN (components and providers).
-    pub states: HashMap<Urn, ResourceState>,
+    pub states: UrnMap<Urn, ResourceState>,
 }
 
 /// The outcome of one early deletion, shared by every registration that needs it.
@@ -75,7 +79,10 @@ impl Plan {
     /// The plan of a deployment starting from `base`: nothing registered, every live entry
     /// claimable.
     pub fn new(base: &Snapshot) -> Plan {
-        let mut plan = Plan::default();
+        let mut plan = Plan {
+            live: UrnMap::with_capacity(base.resources.len()),
+            ..Plan::default()
+        };
         for (i, resource) in base.resources.iter().enumerate() {
             if !resource.delete {
                 plan.live.insert(resource.urn.clone(), i);

@@ -16,15 +16,17 @@ use crate::value::PropertyMap;
 // The vocabulary the SDK shares (`cairn-wire`): check failures and how diffs describe changes.
 pub use cairn_wire::{CheckFailure, DiffChanges, DiffKind};
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct CheckRequest {
-    pub urn: Urn,
+/// Lent, as [`DiffRequest`] is: every registration checks its inputs, and a provider encodes
+/// them for its guest or plugin without needing its own copy.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CheckRequest<'a> {
+    pub urn: &'a Urn,
     /// The last recorded inputs (from a prior `check` or `read`); empty for a new resource.
-    pub olds: PropertyMap,
+    pub olds: &'a PropertyMap,
     /// The new inputs; may contain unknowns.
-    pub news: PropertyMap,
+    pub news: &'a PropertyMap,
     /// A seed for generated values, stable per resource.
-    pub random_seed: Vec<u8>,
+    pub random_seed: &'a [u8],
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -341,9 +343,9 @@ pub trait Provider: Send + Sync {
     }
 
     /// Validates provider configuration (the `check` of a provider resource).
-    async fn check_config(&self, request: CheckRequest) -> Result<CheckResult, ProviderError> {
+    async fn check_config(&self, request: CheckRequest<'_>) -> Result<CheckResult, ProviderError> {
         Ok(CheckResult {
-            inputs: request.news,
+            inputs: request.news.clone(),
             failures: vec![],
         })
     }
@@ -356,7 +358,7 @@ pub trait Provider: Send + Sync {
     /// Applies checked configuration. `preview` configurations may contain unknowns.
     async fn configure(&self, inputs: PropertyMap, preview: bool) -> Result<(), ProviderError>;
 
-    async fn check(&self, request: CheckRequest) -> Result<CheckResult, ProviderError>;
+    async fn check(&self, request: CheckRequest<'_>) -> Result<CheckResult, ProviderError>;
     async fn diff(&self, request: DiffRequest<'_>) -> Result<DiffResult, ProviderError>;
     async fn create(&self, request: CreateRequest) -> Result<CreateResult, ProviderError>;
     async fn read(&self, request: ReadRequest) -> Result<ReadResult, ProviderError>;

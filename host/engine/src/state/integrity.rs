@@ -6,6 +6,8 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
+use foldhash::{HashMapExt, HashSetExt};
+
 use super::{Resource, Snapshot};
 use crate::urn::Urn;
 
@@ -140,15 +142,23 @@ pub fn verify_integrity(snapshot: &Snapshot) -> Result<(), IntegrityError> {
 /// Checks the invariants of resources listed in snapshot order.
 pub fn verify_resources<P>(resources: &[Resource<P>]) -> Result<(), IntegrityError> {
     let mut violations = Vec::new();
-    // Every URN in the snapshot, with the IDs of its copies, to tell "missing" from "late".
-    let mut all: HashMap<&Urn, Vec<Option<&str>>> = HashMap::new();
+    // Every URN in the snapshot, to tell "missing" from "late"; the IDs of the copies of every
+    // URN referred to as a provider (a few, however large the stack).
+    let mut all = foldhash::HashSet::<&Urn>::with_capacity(resources.len());
+    let mut provider_ids = foldhash::HashMap::<&Urn, Vec<Option<&str>>>::new();
     for resource in resources {
-        all.entry(&resource.urn)
-            .or_default()
-            .push(resource.id.as_deref());
+        all.insert(&resource.urn);
+        if let Some(provider) = &resource.provider {
+            provider_ids.entry(&provider.urn).or_default();
+        }
+    }
+    for resource in resources {
+        if let Some(ids) = provider_ids.get_mut(&resource.urn) {
+            ids.push(resource.id.as_deref());
+        }
     }
     // URNs seen so far, and whether a live (not-deleted) copy has been seen.
-    let mut seen: HashMap<&Urn, bool> = HashMap::new();
+    let mut seen = foldhash::HashMap::<&Urn, bool>::with_capacity(resources.len());
 
     for resource in resources {
         let urn = &resource.urn;
@@ -156,7 +166,7 @@ pub fn verify_resources<P>(resources: &[Resource<P>]) -> Result<(), IntegrityErr
             if seen.contains_key(target) {
                 return;
             }
-            let violation = if all.contains_key(target) {
+            let violation = if all.contains(target) {
                 Violation::ReferenceOutOfOrder {
                     urn: urn.clone(),
                     relation,
@@ -191,7 +201,7 @@ pub fn verify_resources<P>(resources: &[Resource<P>]) -> Result<(), IntegrityErr
         if let Some(provider) = &resource.provider
             && seen.contains_key(&provider.urn)
         {
-            let ids = all.get(&provider.urn).cloned().unwrap_or_default();
+            let ids = provider_ids.get(&provider.urn).cloned().unwrap_or_default();
             if !ids.contains(&Some(provider.id.as_str())) {
                 violations.push(Violation::ProviderIdMismatch {
                     urn: urn.clone(),
@@ -331,7 +341,7 @@ pub fn sort_dependencies_first<P>(resources: &mut Vec<Resource<P>>) {
 
     let n = resources.len();
     // Each URN is satisfied by its first copy in the current order.
-    let mut first: HashMap<&Urn, usize> = HashMap::with_capacity(n);
+    let mut first = foldhash::HashMap::<&Urn, usize>::with_capacity(n);
     for (i, r) in resources.iter().enumerate() {
         first.entry(&r.urn).or_insert(i);
     }

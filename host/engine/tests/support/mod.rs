@@ -34,9 +34,9 @@ impl Provider for Hooked {
     async fn configure(&self, _: PropertyMap, _: bool) -> Result<(), ProviderError> {
         Ok(())
     }
-    async fn check(&self, r: CheckRequest) -> Result<CheckResult, ProviderError> {
+    async fn check(&self, r: CheckRequest<'_>) -> Result<CheckResult, ProviderError> {
         Ok(CheckResult {
-            inputs: r.news,
+            inputs: r.news.clone(),
             failures: vec![],
         })
     }

@@ -220,13 +220,14 @@ async fn raw_garbage_is_refused_naming_the_method() {
         .lock()
         .unwrap()
         .insert("Check", field(1, &inputs_struct));
-    let check = || CheckRequest {
-        urn: urn(),
-        olds: PropertyMap::new(),
-        news: PropertyMap::new(),
-        random_seed: vec![],
+    let (urn, nothing) = (urn(), PropertyMap::new());
+    let check = CheckRequest {
+        urn: &urn,
+        olds: &nothing,
+        news: &nothing,
+        random_seed: &[],
     };
-    let err = provider.check(check()).await.unwrap_err().to_string();
+    let err = provider.check(check).await.unwrap_err().to_string();
     assert!(
         err.starts_with(
             "hostile plugin Check: the plugin's reply is not a valid Check response: failed to decode Protobuf message: "
@@ -234,7 +235,7 @@ async fn raw_garbage_is_refused_naming_the_method() {
         "{err}"
     );
     assert_eq!(
-        provider.check(check()).await.unwrap().inputs["size"],
+        provider.check(check).await.unwrap().inputs["size"],
         cairn_engine::PropertyValue::Number(1.0)
     );
 }

@@ -88,10 +88,10 @@ async fn run(provider: &GrpcProvider, call: Call) -> Outcome {
             }),
         Call::Check => provider
             .check(CheckRequest {
-                urn: urn(),
-                olds: PropertyMap::new(),
-                news: inputs(),
-                random_seed: vec![],
+                urn: &urn(),
+                olds: &PropertyMap::new(),
+                news: &inputs(),
+                random_seed: &[],
             })
             .await
             .map(|r| {

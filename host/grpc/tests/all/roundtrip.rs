@@ -54,7 +54,7 @@ impl Provider for Echo {
         Ok(())
     }
 
-    async fn check(&self, r: CheckRequest) -> Result<CheckResult, ProviderError> {
+    async fn check(&self, r: CheckRequest<'_>) -> Result<CheckResult, ProviderError> {
         let mut failures = vec![];
         if r.news
             .get("size")
@@ -66,7 +66,7 @@ impl Provider for Echo {
             });
         }
         Ok(CheckResult {
-            inputs: r.news,
+            inputs: r.news.clone(),
             failures,
         })
     }
@@ -189,10 +189,10 @@ async fn every_lifecycle_method_crosses_the_protocol() {
     ]);
     let checked = client
         .check(CheckRequest {
-            urn: urn("a"),
-            olds: PropertyMap::new(),
-            news: news.clone(),
-            random_seed: vec![1, 2, 3],
+            urn: &urn("a"),
+            olds: &PropertyMap::new(),
+            news: &news,
+            random_seed: &[1, 2, 3],
         })
         .await
         .unwrap();
@@ -206,10 +206,10 @@ async fn every_lifecycle_method_crosses_the_protocol() {
 
     let failed = client
         .check(CheckRequest {
-            urn: urn("a"),
-            olds: PropertyMap::new(),
-            news: props(&[("size", PropertyValue::Number(-1.0))]),
-            random_seed: vec![],
+            urn: &urn("a"),
+            olds: &PropertyMap::new(),
+            news: &props(&[("size", PropertyValue::Number(-1.0))]),
+            random_seed: &[],
         })
         .await
         .unwrap();

@@ -216,7 +216,7 @@ async fn other_methods_check_what_they_are_given() {
 
     // check: unstorable inputs are refused; a flood of failures is cut.
     let e = p
-        .check(check(TYPE, "h", serde_json::json!({"mode": "nan-news"})))
+        .check(check(TYPE, "h", serde_json::json!({"mode": "nan-news"})).request())
         .await
         .unwrap_err();
     assert_eq!(
@@ -227,11 +227,7 @@ async fn other_methods_check_what_they_are_given() {
         )
     );
     let checked = p
-        .check(check(
-            TYPE,
-            "h",
-            serde_json::json!({"mode": "many-failures"}),
-        ))
+        .check(check(TYPE, "h", serde_json::json!({"mode": "many-failures"})).request())
         .await
         .unwrap();
     assert_eq!(checked.failures.len(), 101);
@@ -252,7 +248,7 @@ async fn other_methods_check_what_they_are_given() {
 
     // A guest that passes more than its memory holds (the same bytes many times) is stopped.
     let e = p
-        .check(check(TYPE, "h", serde_json::json!({"mode": "alias-flood"})))
+        .check(check(TYPE, "h", serde_json::json!({"mode": "alias-flood"})).request())
         .await
         .unwrap_err();
     assert_eq!(

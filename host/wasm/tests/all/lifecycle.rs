@@ -22,11 +22,7 @@ async fn random_runs_the_whole_lifecycle() {
     assert_eq!(schema["name"], "random");
     assert!(schema["resources"][STRING].is_object());
     let config = p
-        .check_config(check(
-            "pulumi:providers:random",
-            "default",
-            serde_json::json!({}),
-        ))
+        .check_config(check("pulumi:providers:random", "default", serde_json::json!({})).request())
         .await
         .unwrap();
     assert!(config.failures.is_empty());
@@ -46,13 +42,13 @@ async fn random_runs_the_whole_lifecycle() {
 
     // Check applies defaults and reports failures by property.
     let checked = p
-        .check(check(STRING, "s", serde_json::json!({"length": 12})))
+        .check(check(STRING, "s", serde_json::json!({"length": 12})).request())
         .await
         .unwrap();
     assert!(checked.failures.is_empty(), "{:?}", checked.failures);
     assert_eq!(checked.inputs["upper"], PropertyValue::Bool(true));
     let bad = p
-        .check(check(STRING, "s", serde_json::json!({"length": 0})))
+        .check(check(STRING, "s", serde_json::json!({"length": 0})).request())
         .await
         .unwrap();
     assert_eq!(bad.failures[0].property, "length");
@@ -205,14 +201,20 @@ async fn file_writes_only_inside_its_granted_directory() {
 
     let inputs =
         serde_json::json!({"path": "docs/index.html", "content": "<h1>hi</h1>", "mode": "0644"});
-    let checked = p.check(check(FILE, "index", inputs.clone())).await.unwrap();
+    let checked = p
+        .check(check(FILE, "index", inputs.clone()).request())
+        .await
+        .unwrap();
     assert!(checked.failures.is_empty(), "{:?}", checked.failures);
     let escape = p
-        .check(check(
-            FILE,
-            "evil",
-            serde_json::json!({"path": "../outside", "content": "x"}),
-        ))
+        .check(
+            check(
+                FILE,
+                "evil",
+                serde_json::json!({"path": "../outside", "content": "x"}),
+            )
+            .request(),
+        )
         .await
         .unwrap();
     assert_eq!(escape.failures[0].property, "path");

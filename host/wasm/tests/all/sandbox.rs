@@ -33,13 +33,9 @@ async fn still_works(p: &cairn_wasm::WasmProvider, inputs: serde_json::Value) {
     create_probe(p, "after", inputs)
         .await
         .unwrap_or_else(|e| panic!("the next call failed: {e:?}"));
-    p.check(check(
-        &probe_type(p.package()),
-        "after",
-        serde_json::json!({}),
-    ))
-    .await
-    .unwrap();
+    p.check(check(&probe_type(p.package()), "after", serde_json::json!({})).request())
+        .await
+        .unwrap();
 }
 
 fn field<'a>(outputs: &'a PropertyMap, path: &[&str]) -> &'a PropertyValue {
@@ -115,7 +111,7 @@ async fn sockets_are_denied_and_named() {
         ],
     );
     // Every create of this guest tries the network again; check still works.
-    p.check(check("hostile-net:index:Probe", "x", serde_json::json!({})))
+    p.check(check("hostile-net:index:Probe", "x", serde_json::json!({})).request())
         .await
         .unwrap();
 }
@@ -155,13 +151,9 @@ async fn http_to_an_ungranted_host_is_refused_before_connecting() {
             "HTTP request to api.example.com is not granted (grant it under cairn:grants.hostile-http.http)",
         ],
     );
-    p.check(check(
-        "hostile-http:index:Probe",
-        "x",
-        serde_json::json!({}),
-    ))
-    .await
-    .unwrap();
+    p.check(check("hostile-http:index:Probe", "x", serde_json::json!({})).request())
+        .await
+        .unwrap();
 }
 
 /// A one-shot HTTP server on loopback; returns its port.
@@ -280,13 +272,9 @@ async fn an_infinite_loop_is_interrupted_at_its_deadline() {
         &err,
         &["deadline of 0.3 s exceeded; it is set by the resource's customTimeouts"],
     );
-    p.check(check(
-        "hostile-loop:index:Probe",
-        "x",
-        serde_json::json!({}),
-    ))
-    .await
-    .unwrap();
+    p.check(check("hostile-loop:index:Probe", "x", serde_json::json!({})).request())
+        .await
+        .unwrap();
     assert_eq!(p.stats().discarded, 2);
 }
 

@@ -165,12 +165,29 @@ pub fn create(resource_type: &str, name: &str, properties: serde_json::Value) ->
     }
 }
 
-pub fn check(resource_type: &str, name: &str, news: serde_json::Value) -> CheckRequest {
-    CheckRequest {
+/// What a check request lends, owned by the test.
+pub struct Check {
+    urn: Urn,
+    olds: PropertyMap,
+    news: PropertyMap,
+}
+
+impl Check {
+    pub fn request(&self) -> CheckRequest<'_> {
+        CheckRequest {
+            urn: &self.urn,
+            olds: &self.olds,
+            news: &self.news,
+            random_seed: &[1, 2, 3],
+        }
+    }
+}
+
+pub fn check(resource_type: &str, name: &str, news: serde_json::Value) -> Check {
+    Check {
         urn: urn(resource_type, name),
         olds: PropertyMap::new(),
         news: map(news),
-        random_seed: vec![1, 2, 3],
     }
 }
 

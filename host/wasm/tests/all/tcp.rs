@@ -291,7 +291,7 @@ async fn listening_binding_and_udp_are_refused() {
 
 /// The provider still answers (a fresh instance after a refusal).
 async fn still_reachable(p: &cairn_wasm::WasmProvider) {
-    p.check(check(PROBE, "x", serde_json::json!({})))
+    p.check(check(PROBE, "x", serde_json::json!({})).request())
         .await
         .unwrap();
 }

@@ -77,9 +77,11 @@ impl Engine {
         urn: Urn,
         parent: Option<Urn>,
         dependencies: Vec<Urn>,
-        request: RegisterResourceRequest,
+        mut request: RegisterResourceRequest,
         caller: &Caller,
     ) -> Result<RegisterResourceResponse, MonitorError> {
+        // Moved out, not copied: from here on the inputs live in the registration.
+        let requested_inputs = std::mem::take(&mut request.inputs);
         let options = &request.options;
         let old = self.claim_with_aliases(
             &urn,
@@ -94,7 +96,7 @@ impl Engine {
         let ignore_changes = parse_paths(&urn, "ignoreChanges", &options.ignore_changes)?;
         let replace_on_changes =
             parse_paths(&urn, "replaceOnChanges", &options.replace_on_changes)?;
-        let inputs = ignoring_changes(request.inputs.clone(), &old, &ignore_changes);
+        let inputs = ignoring_changes(requested_inputs, &old, &ignore_changes);
         if !self.is_targeted(&urn) {
             return self.untargeted(urn, old, inputs);
         }
@@ -129,7 +131,8 @@ impl Engine {
         old: Claimed<'_>,
     ) -> Result<RegisterResourceResponse, MonitorError> {
         let usable = old.as_ref().filter(|(i, o)| self.is_usable_old(*i, o));
-        let olds = usable.map(|(_, o)| o.inputs.clone()).unwrap_or_default();
+        let no_olds = PropertyMap::new();
+        let olds = usable.map_or(&no_olds, |(_, o)| &o.inputs);
         let checked = self.check_custom(&registration, olds).await?;
         registration.state.inputs = checked;
         if !self.options.analyzers.is_empty() {
@@ -196,7 +199,7 @@ impl Engine {
     async fn check_custom(
         &self,
         registration: &CustomRegistration<'_>,
-        olds: PropertyMap,
+        olds: &PropertyMap,
     ) -> Result<PropertyMap, MonitorError> {
         let urn = &registration.state.urn;
         let inputs = &registration.inputs;
@@ -204,10 +207,10 @@ impl Engine {
             urn,
             inputs,
             registration.provider.check(CheckRequest {
-                urn: urn.clone(),
+                urn,
                 olds,
-                news: inputs.clone(),
-                random_seed: urn.as_str().as_bytes().to_vec(),
+                news: inputs,
+                random_seed: urn.as_str().as_bytes(),
             }),
         )
         .await
@@ -297,10 +300,6 @@ impl Engine {
             replace_on_changes: &registration.replace_on_changes,
             delete_before_replace: registration.request.options.delete_before_replace,
         });
-        let changes = diff
-            .as_ref()
-            .and_then(|d| changes_from_detailed(d, &old.inputs, &old.outputs, &state.inputs))
-            .unwrap_or_else(|| diff_properties(&old.inputs, &state.inputs));
         let decision = match decision {
             Decision::Same if !old.init_errors.is_empty() => Decision::Update,
             Decision::Replace {
@@ -311,6 +310,14 @@ impl Engine {
                 keys: vec!["deletedWith".to_owned()],
             },
             other => other,
+        };
+        // A resource that stays the same shows no changes: none are computed.
+        let changes = match decision {
+            Decision::Same => Vec::new(),
+            _ => diff
+                .as_ref()
+                .and_then(|d| changes_from_detailed(d, &old.inputs, &old.outputs, &state.inputs))
+                .unwrap_or_else(|| diff_properties(&old.inputs, &state.inputs)),
         };
         Ok(Planned { decision, changes })
     }
@@ -344,7 +351,9 @@ impl Engine {
             return Err(self.reject(&urn, StepOp::Replace, message).await);
         }
         // Re-check without old inputs so generated defaults are not reused.
-        registration.state.inputs = self.check_custom(&registration, PropertyMap::new()).await?;
+        registration.state.inputs = self
+            .check_custom(&registration, &PropertyMap::new())
+            .await?;
         let replace_step = ReplaceStep::new(
             self,
             &old,

@@ -126,10 +126,10 @@ impl ImportStep<'_> {
         let checked = self
             .provider
             .check(CheckRequest {
-                urn: self.state.urn.clone(),
-                olds: read.inputs.clone(),
-                news: inputs.clone(),
-                random_seed: vec![],
+                urn: &self.state.urn,
+                olds: &read.inputs,
+                news: &inputs,
+                random_seed: &[],
             })
             .await?;
         if !checked.failures.is_empty() {
@@ -190,10 +190,10 @@ impl ImportStep<'_> {
         let checked = self
             .provider
             .check(CheckRequest {
-                urn: self.state.urn.clone(),
-                olds: read.inputs.clone(),
-                news: desired,
-                random_seed: vec![],
+                urn: &self.state.urn,
+                olds: &read.inputs,
+                news: &desired,
+                random_seed: &[],
             })
             .await?;
         if !checked.failures.is_empty() {
