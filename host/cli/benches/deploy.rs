@@ -133,10 +133,14 @@ impl Program for Fleet {
         let token =
             TypeToken::parse("bench:index:Thing").map_err(|e| ProgramError::new(e.to_string()))?;
         let registrations = (0..self.0).map(|i| {
-            let monitor = monitor.clone();
-            let request =
-                RegisterResourceRequest::custom(token.clone(), format!("thing-{i}"), inputs(i));
-            async move { monitor.register_resource(request).await }
+            let (monitor, token) = (monitor.clone(), token.clone());
+            // Built inside the future, as a program's call site builds it: the request is then
+            // held once, by the registration, not also by the program's future.
+            async move {
+                let request =
+                    RegisterResourceRequest::custom(token, format!("thing-{i}"), inputs(i));
+                monitor.register_resource(request).await
+            }
         });
         // Like a program that only keeps what it uses: responses are dropped as they arrive.
         let mut pending: FuturesUnordered<_> = registrations.collect();

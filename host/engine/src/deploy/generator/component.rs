@@ -58,13 +58,16 @@ impl Engine {
         };
         let mut info = self.step_info(op, &state);
         info.old = old_state.map(step_state);
-        info.new = Some(step_state(&state));
-        if let Some(old) = old_state {
+        if let Some(old) = old_state.filter(|_| op != StepOp::Same) {
             info.changes = diff_properties(&old.inputs, &state.inputs);
         }
+        // The event shares the state; it comes back without a copy once the event is gone.
+        let shared = Arc::new(state);
+        info.new = Some(shared.clone());
+        self.run_step(info, true, async { Ok(()) }).await?;
+        let state = Arc::try_unwrap(shared).unwrap_or_else(|kept| (*kept).clone());
         let mut mutations = vec![Mutation::Append(state.clone())];
         mutations.extend(old.map(|(i, _)| Mutation::RemoveBase(i)));
-        self.run_step(info, true, async { Ok(()) }).await?;
         self.apply(mutations)?;
         self.record(&state);
         Ok(RegisterResourceResponse {
