@@ -110,15 +110,8 @@ fn urn() -> Urn {
     Urn::parse("urn:pulumi:bench::proj::probe:index:Thing::t").unwrap()
 }
 
-/// Mean latency of `n` sequential Checks and Diffs.
-async fn per_call(p: &dyn Provider, n: u32) -> (Duration, Duration) {
-    let (urn, olds, news) = (urn(), one_kb_object(), one_kb_object());
-    let check = CheckRequest {
-        urn: &urn,
-        olds: &olds,
-        news: &news,
-        random_seed: &[],
-    };
+/// Mean latency of `n` sequential Checks (of `check`) and Diffs.
+async fn per_call(p: &dyn Provider, check: CheckRequest<'_>, n: u32) -> (Duration, Duration) {
     for _ in 0..100 {
         p.check(check).await.unwrap();
     }
@@ -128,9 +121,9 @@ async fn per_call(p: &dyn Provider, n: u32) -> (Duration, Duration) {
     }
     let check = started.elapsed() / n;
     // The engine lends a diff its recorded state and the checked news.
-    let (old_inputs, old_outputs) = (one_kb_object(), one_kb_object());
+    let (old_inputs, old_outputs, news) = (one_kb_object(), one_kb_object(), one_kb_object());
     let diff = DiffRequest {
-        urn: &urn,
+        urn: check.urn,
         id: "t",
         old_inputs: &old_inputs,
         old_outputs: &old_outputs,
@@ -220,10 +213,10 @@ fn main() {
             .instantiate(&plugin, &PackageGrant::default(), cairn_wasm::tracing_log_sink())
             .unwrap();
         in_process.configure(PropertyMap::new(), false).await.unwrap();
-        let (wasm_check, wasm_diff) = per_call(&in_process, 5_000).await;
+        let (wasm_check, wasm_diff) = per_call(&in_process, check, 5_000).await;
 
         let (plugin, mut child) = start_plugin(&wasm).await;
-        let (grpc_check, grpc_diff) = per_call(&plugin, 2_000).await;
+        let (grpc_check, grpc_diff) = per_call(&plugin, check, 2_000).await;
         let _ = child.kill();
         let _ = child.wait();
 

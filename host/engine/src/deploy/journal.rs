@@ -2267,6 +2267,27 @@ mod tests {
         assert_eq!(replayed.pending_operations.len(), 5);
     }
 
+    /// The owner's finish moves the base instead of copying it; what it saves and returns must
+    /// be exactly what the copying finish does, after the same deployment.
+    #[test]
+    fn the_owners_finish_saves_what_the_shared_finish_saves() {
+        let (copied, moved) = (Arc::new(Recorder::default()), Arc::new(Recorder::default()));
+        let shared = manager(base_snapshot(), &copied);
+        let owned = manager(base_snapshot(), &moved);
+        deploy(&shared, |_| {});
+        deploy(&owned, |_| {});
+        let from_shared = shared.finish().unwrap();
+        let from_owned = owned.into_finished().unwrap();
+        assert_eq!(from_owned, from_shared);
+        assert_eq!(
+            names(&encode(&from_owned).resources),
+            ["web-dev", "default", "comp", "child", "pet", "pw", "old"]
+        );
+        let saved = |r: &Recorder| json(&r.saved.lock().unwrap().clone().unwrap());
+        assert_eq!(saved(&moved), saved(&copied));
+        assert!(moved.journal().is_empty(), "the journal is emptied");
+    }
+
     #[test]
     fn a_preview_writes_nothing() {
         let m = SnapshotManager::new(
