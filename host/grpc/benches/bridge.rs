@@ -119,7 +119,7 @@ async fn per_call(p: &dyn Provider, check: CheckRequest<'_>, n: u32) -> (Duratio
     for _ in 0..n {
         p.check(check).await.unwrap();
     }
-    let check = started.elapsed() / n;
+    let per_check = started.elapsed() / n;
     // The engine lends a diff its recorded state and the checked news.
     let (old_inputs, old_outputs, news) = (one_kb_object(), one_kb_object(), one_kb_object());
     let diff = DiffRequest {
@@ -134,7 +134,7 @@ async fn per_call(p: &dyn Provider, check: CheckRequest<'_>, n: u32) -> (Duratio
     for _ in 0..n {
         p.diff(diff).await.unwrap();
     }
-    (check, started.elapsed() / n)
+    (per_check, started.elapsed() / n)
 }
 
 /// A plugin process serving `wasm`, its provider connected and configured.
