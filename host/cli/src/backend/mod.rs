@@ -21,7 +21,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use cairn_engine::deploy::journal::{self, JournalError, Persister};
 use cairn_engine::state::integrity::verify_resources;
 use cairn_engine::state::{
-    CheckpointV3, DEPLOYMENT_VERSION, DeploymentV3, JsonMap, Operation, VersionedCheckpoint,
+    DEPLOYMENT_VERSION, DeploymentV3, JsonMap, Operation, VersionedCheckpoint,
     sort_dependencies_first,
 };
 use serde::{Deserialize, Serialize};
@@ -585,13 +585,23 @@ fn check_names(project: &str, stack: &str) -> Result<()> {
 /// A stack's checkpoint as stored: `{"version": 3, "checkpoint": …}`, pretty-printed JSON
 /// (the file backend's format, which Pulumi's file backend reads too).
 pub fn checkpoint_bytes(project: &str, stack: &str, deployment: &DeploymentV3) -> Result<Vec<u8>> {
-    let checkpoint = VersionedCheckpoint {
+    // The stack file's shape (`VersionedCheckpoint`), lending the deployment instead of
+    // copying it: at 100,000 resources a copy of its JSON tree was a few hundred megabytes.
+    #[derive(Serialize)]
+    struct Versioned<'a> {
+        version: u32,
+        checkpoint: Checkpoint<'a>,
+    }
+    #[derive(Serialize)]
+    struct Checkpoint<'a> {
+        stack: String,
+        latest: &'a DeploymentV3,
+    }
+    let checkpoint = Versioned {
         version: DEPLOYMENT_VERSION,
-        checkpoint: CheckpointV3 {
+        checkpoint: Checkpoint {
             stack: qualified_stack_name(project, stack),
-            config: None,
-            latest: Some(deployment.clone()),
-            extra: Default::default(),
+            latest: deployment,
         },
     };
     let mut bytes = serde_json::to_vec_pretty(&checkpoint)?;
@@ -667,4 +677,40 @@ pub fn operation_verb<P>(op: &Operation<P>) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_else(|| format!("{:?}", op.kind).to_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn_engine::state::{CheckpointV3, Manifest};
+
+    /// The lent form writes exactly what the stack file's own type writes.
+    #[test]
+    fn checkpoint_bytes_are_the_stack_files_form() {
+        let deployment: DeploymentV3 = serde_json::from_value(serde_json::json!({
+            "manifest": serde_json::to_value(Manifest::new()).unwrap(),
+            "resources": [{
+                "urn": "urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev",
+                "custom": false,
+                "type": "pulumi:pulumi:Stack",
+                "outputs": {"greeting": "hello"}
+            }]
+        }))
+        .unwrap();
+        let owned = VersionedCheckpoint {
+            version: DEPLOYMENT_VERSION,
+            checkpoint: CheckpointV3 {
+                stack: qualified_stack_name("p", "dev"),
+                config: None,
+                latest: Some(deployment.clone()),
+                extra: JsonMap::new(),
+            },
+        };
+        let mut expected = serde_json::to_vec_pretty(&owned).unwrap();
+        expected.push(b'\n');
+        assert_eq!(
+            String::from_utf8(checkpoint_bytes("p", "dev", &deployment).unwrap()).unwrap(),
+            String::from_utf8(expected).unwrap()
+        );
+    }
 }

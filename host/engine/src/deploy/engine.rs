@@ -40,7 +40,8 @@ struct Tally {
 }
 
 pub(crate) struct Engine {
-    pub options: DeploymentOptions,
+    /// Shared with the deployment's monitors, which hold the engine itself only weakly.
+    pub options: Arc<DeploymentOptions>,
     pub events: Arc<dyn EventSink>,
     pub journal: Arc<SnapshotManager>,
     pub providers: ProviderRegistry,
@@ -115,7 +116,7 @@ impl Engine {
         .map_err(|e| err(e.to_string()))?;
         let parallel = options.parallel.max(1);
         Ok(Engine {
-            options,
+            options: Arc::new(options),
             events,
             journal,
             providers: ProviderRegistry::new(loader),

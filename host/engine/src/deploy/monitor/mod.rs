@@ -21,11 +21,12 @@ pub(crate) mod transforms;
 
 pub use functions::GET_RESOURCE;
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use crate::urn::Urn;
 use crate::value::PropertyMap;
 
+use super::DeploymentOptions;
 use super::engine::Engine;
 use super::program::{
     InvokeTransform, ProgramCallRequest, ProgramInvokeRequest, ReadResourceRequest,
@@ -35,9 +36,17 @@ use super::provider::{CallResult, InvokeResult};
 use scope::Caller;
 
 /// A handle to the deployment's resource monitor.
+///
+/// It holds the engine weakly: a program's transport (the gRPC server of a Python or Node.js
+/// program, a component provider's callback) may outlive the deployment for a moment, and must
+/// not keep the engine, and so the journal, alive past its end (the deployment's last owner
+/// then moves the recorded base into the final snapshot instead of copying it). A request that
+/// arrives after the end is refused.
 #[derive(Clone)]
 pub struct Monitor {
-    engine: Arc<Engine>,
+    engine: Weak<Engine>,
+    options: Arc<DeploymentOptions>,
+    root_urn: Urn,
     caller: Arc<Caller>,
 }
 
@@ -81,30 +90,42 @@ impl Monitor {
     }
 
     pub(crate) fn for_caller(engine: Arc<Engine>, caller: Arc<Caller>) -> Monitor {
-        Monitor { engine, caller }
+        Monitor {
+            engine: Arc::downgrade(&engine),
+            options: engine.options.clone(),
+            root_urn: engine.root_urn.clone(),
+            caller,
+        }
     }
 
     pub fn project(&self) -> &str {
-        &self.engine.options.project
+        &self.options.project
     }
 
     pub fn stack(&self) -> &str {
-        &self.engine.options.stack
+        &self.options.stack
     }
 
     /// True in a preview: outputs of resources not yet created are unknown.
     pub fn is_preview(&self) -> bool {
-        self.engine.options.preview
+        self.options.preview
     }
 
     /// The URN of the stack's root resource, the default parent.
     pub fn root_urn(&self) -> &Urn {
-        &self.engine.root_urn
+        &self.root_urn
     }
 
     /// The stack's configuration (`namespace:key` → value).
     pub fn config(&self) -> &indexmap::IndexMap<String, crate::value::PropertyValue> {
-        &self.engine.options.config
+        &self.options.config
+    }
+
+    /// The deployment's engine, while the deployment lasts.
+    fn engine(&self) -> Result<Arc<Engine>, MonitorError> {
+        self.engine
+            .upgrade()
+            .ok_or_else(|| MonitorError::new("the deployment has ended"))
     }
 
     /// Runs a request as a task the deployment tracks, so that it finishes (and its steps are
@@ -118,8 +139,10 @@ impl Monitor {
         T: Send + 'static,
         F: std::future::Future<Output = Result<T, MonitorError>> + Send + 'static,
     {
-        let task = work(self.engine.clone(), self.caller.clone());
-        match self.engine.in_flight.spawn(task).await {
+        let engine = self.engine()?;
+        let in_flight = engine.in_flight.clone();
+        let task = work(engine, self.caller.clone());
+        match in_flight.spawn(task).await {
             Ok(result) => result,
             Err(e) => Err(MonitorError::new(format!(
                 "the engine failed while handling the request: {e}"
@@ -133,28 +156,38 @@ impl Monitor {
     /// becomes a task: until then it has done nothing, and a caller that goes away leaves
     /// nothing half-done. The deployment counts it as in flight while it waits, so it is not
     /// overtaken by the deletions and the save that follow the program.
-    pub async fn register_resource(
+    ///
+    /// The request is boxed before the future is made: a program that declares 100,000
+    /// resources at once holds 100,000 of these futures, and each would otherwise be as large
+    /// as the request and every later state of the registration together (about 1.8 KB, not
+    /// 0.1 KB).
+    pub fn register_resource(
         &self,
         request: RegisterResourceRequest,
-    ) -> Result<RegisterResourceResponse, MonitorError> {
-        let place = if register::waits_at_gate(&request) {
-            let waiting = self.engine.in_flight.token();
-            let place = self
-                .engine
-                .gate
-                .clone()
-                .acquire_owned()
-                .await
-                .map_err(|_| MonitorError::new("the deployment is shutting down"))?;
-            Some((place, waiting))
-        } else {
-            None
-        };
-        self.detached(|engine, caller| async move {
-            let _place = place;
-            engine.register_resource(request, &caller).await
-        })
-        .await
+    ) -> impl std::future::Future<Output = Result<RegisterResourceResponse, MonitorError>> + Send + '_
+    {
+        let request = Box::new(request);
+        async move {
+            let place = if register::waits_at_gate(&request) {
+                // Not held while it waits: the gate and the tracker are enough.
+                let (gate, waiting) = {
+                    let engine = self.engine()?;
+                    (engine.gate.clone(), engine.in_flight.token())
+                };
+                let place = gate
+                    .acquire_owned()
+                    .await
+                    .map_err(|_| MonitorError::new("the deployment is shutting down"))?;
+                Some((place, waiting))
+            } else {
+                None
+            };
+            Box::pin(self.detached(|engine, caller| async move {
+                let _place = place;
+                engine.register_resource(*request, &caller).await
+            }))
+            .await
+        }
     }
 
     /// Sets the outputs of a component (or of the root stack: the stack outputs).
@@ -163,7 +196,7 @@ impl Monitor {
         urn: &Urn,
         outputs: PropertyMap,
     ) -> Result<(), MonitorError> {
-        self.engine.register_outputs(urn, outputs, &self.caller)
+        self.engine()?.register_outputs(urn, outputs, &self.caller)
     }
 
     /// Reads an external resource.
@@ -189,7 +222,7 @@ impl Monitor {
         &self,
         transform: Arc<dyn ResourceTransform>,
     ) -> Result<(), MonitorError> {
-        self.engine
+        self.engine()?
             .register_stack_transform(transform, &self.caller)
     }
 
@@ -198,7 +231,7 @@ impl Monitor {
         &self,
         transform: Arc<dyn InvokeTransform>,
     ) -> Result<(), MonitorError> {
-        self.engine
+        self.engine()?
             .register_invoke_transform(transform, &self.caller)
     }
 
