@@ -36,8 +36,7 @@ use cairn_engine::deploy::provider::{
 use cairn_engine::deploy::{Deployment, DeploymentOptions, Outcome};
 use cairn_engine::secrets::{Crypter, SecretsError};
 use cairn_engine::state::{
-    DeploymentV3, Manifest, ProviderReference, ResourceState, SecretsMode, Snapshot,
-    encode_deployment,
+    Manifest, ProviderReference, ResourceState, SecretsMode, Snapshot, encode_deployment,
 };
 use cairn_engine::value::{PropertyMap, PropertyValue};
 use cairn_engine::{TypeToken, Urn, props};
@@ -167,11 +166,11 @@ impl Persister for Counter {
             None => Ok(()),
         }
     }
-    fn save(&self, deployment: &DeploymentV3) -> Result<(), PersistError> {
-        let bytes = serde_json::to_vec(deployment).map_err(|e| PersistError::new(e.to_string()))?;
-        self.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+    fn save(&self, deployment: &[u8]) -> Result<(), PersistError> {
+        self.bytes
+            .fetch_add(deployment.len() as u64, Ordering::Relaxed);
         self.last_checkpoint
-            .store(bytes.len() as u64, Ordering::Relaxed);
+            .store(deployment.len() as u64, Ordering::Relaxed);
         match &self.inner {
             Some(inner) => inner.save(deployment),
             None => Ok(()),

@@ -10,7 +10,7 @@ use std::time::Duration;
 use cairn_engine::deploy::events::NullSink;
 use cairn_engine::deploy::journal::{PersistError, Persister, SnapshotManager};
 use cairn_engine::deploy::{Deployment, DeploymentOptions};
-use cairn_engine::state::{DeploymentV3, Manifest, Snapshot};
+use cairn_engine::state::{Manifest, Snapshot};
 use support::{Fleet, Hooked, Loader, Plain};
 
 /// Provider operations running now, and the most that ever ran at once.
@@ -45,7 +45,7 @@ impl Persister for SlowDisk {
         self.appends.lock().unwrap().push(lines.to_vec());
         Ok(())
     }
-    fn save(&self, _: &DeploymentV3) -> Result<(), PersistError> {
+    fn save(&self, _: &[u8]) -> Result<(), PersistError> {
         Ok(())
     }
 }

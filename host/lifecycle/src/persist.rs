@@ -143,12 +143,16 @@ impl Persister for MemPersister {
         Ok(())
     }
 
-    fn save(&self, deployment: &DeploymentV3) -> Result<(), PersistError> {
-        if let Err(e) = check_deployment(deployment, &self.crypter) {
+    fn save(&self, deployment: &[u8]) -> Result<(), PersistError> {
+        let deployment: DeploymentV3 = match serde_json::from_slice(deployment) {
+            Ok(deployment) => deployment,
+            Err(e) => self.violation(format!("saving a checkpoint that is not a deployment: {e}")),
+        };
+        if let Err(e) = check_deployment(&deployment, &self.crypter) {
             self.violation(format!("saving the checkpoint: {e}"));
         }
         let mut store = lock(&self.store);
-        store.checkpoint = deployment.clone();
+        store.checkpoint = deployment;
         store.journal.clear();
         store.saves += 1;
         Ok(())

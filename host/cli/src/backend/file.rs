@@ -25,9 +25,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, anyhow, bail};
 use cairn_engine::deploy::journal::{PersistError, Persister};
-use cairn_engine::state::DeploymentV3;
 
-use super::{LockHolder, StackWriter, Store, UpdateRecord, checkpoint_bytes};
+use super::{LockHolder, StackWriter, Store, UpdateRecord, checkpoint_bytes_of_json};
 use crate::names;
 use crate::terminal::quoted;
 
@@ -457,10 +456,10 @@ impl Persister for StackJournal {
             })
     }
 
-    fn save(&self, deployment: &DeploymentV3) -> Result<(), PersistError> {
+    fn save(&self, deployment: &[u8]) -> Result<(), PersistError> {
         // Held throughout, so no append lands between the checkpoint and the truncation.
         let file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
-        checkpoint_bytes(&self.project, &self.stack, deployment)
+        checkpoint_bytes_of_json(&self.project, &self.stack, deployment)
             .and_then(|bytes| {
                 self.store
                     .write_checkpoint(&self.project, &self.stack, &bytes)
@@ -708,7 +707,7 @@ mod tests {
     use super::*;
     use crate::backend::{Backend, StackLock, pending_warning};
     use cairn_engine::deploy::journal;
-    use cairn_engine::state::{JsonMap, Manifest, Operation};
+    use cairn_engine::state::{DeploymentV3, JsonMap, Manifest, Operation};
 
     fn store(dir: &Path, history: usize) -> FileStore {
         FileStore {

@@ -585,27 +585,21 @@ fn check_names(project: &str, stack: &str) -> Result<()> {
 /// A stack's checkpoint as stored: `{"version": 3, "checkpoint": …}`, pretty-printed JSON
 /// (the file backend's format, which Pulumi's file backend reads too).
 pub fn checkpoint_bytes(project: &str, stack: &str, deployment: &DeploymentV3) -> Result<Vec<u8>> {
-    // The stack file's shape (`VersionedCheckpoint`), lending the deployment instead of
-    // copying it: at 100,000 resources a copy of its JSON tree was a few hundred megabytes.
-    #[derive(Serialize)]
-    struct Versioned<'a> {
-        version: u32,
-        checkpoint: Checkpoint<'a>,
-    }
-    #[derive(Serialize)]
-    struct Checkpoint<'a> {
-        stack: String,
-        latest: &'a DeploymentV3,
-    }
-    let checkpoint = Versioned {
-        version: DEPLOYMENT_VERSION,
-        checkpoint: Checkpoint {
-            stack: qualified_stack_name(project, stack),
-            latest: deployment,
-        },
-    };
-    let mut bytes = serde_json::to_vec_pretty(&checkpoint)?;
-    bytes.push(b'\n');
+    checkpoint_bytes_of_json(project, stack, &serde_json::to_vec_pretty(deployment)?)
+}
+
+/// The stack file (`VersionedCheckpoint`) holding `latest`, a deployment's JSON text as the
+/// engine's journal hands it over: framed as it is, neither parsed nor copied into JSON values
+/// (at 100,000 resources those were a few hundred megabytes).
+pub fn checkpoint_bytes_of_json(project: &str, stack: &str, latest: &[u8]) -> Result<Vec<u8>> {
+    let name = serde_json::to_string(&qualified_stack_name(project, stack))?;
+    let head = format!(
+        "{{\n  \"version\": {DEPLOYMENT_VERSION},\n  \"checkpoint\": {{\n    \"stack\": {name},\n    \"latest\": "
+    );
+    let mut bytes = Vec::with_capacity(head.len() + latest.len() + 8);
+    bytes.extend_from_slice(head.as_bytes());
+    bytes.extend_from_slice(latest);
+    bytes.extend_from_slice(b"\n  }\n}\n");
     Ok(bytes)
 }
 
@@ -682,35 +676,30 @@ pub fn operation_verb<P>(op: &Operation<P>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cairn_engine::state::{CheckpointV3, Manifest};
+    use cairn_engine::state::Manifest;
 
-    /// The lent form writes exactly what the stack file's own type writes.
+    /// The framed stack file reads back as the stack file's own type, holding the deployment.
     #[test]
-    fn checkpoint_bytes_are_the_stack_files_form() {
+    fn a_framed_checkpoint_reads_back_as_the_stack_file() {
         let deployment: DeploymentV3 = serde_json::from_value(serde_json::json!({
             "manifest": serde_json::to_value(Manifest::new()).unwrap(),
             "resources": [{
                 "urn": "urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev",
                 "custom": false,
                 "type": "pulumi:pulumi:Stack",
-                "outputs": {"greeting": "hello"}
+                "outputs": {"greeting": "hello \"world\""}
             }]
         }))
         .unwrap();
-        let owned = VersionedCheckpoint {
-            version: DEPLOYMENT_VERSION,
-            checkpoint: CheckpointV3 {
-                stack: qualified_stack_name("p", "dev"),
-                config: None,
-                latest: Some(deployment.clone()),
-                extra: JsonMap::new(),
-            },
-        };
-        let mut expected = serde_json::to_vec_pretty(&owned).unwrap();
-        expected.push(b'\n');
+        let bytes = checkpoint_bytes("p", "dev\"x", &deployment).unwrap();
+        let read: VersionedCheckpoint = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(read.version, DEPLOYMENT_VERSION);
+        assert_eq!(read.checkpoint.stack, qualified_stack_name("p", "dev\"x"));
+        assert!(read.checkpoint.config.is_none() && read.checkpoint.extra.is_empty());
         assert_eq!(
-            String::from_utf8(checkpoint_bytes("p", "dev", &deployment).unwrap()).unwrap(),
-            String::from_utf8(expected).unwrap()
+            serde_json::to_value(read.checkpoint.latest.unwrap()).unwrap(),
+            serde_json::to_value(&deployment).unwrap()
         );
+        assert!(bytes.ends_with(b"}\n"), "a stack file ends its last line");
     }
 }

@@ -33,13 +33,12 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use anyhow::{Context, Result, anyhow, bail};
 use cairn_engine::deploy::journal::{PersistError, Persister};
-use cairn_engine::state::DeploymentV3;
 use postgres::{Client, NoTls};
 use sha2::{Digest, Sha256};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::pgconfig::{self, PgTarget};
-use super::{LockHolder, StackWriter, Store, UpdateRecord, checkpoint_bytes};
+use super::{LockHolder, StackWriter, Store, UpdateRecord, checkpoint_bytes_of_json};
 
 /// The schema's migrations, in order; the version of each is its position, from 1. A
 /// migration, once released, never changes: later ones add to it.
@@ -854,8 +853,8 @@ impl Persister for PgJournal {
             .map_err(|e| PersistError::new(format!("{e:#}")))
     }
 
-    fn save(&self, deployment: &DeploymentV3) -> Result<(), PersistError> {
-        let bytes = checkpoint_bytes(&self.project, &self.stack, deployment)
+    fn save(&self, deployment: &[u8]) -> Result<(), PersistError> {
+        let bytes = checkpoint_bytes_of_json(&self.project, &self.stack, deployment)
             .map_err(|e| PersistError::new(format!("{e:#}")))?;
         let (p, s, limit) = (self.project.clone(), self.stack.clone(), self.limit);
         self.session

@@ -34,7 +34,7 @@ use sha2::{Digest, Sha256};
 use crate::secrets::Crypter;
 use crate::state::{
     DeploymentV3, IntegrityError, JsonMap, Manifest, Operation, OperationKind, Resource,
-    ResourceState, ResourceV3, SecretsMode, Snapshot, StateError, encode_deployment,
+    ResourceState, ResourceV3, SecretsMode, Snapshot, StateError, encode_deployment_json,
     encode_resource, follow_renames, sort_dependencies_first, verify_integrity,
 };
 use crate::urn::Urn;
@@ -97,7 +97,11 @@ pub trait Persister: Send + Sync {
     /// Appends one or more complete, `\n`-terminated journal lines; durable when it returns.
     fn append(&self, lines: &[u8]) -> Result<(), PersistError>;
     /// Atomically replaces the checkpoint with `deployment` and empties the journal.
-    fn save(&self, deployment: &DeploymentV3) -> Result<(), PersistError>;
+    ///
+    /// `deployment` is the deployment's JSON text (a [`DeploymentV3`] document, secrets
+    /// encrypted), written by the engine straight from its snapshot: a whole state is never
+    /// held as JSON values on the way to the disk.
+    fn save(&self, deployment: &[u8]) -> Result<(), PersistError>;
 }
 
 /// Why a journal could not be written, read or applied.
@@ -1008,7 +1012,7 @@ fn save_checkpoint(
     snapshot: &Snapshot,
 ) -> Result<(), JournalError> {
     if let Some(writer) = writer {
-        let deployment = encode_deployment(snapshot, SecretsMode::Encrypt(crypter))?;
+        let deployment = encode_deployment_json(snapshot, SecretsMode::Encrypt(crypter))?;
         writer.save(deployment)?;
     }
     Ok(())
@@ -1075,7 +1079,7 @@ struct WriteQueue {
     /// `progress.settled` (or later, while a write is under way) up to this one.
     next_ticket: u64,
     /// The final checkpoint to save, once every record before it is settled.
-    save: Option<DeploymentV3>,
+    save: Option<Vec<u8>>,
     closing: bool,
     progress: Progress,
     /// Tasks waiting for their ticket to settle, woken each by its own ticket only: with
@@ -1205,7 +1209,7 @@ impl Writer {
     }
 
     /// Saves `deployment` after every queued record is settled, and waits for it.
-    fn save(&self, deployment: DeploymentV3) -> Result<(), JournalError> {
+    fn save(&self, deployment: Vec<u8>) -> Result<(), JournalError> {
         let mut queue = self
             .shared
             .queue
@@ -1360,8 +1364,8 @@ mod tests {
             self.appends.lock().unwrap().push(lines.to_vec());
             Ok(())
         }
-        fn save(&self, deployment: &DeploymentV3) -> Result<(), PersistError> {
-            *self.saved.lock().unwrap() = Some(deployment.clone());
+        fn save(&self, deployment: &[u8]) -> Result<(), PersistError> {
+            *self.saved.lock().unwrap() = Some(serde_json::from_slice(deployment).unwrap());
             self.journal.lock().unwrap().clear();
             Ok(())
         }
@@ -1439,7 +1443,7 @@ mod tests {
     }
 
     fn encode(snapshot: &Snapshot) -> DeploymentV3 {
-        encode_deployment(snapshot, SecretsMode::Encrypt(&TestCrypter)).unwrap()
+        crate::state::encode_deployment(snapshot, SecretsMode::Encrypt(&TestCrypter)).unwrap()
     }
 
     fn json(deployment: &DeploymentV3) -> Value {
@@ -2194,7 +2198,7 @@ mod tests {
             }
             self.inner.append(lines)
         }
-        fn save(&self, deployment: &DeploymentV3) -> Result<(), PersistError> {
+        fn save(&self, deployment: &[u8]) -> Result<(), PersistError> {
             self.inner.save(deployment)
         }
     }

@@ -153,6 +153,71 @@ pub fn encode_deployment(
     })
 }
 
+/// Encodes a snapshot for storage straight to JSON text (pretty-printed), the bytes
+/// serializing [`encode_deployment`]'s result would give, without building that
+/// [`DeploymentV3`]: each resource is encoded while it is written and dropped after, so saving
+/// a 100,000-resource state does not hold a second whole copy of it as JSON values.
+pub fn encode_deployment_json(
+    snapshot: &Snapshot,
+    mode: SecretsMode<'_>,
+) -> Result<Vec<u8>, StateError> {
+    use serde::Serialize;
+    use std::cell::RefCell;
+
+    /// The resources, each encoded as it is written; the first failure is kept typed.
+    struct Streamed<'a> {
+        resources: &'a [ResourceState],
+        mode: SecretsMode<'a>,
+        failure: &'a RefCell<Option<StateError>>,
+    }
+    impl Serialize for Streamed<'_> {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::{Error, SerializeSeq};
+            let mut seq = serializer.serialize_seq(Some(self.resources.len()))?;
+            for resource in self.resources {
+                let encoded = encode_resource(resource, self.mode).map_err(|e| {
+                    let message = e.to_string();
+                    *self.failure.borrow_mut() = Some(e);
+                    S::Error::custom(message)
+                })?;
+                seq.serialize_element(&encoded)?;
+            }
+            seq.end()
+        }
+    }
+    /// [`DeploymentV3`]'s fields, in its order and with its rules for leaving them out.
+    #[derive(Serialize)]
+    struct Deployment<'a> {
+        manifest: &'a super::Manifest,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        secrets_providers: Option<&'a super::SecretsProvider>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        resources: Option<Streamed<'a>>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        pending_operations: Vec<Operation<JsonMap>>,
+        #[serde(flatten)]
+        extra: &'a JsonMap,
+    }
+
+    let (_, pending_operations) = convert(&[], &snapshot.pending_operations, |map| {
+        encode_property_map(map, mode)
+    })?;
+    let failure = RefCell::new(None);
+    let deployment = Deployment {
+        manifest: &snapshot.manifest,
+        secrets_providers: snapshot.secrets_providers.as_ref(),
+        resources: (!snapshot.resources.is_empty()).then_some(Streamed {
+            resources: &snapshot.resources,
+            mode,
+            failure: &failure,
+        }),
+        pending_operations,
+        extra: &snapshot.extra,
+    };
+    serde_json::to_vec_pretty(&deployment)
+        .map_err(|e| failure.take().unwrap_or(StateError::Malformed(e)))
+}
+
 /// Decodes one stored resource.
 pub fn decode_resource(
     resource: &Resource<JsonMap>,

@@ -26,7 +26,8 @@ use crate::value::PropertyMap;
 
 pub use codec::{
     SecretsMode, StateError, ValueError, decode_deployment, decode_property_map,
-    decode_untyped_deployment, encode_deployment, encode_property_map, encode_resource,
+    decode_untyped_deployment, encode_deployment, encode_deployment_json, encode_property_map,
+    encode_resource,
 };
 pub use integrity::{
     IntegrityError, Violation, follow_renames, sort_dependencies_first, verify_integrity,

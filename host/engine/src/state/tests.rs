@@ -106,6 +106,46 @@ fn decode_then_encode_is_stable_and_keeps_unknown_fields() {
     );
 }
 
+/// The streamed encoding (each resource encoded while it is written) writes the very bytes the
+/// built [`DeploymentV3`] does: same fields, order, secrets, pending operations and unknown
+/// fields; and its failure is the typed one, naming the resource and property.
+#[test]
+fn the_streamed_encoding_writes_what_the_built_one_does() {
+    let snapshot = decode(&fixture());
+    let mode = SecretsMode::Encrypt(&TestCrypter);
+    let built = serde_json::to_vec_pretty(&encode_deployment(&snapshot, mode).unwrap()).unwrap();
+    let streamed = codec::encode_deployment_json(&snapshot, mode).unwrap();
+    assert_eq!(
+        String::from_utf8(streamed).unwrap(),
+        String::from_utf8(built).unwrap()
+    );
+
+    let empty = Snapshot::empty(None);
+    assert_eq!(
+        codec::encode_deployment_json(&empty, mode).unwrap(),
+        serde_json::to_vec_pretty(&encode_deployment(&empty, mode).unwrap()).unwrap(),
+        "an empty deployment leaves its empty lists out"
+    );
+
+    let mut broken = snapshot.clone();
+    let last = broken.resources.len() - 1;
+    broken.resources[last]
+        .outputs
+        .insert("ratio".into(), PropertyValue::Number(f64::NAN));
+    let urn = broken.resources[last].urn.clone();
+    match codec::encode_deployment_json(&broken, mode) {
+        Err(codec::StateError::Resource {
+            urn: at,
+            section,
+            source,
+        }) => {
+            assert_eq!((at, section), (urn, "outputs"));
+            assert!(source.to_string().contains("ratio"), "{source}");
+        }
+        other => panic!("expected the resource's encoding error, got {other:?}"),
+    }
+}
+
 #[test]
 fn plaintext_mode_exposes_secrets_and_reimports() {
     let snapshot = decode(&fixture());

@@ -440,9 +440,9 @@ impl Persister for Saved {
     fn append(&self, _lines: &[u8]) -> Result<(), PersistError> {
         Ok(())
     }
-    fn save(&self, deployment: &DeploymentV3) -> Result<(), PersistError> {
+    fn save(&self, deployment: &[u8]) -> Result<(), PersistError> {
         let text =
-            serde_json::to_string(deployment).map_err(|e| PersistError::new(e.to_string()))?;
+            String::from_utf8(deployment.to_vec()).map_err(|e| PersistError::new(e.to_string()))?;
         *self.0.lock().unwrap() = Some(text);
         Ok(())
     }

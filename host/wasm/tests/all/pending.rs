@@ -35,8 +35,8 @@ impl Persister for Backend {
         self.journal.lock().unwrap().extend_from_slice(lines);
         Ok(())
     }
-    fn save(&self, deployment: &DeploymentV3) -> Result<(), PersistError> {
-        *self.checkpoint.lock().unwrap() = deployment.clone();
+    fn save(&self, deployment: &[u8]) -> Result<(), PersistError> {
+        *self.checkpoint.lock().unwrap() = serde_json::from_slice(deployment).unwrap();
         self.journal.lock().unwrap().clear();
         Ok(())
     }

@@ -245,11 +245,8 @@ impl cairn_engine::deploy::journal::Persister for LastSaved {
     fn append(&self, _lines: &[u8]) -> Result<(), cairn_engine::deploy::journal::PersistError> {
         Ok(())
     }
-    fn save(
-        &self,
-        deployment: &cairn_engine::state::DeploymentV3,
-    ) -> Result<(), cairn_engine::deploy::journal::PersistError> {
-        *self.0.lock().unwrap() = Some(deployment.clone());
+    fn save(&self, deployment: &[u8]) -> Result<(), cairn_engine::deploy::journal::PersistError> {
+        *self.0.lock().unwrap() = Some(serde_json::from_slice(deployment).unwrap());
         Ok(())
     }
 }
