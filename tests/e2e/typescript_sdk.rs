@@ -514,7 +514,7 @@ fn a_typescript_provider_keeps_its_memory_flat() {
             PropertyValue::Object(
                 [("tag".to_owned(), PropertyValue::String("é🌍".repeat(50)))]
                     .into_iter()
-                    .collect(),
+                    .collect::<cairn_engine::value::PropertyMap>().into(),
             ),
         );
         let no_olds = PropertyMap::new();

@@ -119,7 +119,7 @@ fn inputs(i: usize) -> PropertyMap {
     props! {
         "name" => format!("thing-{i}"),
         "size" => (i % 7) as i64,
-        "tags" => PropertyValue::Object(props! {"team" => "platform", "env" => "bench"}),
+        "tags" => PropertyValue::from(props! {"team" => "platform", "env" => "bench"}),
     }
 }
 

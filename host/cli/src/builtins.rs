@@ -149,7 +149,7 @@ impl Provider for Builtins {
         let mut inputs = PropertyMap::new();
         inputs.insert("name".into(), PropertyValue::String(request.id.clone()));
         let mut state = inputs.clone();
-        state.insert("outputs".into(), PropertyValue::Object(outputs));
+        state.insert("outputs".into(), PropertyValue::Object(Box::new(outputs)));
         state.insert(
             "secretOutputNames".into(),
             PropertyValue::Array(secret_names),

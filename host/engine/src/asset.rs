@@ -1695,9 +1695,15 @@ mod fill_tests {
         let literal = Archive::from_assets(members);
         let directory = Archive::from_path("site");
         let mut values: PropertyMap = [
-            ("text", PropertyValue::Asset(Asset::from_text("hello"))),
-            ("file", PropertyValue::Asset(Asset::from_path("hello.txt"))),
-            ("literal", PropertyValue::Archive(literal.clone())),
+            (
+                "text",
+                PropertyValue::Asset(Box::new(Asset::from_text("hello"))),
+            ),
+            (
+                "file",
+                PropertyValue::Asset(Box::new(Asset::from_path("hello.txt"))),
+            ),
+            ("literal", PropertyValue::Archive(Box::new(literal.clone()))),
             (
                 "nested",
                 PropertyValue::Object(
@@ -1705,21 +1711,24 @@ mod fill_tests {
                         "list".to_owned(),
                         PropertyValue::Array(vec![
                             PropertyValue::Null,
-                            PropertyValue::secret(PropertyValue::Archive(directory.clone())),
+                            PropertyValue::secret(PropertyValue::Archive(Box::new(
+                                directory.clone(),
+                            ))),
                         ]),
                     )]
                     .into_iter()
-                    .collect(),
+                    .collect::<crate::value::PropertyMap>()
+                    .into(),
                 ),
             ),
             (
                 "output",
-                PropertyValue::Output(OutputValue {
-                    value: Some(Box::new(PropertyValue::Asset(Asset::from_uri(file_uri(
-                        &dir.path().join("hello.txt"),
+                PropertyValue::Output(Box::new(OutputValue {
+                    value: Some(Box::new(PropertyValue::Asset(Box::new(Asset::from_uri(
+                        file_uri(&dir.path().join("hello.txt")),
                     ))))),
                     ..OutputValue::default()
-                }),
+                })),
             ),
             ("unknown", PropertyValue::Computed),
         ]
@@ -1751,10 +1760,13 @@ mod fill_tests {
             "the secret stays secret"
         );
         // The members stay as they came: the archive's hash covers them.
-        let PropertyValue::Archive(Archive {
+        let PropertyValue::Archive(archive) = &values["literal"] else {
+            panic!("literal is an archive")
+        };
+        let Archive {
             source: ArchiveSource::Assets(members),
             ..
-        }) = &values["literal"]
+        } = &**archive
         else {
             panic!("literal is a literal archive")
         };
@@ -1770,10 +1782,10 @@ mod fill_tests {
         let recorded = "0".repeat(64);
         let mut values: PropertyMap = [(
             "gone".to_owned(),
-            PropertyValue::Asset(Asset {
+            PropertyValue::Asset(Box::new(Asset {
                 hash: Some(recorded.clone()),
                 source: AssetSource::Path("/no/such/file".into()),
-            }),
+            })),
         )]
         .into_iter()
         .collect();
@@ -1792,7 +1804,7 @@ mod fill_tests {
         }
         let mut values: PropertyMap = [(
             "remote".to_owned(),
-            PropertyValue::Asset(Asset::from_uri("https://example.com/hello.txt")),
+            PropertyValue::Asset(Box::new(Asset::from_uri("https://example.com/hello.txt"))),
         )]
         .into_iter()
         .collect();
@@ -1813,22 +1825,22 @@ mod fill_tests {
         };
         let cases: Vec<(PropertyValue, &str)> = vec![
             (
-                PropertyValue::Asset(Asset::from_path("missing.txt")),
+                PropertyValue::Asset(Box::new(Asset::from_path("missing.txt"))),
                 "code[\"my file\"][1]: computing the asset's hash: reading asset file",
             ),
             (
-                PropertyValue::Archive(Archive::from_path("missing.zip")),
+                PropertyValue::Archive(Box::new(Archive::from_path("missing.zip"))),
                 "code[\"my file\"][1]: computing the archive's hash: reading archive",
             ),
             (
-                PropertyValue::Asset(Asset {
+                PropertyValue::Asset(Box::new(Asset {
                     hash: None,
                     source: AssetSource::HashOnly,
-                }),
+                })),
                 "code[\"my file\"][1]: computing the asset's hash: asset: contents are not available",
             ),
             (
-                PropertyValue::Asset(Asset::from_uri("https://example.com/x")),
+                PropertyValue::Asset(Box::new(Asset::from_uri("https://example.com/x"))),
                 "no URI fetcher is configured",
             ),
         ];
@@ -1841,7 +1853,8 @@ mod fill_tests {
                         PropertyValue::Array(vec![PropertyValue::Null, value]),
                     )]
                     .into_iter()
-                    .collect(),
+                    .collect::<crate::value::PropertyMap>()
+                    .into(),
                 ),
             )]
             .into_iter()

@@ -261,13 +261,13 @@ mod tests {
             (
                 map(vec![(
                     "tags",
-                    PropertyValue::Object(map(vec![(
+                    PropertyValue::Object(Box::new(map(vec![(
                         "a b",
                         PropertyValue::Array(vec![
                             PropertyValue::Null,
                             PropertyValue::Number(f64::INFINITY),
                         ]),
-                    )])),
+                    )]))),
                 )]),
                 "property tags[\"a b\"][1]: inf is not",
             ),
@@ -281,11 +281,11 @@ mod tests {
             (
                 map(vec![(
                     "o",
-                    PropertyValue::Output(OutputValue {
+                    PropertyValue::Output(Box::new(OutputValue {
                         value: Some(Box::new(PropertyValue::Number(f64::NAN))),
                         secret: false,
                         dependencies: vec![],
-                    }),
+                    })),
                 )]),
                 "property o: NaN",
             ),
@@ -325,7 +325,7 @@ mod tests {
     #[test]
     fn the_signature_key_is_refused_as_a_plain_key() {
         let sig = crate::state::codec::SIG_KEY;
-        let inner = PropertyValue::Object(map(vec![(sig, PropertyValue::Null)]));
+        let inner = PropertyValue::Object(Box::new(map(vec![(sig, PropertyValue::Null)])));
         let error = check_properties(&map(vec![("tags", inner)])).unwrap_err();
         assert_eq!(error.problem, ValueProblem::ReservedKey);
         assert_eq!(error.path, format!("tags[{sig:?}]"));
@@ -351,7 +351,7 @@ mod tests {
                     ),
                 };
             }
-            map(vec![("a", PropertyValue::Archive(archive))])
+            map(vec![("a", PropertyValue::Archive(Box::new(archive)))])
         };
         check_properties(&nest(10)).unwrap();
         let error = check_properties(&nest(MAX_VALUE_DEPTH)).unwrap_err();

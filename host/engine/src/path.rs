@@ -19,7 +19,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::value::{OutputValue, PropertyMap, PropertyValue};
+use crate::value::{PropertyMap, PropertyValue};
 
 /// Why a property path could not be parsed, or a value could not be set at it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -431,9 +431,10 @@ fn peel(mut value: &PropertyValue) -> &PropertyValue {
     loop {
         value = match value {
             PropertyValue::Secret(inner) => inner,
-            PropertyValue::Output(OutputValue {
-                value: Some(inner), ..
-            }) => inner,
+            PropertyValue::Output(output) => match &output.value {
+                Some(inner) => inner,
+                None => return value,
+            },
             other => return other,
         };
     }
@@ -441,11 +442,17 @@ fn peel(mut value: &PropertyValue) -> &PropertyValue {
 
 /// [`peel`] for mutation: the wrappers stay in place around the returned contents.
 fn peel_mut(value: &mut PropertyValue) -> &mut PropertyValue {
+    // An unknown output is returned as it is; the match below then only sees outputs with a
+    // value (returning `value` from inside it would need a second borrow).
+    if matches!(value, PropertyValue::Output(output) if output.value.is_none()) {
+        return value;
+    }
     match value {
         PropertyValue::Secret(inner) => peel_mut(inner),
-        PropertyValue::Output(OutputValue {
-            value: Some(inner), ..
-        }) => peel_mut(inner),
+        PropertyValue::Output(output) => match output.value.as_deref_mut() {
+            Some(inner) => peel_mut(inner),
+            None => unreachable!("an unknown output returned above"),
+        },
         other => other,
     }
 }
@@ -453,7 +460,7 @@ fn peel_mut(value: &mut PropertyValue) -> &mut PropertyValue {
 /// A value's kind for errors, telling an unknown output from a known one.
 fn kind_of(value: &PropertyValue) -> &'static str {
     match value {
-        PropertyValue::Output(OutputValue { value: None, .. }) => "unknown",
+        PropertyValue::Output(output) if output.value.is_none() => "unknown",
         other => other.kind(),
     }
 }
@@ -485,7 +492,7 @@ fn collect<'a>(
             }
         }
         (PathElement::Wildcard, PropertyValue::Object(map)) => {
-            for (key, child) in map {
+            for (key, child) in map.iter() {
                 visit(PathElement::Key(key.clone()), child);
             }
         }
@@ -569,7 +576,7 @@ fn set_in(
         }
         *node = match first {
             PathElement::Index(_) => PropertyValue::Array(Vec::new()),
-            _ => PropertyValue::Object(PropertyMap::new()),
+            _ => PropertyValue::Object(Box::new(PropertyMap::new())),
         };
     }
     match (first, node) {
@@ -653,6 +660,7 @@ mod tests {
     use super::*;
     use crate::props;
     use crate::urn::Urn;
+    use crate::value::OutputValue;
 
     fn k(name: &str) -> PathElement {
         Key(name.to_owned())
@@ -663,7 +671,7 @@ mod tests {
     }
 
     fn obj(map: PropertyMap) -> PropertyValue {
-        PropertyValue::Object(map)
+        PropertyValue::Object(Box::new(map))
     }
 
     fn arr(items: Vec<PropertyValue>) -> PropertyValue {
@@ -675,11 +683,11 @@ mod tests {
     }
 
     fn output(value: Option<PropertyValue>, secret: bool) -> PropertyValue {
-        PropertyValue::Output(OutputValue {
+        PropertyValue::Output(Box::new(OutputValue {
             value: value.map(Box::new),
             secret,
             dependencies: vec![],
-        })
+        }))
     }
 
     /// The spec's examples: source, canonical form, elements.
@@ -931,11 +939,11 @@ mod tests {
     #[test]
     fn set_creates_pads_overwrites_and_applies_wildcards() {
         let secret_out = |v| {
-            PropertyValue::Output(OutputValue {
+            PropertyValue::Output(Box::new(OutputValue {
                 value: Some(Box::new(v)),
                 secret: true,
                 dependencies: vec![Urn::parse("urn:pulumi:dev::proj::aws:s3:Bucket::b").unwrap()],
-            })
+            }))
         };
         // (start, path, value, expected)
         let cases: Vec<(PropertyValue, &str, PropertyValue, PropertyValue)> = vec![

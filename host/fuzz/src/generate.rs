@@ -229,7 +229,7 @@ pub fn value(u: &mut Unstructured<'_>, kinds: Kinds, depth: usize) -> Result<Pro
                 }
                 m.insert(key, value(u, kinds, depth + 1)?);
             }
-            PropertyValue::Object(m)
+            PropertyValue::Object(Box::new(m))
         }
         9 => {
             let inner = value(u, kinds, depth + 1)?;
@@ -239,8 +239,8 @@ pub fn value(u: &mut Unstructured<'_>, kinds: Kinds, depth: usize) -> Result<Pro
                 other => PropertyValue::secret(other),
             }
         }
-        10 => PropertyValue::Asset(asset(u, kinds)?),
-        11 => PropertyValue::Archive(archive(u, kinds, depth)?),
+        10 => PropertyValue::Asset(Box::new(asset(u, kinds)?)),
+        11 => PropertyValue::Archive(Box::new(archive(u, kinds, depth)?)),
         12 => {
             let id = match u.int_in_range(0..=3)? {
                 0 => None,
@@ -256,11 +256,11 @@ pub fn value(u: &mut Unstructured<'_>, kinds: Kinds, depth: usize) -> Result<Pro
                     }
                 }
             };
-            PropertyValue::ResourceReference(ResourceReference {
+            PropertyValue::ResourceReference(Box::new(ResourceReference {
                 urn: urn(u)?,
                 id,
                 package_version: package_version(u)?,
-            })
+            }))
         }
         _ if kinds.outputs => {
             let value = if u.ratio(1, 3)? {
@@ -275,11 +275,11 @@ pub fn value(u: &mut Unstructured<'_>, kinds: Kinds, depth: usize) -> Result<Pro
                 }
             };
             let n = u.int_in_range(0..=2)?;
-            PropertyValue::Output(OutputValue {
+            PropertyValue::Output(Box::new(OutputValue {
                 value,
                 secret: u.arbitrary()?,
                 dependencies: (0..n).map(|_| urn(u)).collect::<Result<_>>()?,
-            })
+            }))
         }
         _ => PropertyValue::Null,
     })

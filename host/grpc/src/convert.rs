@@ -394,7 +394,7 @@ fn decode<'a>(
             PropertyValue::Array(items)
         }
         Some(Kind::StructValue(s)) => match s.fields.get(SIG_KEY).and_then(as_str) {
-            None => PropertyValue::Object(decode_fields(s, path, depth + 1)?),
+            None => PropertyValue::Object(Box::new(decode_fields(s, path, depth + 1)?)),
             Some(sig) => decode_special(sig, s, path, depth)?,
         },
     })
@@ -457,8 +457,10 @@ fn decode_special<'a>(
                 plain => PropertyValue::secret(plain),
             })
         }
-        ASSET_SIG => Ok(PropertyValue::Asset(decode_asset(s, path)?)),
-        ARCHIVE_SIG => Ok(PropertyValue::Archive(decode_archive(s, path, depth)?)),
+        ASSET_SIG => Ok(PropertyValue::Asset(Box::new(decode_asset(s, path)?))),
+        ARCHIVE_SIG => Ok(PropertyValue::Archive(Box::new(decode_archive(
+            s, path, depth,
+        )?))),
         RESOURCE_REFERENCE_SIG => {
             let urn = str_field(s, "urn", path)?
                 .ok_or_else(|| path.error("a resource reference needs a urn"))?;
@@ -490,11 +492,13 @@ fn decode_special<'a>(
                     Ok(v.to_owned())
                 })
                 .transpose()?;
-            Ok(PropertyValue::ResourceReference(ResourceReference {
-                urn: urn_of(urn, "a resource reference's urn", path)?,
-                id,
-                package_version,
-            }))
+            Ok(PropertyValue::ResourceReference(Box::new(
+                ResourceReference {
+                    urn: urn_of(urn, "a resource reference's urn", path)?,
+                    id,
+                    package_version,
+                },
+            )))
         }
         OUTPUT_VALUE_SIG => {
             let value = match s.fields.get("value") {
@@ -521,11 +525,11 @@ fn decode_special<'a>(
                     .collect::<Result<_, _>>()?,
                 Some(_) => return Err(path.error("an output's dependencies must be a list")),
             };
-            Ok(PropertyValue::Output(OutputValue {
+            Ok(PropertyValue::Output(Box::new(OutputValue {
                 value,
                 secret,
                 dependencies,
-            }))
+            })))
         }
         other => Err(path.error(format!("unknown signature {:?}", shown(other, 64)))),
     }
@@ -627,49 +631,49 @@ mod tests {
         );
         map.insert(
             "asset".into(),
-            PropertyValue::Asset(Asset {
+            PropertyValue::Asset(Box::new(Asset {
                 hash: Some("ab".into()),
                 source: AssetSource::Path("./f".into()),
-            }),
+            })),
         );
         map.insert(
             "archive".into(),
-            PropertyValue::Archive(Archive {
+            PropertyValue::Archive(Box::new(Archive {
                 hash: None,
                 source: ArchiveSource::Assets(members),
-            }),
+            })),
         );
         map.insert(
             "custom".into(),
-            PropertyValue::ResourceReference(ResourceReference {
+            PropertyValue::ResourceReference(Box::new(ResourceReference {
                 urn: urn("b"),
                 id: Some(Box::new(PropertyValue::String("b-123".into()))),
                 package_version: Some("6.0.0".into()),
-            }),
+            })),
         );
         map.insert(
             "component".into(),
-            PropertyValue::ResourceReference(ResourceReference {
+            PropertyValue::ResourceReference(Box::new(ResourceReference {
                 urn: urn("c"),
                 id: None,
                 package_version: None,
-            }),
+            })),
         );
         map.insert(
             "output".into(),
-            PropertyValue::Output(OutputValue {
+            PropertyValue::Output(Box::new(OutputValue {
                 value: Some(Box::new(PropertyValue::String("o".into()))),
                 secret: true,
                 dependencies: vec![urn("b")],
-            }),
+            })),
         );
         map.insert(
             "unknownOutput".into(),
-            PropertyValue::Output(OutputValue {
+            PropertyValue::Output(Box::new(OutputValue {
                 value: None,
                 secret: false,
                 dependencies: vec![urn("c")],
-            }),
+            })),
         );
         map.insert("unknown".into(), PropertyValue::Computed);
         map
@@ -770,7 +774,7 @@ mod tests {
         ]);
         assert_eq!(
             from_value(&output).unwrap(),
-            PropertyValue::Output(OutputValue::default())
+            PropertyValue::Output(Box::default())
         );
     }
 

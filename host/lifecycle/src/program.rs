@@ -226,7 +226,7 @@ impl Ctx {
             _ => {
                 let segments: Vec<&str> = path.iter().map(String::as_str).collect();
                 lookup(
-                    &PropertyValue::Object(registered.outputs.clone()),
+                    &PropertyValue::Object(Box::new(registered.outputs.clone())),
                     &segments,
                 )
                 .unwrap_or_else(unknown)
@@ -300,7 +300,7 @@ impl Ctx {
                     let key = k.as_str().ok_or("object keys must be strings")?;
                     out.insert(key.to_owned(), self.resolve(v, resolved, used)?);
                 }
-                PropertyValue::Object(out)
+                PropertyValue::Object(Box::new(out))
             }
             Yaml::Mapping(map) => {
                 let inner = map.get(crate::values::SECRET_KEY).unwrap_or(&Yaml::Null);

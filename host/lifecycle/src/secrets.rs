@@ -150,7 +150,7 @@ fn masked_value(value: &PropertyValue) -> PropertyValue {
         PropertyValue::Array(items) => {
             PropertyValue::Array(items.iter().map(masked_value).collect())
         }
-        PropertyValue::Object(map) => PropertyValue::Object(masked_map(map)),
+        PropertyValue::Object(map) => PropertyValue::Object(Box::new(masked_map(map))),
         other => other.clone(),
     }
 }

@@ -31,7 +31,7 @@ pub fn from_yaml(value: &Yaml) -> Result<PropertyValue, String> {
             {
                 return Ok(PropertyValue::secret(from_yaml(inner)?));
             }
-            PropertyValue::Object(map_from_yaml(map)?)
+            PropertyValue::Object(Box::new(map_from_yaml(map)?))
         }
         Yaml::Tagged(tagged) => from_yaml(&tagged.value)?,
     })

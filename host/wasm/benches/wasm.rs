@@ -108,7 +108,7 @@ fn one_kb_object() -> PropertyMap {
     let mut nested = PropertyMap::new();
     nested.insert("enabled".into(), PropertyValue::Bool(true));
     nested.insert("count".into(), PropertyValue::Number(3.0));
-    map.insert("nested".into(), PropertyValue::Object(nested));
+    map.insert("nested".into(), PropertyValue::Object(Box::new(nested)));
     map
 }
 

@@ -196,7 +196,7 @@ fn decode_map_unchecked(value: w::Value) -> Result<(PropertyMap, bool), ValueErr
         return Ok((PropertyMap::new(), false));
     }
     match decode_table(value)? {
-        (PropertyValue::Object(map), suspect) => Ok((map, suspect)),
+        (PropertyValue::Object(map), suspect) => Ok((*map, suspect)),
         (PropertyValue::Null, _) => Ok((PropertyMap::new(), false)),
         (other, _) => Err(value_error(format!(
             "node 0: expected an object, found {}",
@@ -433,7 +433,7 @@ impl Decoder {
                     self.suspect |= key.len() > MAX_KEY_BYTES || key == SIG_KEY;
                     map.insert(key.to_owned(), self.take(member.index()));
                 }
-                PropertyValue::Object(map)
+                PropertyValue::Object(Box::new(map))
             }
             kind::SECRET => PropertyValue::Secret(Box::new(self.take(node.operands().0 as usize))),
             _ => self.extra(i, node.operands().0)?,
@@ -451,7 +451,7 @@ impl Decoder {
             )));
         };
         Ok(match Extra::from(extra) {
-            Extra::Asset(asset) => PropertyValue::Asset(asset),
+            Extra::Asset(asset) => PropertyValue::Asset(Box::new(asset)),
             Extra::Archive { hash, source } => {
                 let source = match source {
                     IndexedSource::Assets(members) => {
@@ -461,29 +461,29 @@ impl Decoder {
                     IndexedSource::Uri(u) => ArchiveSource::Uri(u),
                     IndexedSource::HashOnly => ArchiveSource::HashOnly,
                 };
-                PropertyValue::Archive(Archive { hash, source })
+                PropertyValue::Archive(Box::new(Archive { hash, source }))
             }
             Extra::Reference {
                 urn,
                 id,
                 package_version,
-            } => PropertyValue::ResourceReference(ResourceReference {
+            } => PropertyValue::ResourceReference(Box::new(ResourceReference {
                 urn: parse_urn(i, &urn)?,
                 id: id.map(|c| Box::new(self.take(c as usize))),
                 package_version,
-            }),
+            })),
             Extra::Output {
                 value,
                 secret,
                 dependencies,
-            } => PropertyValue::Output(OutputValue {
+            } => PropertyValue::Output(Box::new(OutputValue {
                 value: value.map(|c| Box::new(self.take(c as usize))),
                 secret,
                 dependencies: dependencies
                     .iter()
                     .map(|u| parse_urn(i, u))
                     .collect::<Result<_, _>>()?,
-            }),
+            })),
         })
     }
 
@@ -492,12 +492,12 @@ impl Decoder {
         let mut map = Members::with_capacity_and_hasher(members.len(), Default::default());
         for (name, c) in members {
             let member = match self.take(c as usize) {
-                PropertyValue::Asset(a) => ArchiveMember::Asset(a),
+                PropertyValue::Asset(a) => ArchiveMember::Asset(*a),
                 PropertyValue::Archive(a) => {
                     // Archives within archives count double against the depth limit
                     // (see `limits`): let the engine's check measure them.
                     self.suspect = true;
-                    ArchiveMember::Archive(a)
+                    ArchiveMember::Archive(*a)
                 }
                 other => {
                     return Err(value_error(format!(
@@ -1111,46 +1111,46 @@ mod tests {
                 source: ArchiveSource::Path("./dir".into()),
             }),
         );
-        PropertyValue::Object(props! {
+        PropertyValue::from(props! {
             "null" => PropertyValue::Null,
             "bool" => true,
             "number" => 1.5,
             "string" => "text",
             "array" => vec![PropertyValue::from(1i64), PropertyValue::from("two")],
-            "object" => PropertyValue::Object(props! {"inner" => false}),
-            "asset_path" => PropertyValue::Asset(Asset { hash: None, source: AssetSource::Path("f".into()) }),
-            "asset_uri" => PropertyValue::Asset(Asset { hash: None, source: AssetSource::Uri("https://x/y".into()) }),
-            "asset_hash" => PropertyValue::Asset(Asset { hash: Some("ab".into()), source: AssetSource::HashOnly }),
-            "archive" => PropertyValue::Archive(Archive { hash: None, source: ArchiveSource::Assets(members) }),
-            "archive_uri" => PropertyValue::Archive(Archive { hash: Some("cd".into()), source: ArchiveSource::Uri("file:///a.tgz".into()) }),
-            "archive_hash" => PropertyValue::Archive(Archive { hash: Some("ef".into()), source: ArchiveSource::HashOnly }),
-            "ref" => PropertyValue::ResourceReference(ResourceReference {
+            "object" => PropertyValue::from(props! {"inner" => false}),
+            "asset_path" => PropertyValue::Asset(Box::new(Asset { hash: None, source: AssetSource::Path("f".into()) })),
+            "asset_uri" => PropertyValue::Asset(Box::new(Asset { hash: None, source: AssetSource::Uri("https://x/y".into()) })),
+            "asset_hash" => PropertyValue::Asset(Box::new(Asset { hash: Some("ab".into()), source: AssetSource::HashOnly })),
+            "archive" => PropertyValue::Archive(Box::new(Archive { hash: None, source: ArchiveSource::Assets(members) })),
+            "archive_uri" => PropertyValue::Archive(Box::new(Archive { hash: Some("cd".into()), source: ArchiveSource::Uri("file:///a.tgz".into()) })),
+            "archive_hash" => PropertyValue::Archive(Box::new(Archive { hash: Some("ef".into()), source: ArchiveSource::HashOnly })),
+            "ref" => PropertyValue::ResourceReference(Box::new(ResourceReference {
                 urn: urn("a"),
                 id: Some(Box::new(PropertyValue::from("id-1"))),
                 package_version: Some("1.2.3".into()),
-            }),
-            "ref_unknown_id" => PropertyValue::ResourceReference(ResourceReference {
+            })),
+            "ref_unknown_id" => PropertyValue::ResourceReference(Box::new(ResourceReference {
                 urn: urn("b"),
                 id: Some(Box::new(PropertyValue::Computed)),
                 package_version: None,
-            }),
-            "component_ref" => PropertyValue::ResourceReference(ResourceReference {
+            })),
+            "component_ref" => PropertyValue::ResourceReference(Box::new(ResourceReference {
                 urn: urn("c"),
                 id: None,
                 package_version: None,
-            }),
-            "secret" => PropertyValue::secret(PropertyValue::Object(props! {"pw" => "hunter2"})),
+            })),
+            "secret" => PropertyValue::secret(PropertyValue::from(props! {"pw" => "hunter2"})),
             "unknown" => PropertyValue::Computed,
-            "output" => PropertyValue::Output(OutputValue {
+            "output" => PropertyValue::Output(Box::new(OutputValue {
                 value: Some(Box::new(PropertyValue::from("v"))),
                 secret: true,
                 dependencies: vec![urn("a"), urn("b")],
-            }),
-            "unknown_output" => PropertyValue::Output(OutputValue {
+            })),
+            "unknown_output" => PropertyValue::Output(Box::new(OutputValue {
                 value: None,
                 secret: false,
                 dependencies: vec![],
-            }),
+            })),
         })
     }
 
@@ -1600,7 +1600,7 @@ mod tests {
                 source: ArchiveSource::Assets(members),
             };
         }
-        let err = decode_value(encode_value(&PropertyValue::Archive(archive)))
+        let err = decode_value(encode_value(&PropertyValue::Archive(Box::new(archive))))
             .unwrap_err()
             .message;
         assert_eq!(

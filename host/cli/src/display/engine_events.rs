@@ -1134,7 +1134,7 @@ mod tests {
         let mut new = (*state(
             &urn,
             props! {"length" => 12i64, "seed" => secret("hunter2"), "later" => PropertyValue::Computed,
-                "file" => PropertyValue::Asset(Asset::from_text("hunter2 in a file"))},
+                "file" => PropertyValue::Asset(Box::new(Asset::from_text("hunter2 in a file")))},
             props! {"result" => output(Some("hunter3".into()), true), "id" => "pw-id"},
         ))
         .clone();

@@ -759,11 +759,11 @@ mod tests {
     #[test]
     fn values_format_on_one_line() {
         let hash = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824";
-        let reference = PropertyValue::ResourceReference(ResourceReference {
+        let reference = PropertyValue::ResourceReference(Box::new(ResourceReference {
             urn: urn("aws:s3:Bucket", "logs"),
             id: Some(Box::new("b-1".into())),
             package_version: None,
-        });
+        }));
         // (value, masked, shown)
         let cases: Vec<(PropertyValue, &str, &str)> = vec![
             (PropertyValue::Null, "null", "null"),
@@ -779,9 +779,9 @@ mod tests {
             ),
             ("line\nnext".into(), r#""line\nnext""#, r#""line\nnext""#),
             (PropertyValue::Array(vec![]), "[]", "[]"),
-            (PropertyValue::Object(props! {}), "{}", "{}"),
+            (PropertyValue::from(props! {}), "{}", "{}"),
             (
-                PropertyValue::Object(
+                PropertyValue::from(
                     props! {"b" => 1i64, "a" => vec![PropertyValue::from("x"), PropertyValue::Null]},
                 ),
                 r#"{"b": 1, "a": ["x", null]}"#,
@@ -789,12 +789,12 @@ mod tests {
             ),
             (secret("hunter2"), "[secret]", r#""hunter2""#),
             (
-                PropertyValue::Object(props! {"user" => "admin", "pw" => secret("hunter2")}),
+                PropertyValue::from(props! {"user" => "admin", "pw" => secret("hunter2")}),
                 r#"{"user": "admin", "pw": [secret]}"#,
                 r#"{"user": "admin", "pw": "hunter2"}"#,
             ),
             (
-                secret(PropertyValue::Object(props! {"k" => 1i64})),
+                secret(PropertyValue::from(props! {"k" => 1i64})),
                 "[secret]",
                 r#"{"k": 1}"#,
             ),
@@ -813,33 +813,33 @@ mod tests {
                 r#""hunter2""#,
             ),
             (
-                PropertyValue::Asset(Asset {
+                PropertyValue::Asset(Box::new(Asset {
                     hash: Some(hash.into()),
                     ..Asset::from_path("index.js")
-                }),
+                })),
                 r#"asset(file "index.js", 2cf24dba5fb0)"#,
                 r#"asset(file "index.js", 2cf24dba5fb0)"#,
             ),
             (
-                PropertyValue::Asset(Asset::from_text("hello")),
+                PropertyValue::Asset(Box::new(Asset::from_text("hello"))),
                 "asset(text)",
                 "asset(text)",
             ),
             (
-                PropertyValue::Asset(Asset {
+                PropertyValue::Asset(Box::new(Asset {
                     hash: Some(hash.into()),
                     source: AssetSource::HashOnly,
-                }),
+                })),
                 "asset(2cf24dba5fb0)",
                 "asset(2cf24dba5fb0)",
             ),
             (
-                PropertyValue::Archive(Archive::from_uri("https://x/a.zip")),
+                PropertyValue::Archive(Box::new(Archive::from_uri("https://x/a.zip"))),
                 r#"archive(uri "https://x/a.zip")"#,
                 r#"archive(uri "https://x/a.zip")"#,
             ),
             (
-                PropertyValue::Archive(one_member_archive()),
+                PropertyValue::Archive(Box::new(one_member_archive())),
                 "archive(1 member)",
                 "archive(1 member)",
             ),

@@ -334,7 +334,7 @@ fn masked_value(value: &PropertyValue) -> PropertyValue {
         PropertyValue::Array(items) => {
             PropertyValue::Array(items.iter().map(masked_value).collect())
         }
-        PropertyValue::Object(map) => PropertyValue::Object(masked_map(map)),
+        PropertyValue::Object(map) => PropertyValue::Object(Box::new(masked_map(map))),
         other => other.clone(),
     }
 }
@@ -631,11 +631,11 @@ mod tests {
     #[test]
     fn values_convert_to_json() {
         let hash = "abc123";
-        let reference = PropertyValue::ResourceReference(ResourceReference {
+        let reference = PropertyValue::ResourceReference(Box::new(ResourceReference {
             urn: urn("aws:s3:Bucket", "logs"),
             id: None,
             package_version: None,
-        });
+        }));
         // (value, masked, shown)
         let cases: Vec<(PropertyValue, Json, Json)> = vec![
             (PropertyValue::Null, Json::Null, Json::Null),
@@ -647,7 +647,7 @@ mod tests {
                 "inf".into(),
             ),
             (
-                PropertyValue::Object(
+                PropertyValue::from(
                     props! {"a" => vec![PropertyValue::from("x")], "s" => secret("pw")},
                 ),
                 serde_json::json!({"a": ["x"], "s": "[secret]"}),
@@ -670,20 +670,20 @@ mod tests {
                 "urn:pulumi:dev::proj::aws:s3:Bucket::logs".into(),
             ),
             (
-                PropertyValue::Asset(Asset {
+                PropertyValue::Asset(Box::new(Asset {
                     hash: Some(hash.into()),
                     ..Asset::from_path("a.txt")
-                }),
+                })),
                 serde_json::json!({"asset": {"hash": "abc123", "source": "path", "location": "a.txt"}}),
                 serde_json::json!({"asset": {"hash": "abc123", "source": "path", "location": "a.txt"}}),
             ),
             (
-                PropertyValue::Asset(Asset::from_text("secret text stays out")),
+                PropertyValue::Asset(Box::new(Asset::from_text("secret text stays out"))),
                 serde_json::json!({"asset": {"hash": null, "source": "text"}}),
                 serde_json::json!({"asset": {"hash": null, "source": "text"}}),
             ),
             (
-                PropertyValue::Archive(one_member_archive()),
+                PropertyValue::Archive(Box::new(one_member_archive())),
                 serde_json::json!({"archive": {"hash": null, "source": "assets", "members": 1}}),
                 serde_json::json!({"archive": {"hash": null, "source": "assets", "members": 1}}),
             ),

@@ -449,7 +449,7 @@ mod tests {
             kind: ChangeKind::Update,
             replace: false,
             old: Some(HOSTILE.into()),
-            new: Some(PropertyValue::Object(props! {HOSTILE => HOSTILE})),
+            new: Some(PropertyValue::from(props! {HOSTILE => HOSTILE})),
         }];
         s.replace_keys = vec![HOSTILE.to_owned()];
         let mut keys_only = step(StepOp::Replace, "a:b:C", "keys");
@@ -480,7 +480,7 @@ mod tests {
             },
             EngineEvent::Outputs {
                 urn: urn(ROOT_STACK_TYPE, "proj-dev"),
-                outputs: props! {HOSTILE => HOSTILE, "ref" => PropertyValue::Asset(Asset::from_path(HOSTILE))},
+                outputs: props! {HOSTILE => HOSTILE, "ref" => PropertyValue::Asset(Box::new(Asset::from_path(HOSTILE)))},
             },
             summary_event(false, &[(StepOp::Update, 1)], 0, false),
         ]

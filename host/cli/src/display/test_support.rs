@@ -178,11 +178,11 @@ pub(super) fn secret(v: impl Into<PropertyValue>) -> PropertyValue {
 }
 
 pub(super) fn output(value: Option<PropertyValue>, secret: bool) -> PropertyValue {
-    PropertyValue::Output(OutputValue {
+    PropertyValue::Output(Box::new(OutputValue {
         value: value.map(Box::new),
         secret,
         dependencies: vec![],
-    })
+    }))
 }
 
 pub(super) fn ms(n: u64) -> Duration {

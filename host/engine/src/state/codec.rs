@@ -349,9 +349,9 @@ pub fn encode_value(value: &PropertyValue, mode: SecretsMode<'_>) -> Result<Valu
         PropertyValue::Secret(inner) => encode_secret(inner, mode)?,
         PropertyValue::Computed => Value::String(UNKNOWN_SENTINEL.into()),
         // State keeps no output metadata: dependencies live in `propertyDependencies`.
-        PropertyValue::Output(OutputValue { value, secret, .. }) => match value {
+        PropertyValue::Output(output) => match &output.value {
             None => Value::String(UNKNOWN_SENTINEL.into()),
-            Some(inner) if *secret => encode_secret(inner, mode)?,
+            Some(inner) if output.secret => encode_secret(inner, mode)?,
             Some(inner) => encode_value(inner, mode)?,
         },
     })
@@ -378,7 +378,10 @@ fn encode_secret(inner: &PropertyValue, mode: SecretsMode<'_>) -> Result<Value, 
     loop {
         inner = match inner {
             PropertyValue::Secret(x) => x,
-            PropertyValue::Output(OutputValue { value: Some(x), .. }) => x,
+            PropertyValue::Output(output) if output.value.is_some() => match &output.value {
+                Some(x) => x,
+                None => break,
+            },
             _ => break,
         };
     }
@@ -473,7 +476,7 @@ pub fn decode_value(
                 .collect::<Result<_, _>>()?,
         ),
         Value::Object(object) => match object.get(SIG_KEY) {
-            None => PropertyValue::Object(decode_property_map(object, decrypter)?),
+            None => PropertyValue::Object(Box::new(decode_property_map(object, decrypter)?)),
             Some(Value::String(sig)) => decode_signed(sig, object, decrypter)?,
             Some(other) => {
                 return Err(ValueError::invalid(format!(
@@ -490,8 +493,8 @@ fn decode_signed(
     decrypter: Option<&dyn Crypter>,
 ) -> Result<PropertyValue, ValueError> {
     match sig {
-        ASSET_SIG => Ok(PropertyValue::Asset(decode_asset(object)?)),
-        ARCHIVE_SIG => Ok(PropertyValue::Archive(decode_archive(object)?)),
+        ASSET_SIG => Ok(PropertyValue::Asset(Box::new(decode_asset(object)?))),
+        ARCHIVE_SIG => Ok(PropertyValue::Archive(Box::new(decode_archive(object)?))),
         SECRET_SIG => {
             let plaintext = match (
                 string_field(object, "ciphertext")?,
@@ -532,11 +535,13 @@ fn decode_signed(
             let package_version = string_field(object, "packageVersion")?
                 .filter(|v| !v.is_empty())
                 .map(str::to_owned);
-            Ok(PropertyValue::ResourceReference(ResourceReference {
-                urn,
-                id,
-                package_version,
-            }))
+            Ok(PropertyValue::ResourceReference(Box::new(
+                ResourceReference {
+                    urn,
+                    id,
+                    package_version,
+                },
+            )))
         }
         OUTPUT_VALUE_SIG => {
             let value = match object.get("value") {
@@ -560,11 +565,11 @@ fn decode_signed(
                     .collect::<Result<_, _>>()?,
                 Some(_) => return Err(ValueError::invalid("output dependencies must be an array")),
             };
-            Ok(PropertyValue::Output(OutputValue {
+            Ok(PropertyValue::Output(Box::new(OutputValue {
                 value,
                 secret,
                 dependencies,
-            }))
+            })))
         }
         other => Err(ValueError::invalid(format!(
             "unknown value signature {other:?}"

@@ -190,23 +190,23 @@ fn outputs_and_unknowns_encode_as_state_values() {
     let cases = [
         (PropertyValue::Computed, json!(UNKNOWN_SENTINEL)),
         (
-            PropertyValue::Output(OutputValue::default()),
+            PropertyValue::Output(Box::default()),
             json!(UNKNOWN_SENTINEL),
         ),
         (
-            PropertyValue::Output(OutputValue {
+            PropertyValue::Output(Box::new(OutputValue {
                 value: Some(Box::new("v".into())),
                 secret: false,
                 dependencies: vec![],
-            }),
+            })),
             json!("v"),
         ),
         (
-            PropertyValue::Output(OutputValue {
+            PropertyValue::Output(Box::new(OutputValue {
                 value: Some(Box::new("v".into())),
                 secret: true,
                 dependencies: vec![],
-            }),
+            })),
             json!({SIG_KEY: codec::SECRET_SIG, "plaintext": "\"v\""}),
         ),
     ];
@@ -494,25 +494,25 @@ fn stored_values_read_back_as_what_was_stored() {
     let cases = [
         (
             "an empty reference ID",
-            PropertyValue::ResourceReference(ResourceReference {
+            PropertyValue::ResourceReference(Box::new(ResourceReference {
                 urn: urn.clone(),
                 id: Some(Box::new(PropertyValue::String(String::new()))),
                 package_version: Some(String::new()),
-            }),
+            })),
         ),
         (
             "an empty asset hash",
-            PropertyValue::Asset(Asset {
+            PropertyValue::Asset(Box::new(Asset {
                 hash: Some(String::new()),
                 source: AssetSource::Text("t".into()),
-            }),
+            })),
         ),
         (
             "an empty archive hash",
-            PropertyValue::Archive(Archive {
+            PropertyValue::Archive(Box::new(Archive {
                 hash: Some(String::new()),
                 source: ArchiveSource::HashOnly,
-            }),
+            })),
         ),
         (
             "a secret in a secret",
@@ -521,19 +521,19 @@ fn stored_values_read_back_as_what_was_stored() {
         (
             // Found by the long run of wit_value.
             "a secret in a plain output in a secret",
-            PropertyValue::secret(PropertyValue::Output(OutputValue {
+            PropertyValue::secret(PropertyValue::Output(Box::new(OutputValue {
                 value: Some(Box::new(PropertyValue::secret(PropertyValue::from(2i64)))),
                 secret: false,
                 dependencies: vec![],
-            })),
+            }))),
         ),
         (
             "a secret output in a secret",
-            PropertyValue::secret(PropertyValue::Output(OutputValue {
+            PropertyValue::secret(PropertyValue::Output(Box::new(OutputValue {
                 value: Some(Box::new(PropertyValue::from("x"))),
                 secret: true,
                 dependencies: vec![urn.clone()],
-            })),
+            }))),
         ),
     ];
     for (name, value) in cases {

@@ -152,7 +152,7 @@ fn sorted(value: PropertyValue) -> PropertyValue {
             m.sort_keys();
             PropertyValue::Object(m)
         }
-        PropertyValue::Archive(a) => PropertyValue::Archive(archive(a)),
+        PropertyValue::Archive(a) => PropertyValue::Archive(Box::new(archive(*a))),
         other => other,
     })
 }

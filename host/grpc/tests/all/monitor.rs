@@ -246,11 +246,11 @@ impl Program for Handing {
         }
         let inputs: PropertyMap = [(
             "it".to_owned(),
-            PropertyValue::ResourceReference(ResourceReference {
+            PropertyValue::ResourceReference(Box::new(ResourceReference {
                 urn: urns[1].clone(),
                 id: Some(Box::new(PropertyValue::from("handed-1"))),
                 package_version: None,
-            }),
+            })),
         )]
         .into_iter()
         .collect();

@@ -139,7 +139,7 @@ impl Provider for Echo {
         Ok(InvokeResult {
             outputs: props(&[
                 ("token", text(&r.token)),
-                ("args", PropertyValue::Object(r.args)),
+                ("args", PropertyValue::Object(Box::new(r.args))),
             ]),
             failures: vec![],
         })

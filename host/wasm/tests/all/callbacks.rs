@@ -601,7 +601,8 @@ fn values_a_program_sends_are_checked_before_any_provider_runs() {
                         PropertyValue::secret(PropertyValue::Number(f64::INFINITY)),
                     )]
                     .into_iter()
-                    .collect(),
+                    .collect::<cairn_engine::value::PropertyMap>()
+                    .into(),
                 ),
             )]
             .into_iter()
@@ -919,11 +920,11 @@ impl Program for Calls {
 fn a_call_acts_only_inside_its_component() {
     let base = base();
     let evil = Urn::parse(&format!("urn:pulumi:test::proj::{COMPONENT}::evil")).unwrap();
-    let this = PropertyValue::ResourceReference(cairn_engine::ResourceReference {
+    let this = PropertyValue::ResourceReference(Box::new(cairn_engine::ResourceReference {
         urn: evil.clone(),
         id: None,
         package_version: None,
-    });
+    }));
     let call_refused = |component: &str, detail: &str| {
         format!(
             "calling {COMPONENT}/run failed: hostile-construct@0.1.0 call of {component} was refused: {detail}"

@@ -51,7 +51,7 @@ async fn parallel_calls_run_on_distinct_configured_instances() {
     for r in &results {
         assert_eq!(
             r.outputs["configured"],
-            PropertyValue::Object(config.clone())
+            PropertyValue::Object(Box::new(config.clone()))
         );
     }
     let stats = p.stats();
@@ -82,7 +82,10 @@ async fn parallel_calls_run_on_distinct_configured_instances() {
         .create(create(THING, "after", serde_json::json!({})))
         .await
         .unwrap();
-    assert_eq!(r.outputs["configured"], PropertyValue::Object(south));
+    assert_eq!(
+        r.outputs["configured"],
+        PropertyValue::Object(Box::new(south))
+    );
     assert_eq!(p.stats().idle, 1);
 
     // invoke sees the same state.
@@ -136,7 +139,7 @@ async fn a_trapped_instance_is_discarded_and_the_next_call_gets_a_fresh_one() {
     // The replacement was configured by replay.
     assert_eq!(
         next.outputs["configured"],
-        PropertyValue::Object(map(serde_json::json!({"region": "x"})))
+        PropertyValue::Object(Box::new(map(serde_json::json!({"region": "x"}))))
     );
 }
 
@@ -158,7 +161,7 @@ async fn a_rejected_configuration_is_not_recorded() {
         .unwrap();
     assert_eq!(
         r.outputs["configured"],
-        PropertyValue::Object(map(serde_json::json!({"region": "ok"})))
+        PropertyValue::Object(Box::new(map(serde_json::json!({"region": "ok"}))))
     );
 }
 
@@ -230,7 +233,10 @@ async fn an_instance_whose_memory_grew_is_retired_and_replaced() {
         .await
         .unwrap();
     assert_ne!(instance_of(&fresh.outputs), instance_of(&first.outputs));
-    assert_eq!(fresh.outputs["configured"], PropertyValue::Object(config));
+    assert_eq!(
+        fresh.outputs["configured"],
+        PropertyValue::Object(Box::new(config))
+    );
     let stats = p.stats();
     assert_eq!(
         (stats.created, stats.configure_replays),

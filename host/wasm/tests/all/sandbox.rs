@@ -232,7 +232,7 @@ async fn only_granted_and_requested_environment_variables_are_visible() {
         .unwrap();
     assert_eq!(
         r.outputs["vars"],
-        PropertyValue::Object(map(serde_json::json!({"TZ": "UTC"})))
+        PropertyValue::Object(Box::new(map(serde_json::json!({"TZ": "UTC"}))))
     );
     assert_eq!(r.outputs["args"], PropertyValue::Array(vec![]));
 
@@ -242,7 +242,10 @@ async fn only_granted_and_requested_environment_variables_are_visible() {
     let r = create_probe(&p, "env", serde_json::json!({}))
         .await
         .unwrap();
-    assert_eq!(r.outputs["vars"], PropertyValue::Object(PropertyMap::new()));
+    assert_eq!(
+        r.outputs["vars"],
+        PropertyValue::Object(Box::new(PropertyMap::new()))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -145,13 +145,16 @@ pub fn map(value: serde_json::Value) -> PropertyMap {
             serde_json::Value::Number(n) => P::Number(n.as_f64().unwrap()),
             serde_json::Value::String(s) => P::String(s),
             serde_json::Value::Array(a) => P::Array(a.into_iter().map(convert).collect()),
-            serde_json::Value::Object(o) => {
-                P::Object(o.into_iter().map(|(k, v)| (k, convert(v))).collect())
-            }
+            serde_json::Value::Object(o) => P::Object(
+                o.into_iter()
+                    .map(|(k, v)| (k, convert(v)))
+                    .collect::<cairn_engine::value::PropertyMap>()
+                    .into(),
+            ),
         }
     }
     match convert(value) {
-        cairn_engine::PropertyValue::Object(m) => m,
+        cairn_engine::PropertyValue::Object(m) => *m,
         other => panic!("not an object: {other:?}"),
     }
 }

@@ -92,9 +92,9 @@ pub fn changes_from_detailed(
     news: &PropertyMap,
 ) -> Option<Vec<PropertyChange>> {
     let detailed = diff.detailed_diff.as_ref()?;
-    let old_inputs = PropertyValue::Object(old_inputs.clone());
-    let old_outputs = PropertyValue::Object(old_outputs.clone());
-    let news = PropertyValue::Object(news.clone());
+    let old_inputs = PropertyValue::Object(Box::new(old_inputs.clone()));
+    let old_outputs = PropertyValue::Object(Box::new(old_outputs.clone()));
+    let news = PropertyValue::Object(Box::new(news.clone()));
     let changes = detailed
         .iter()
         .map(|(path, entry)| {
@@ -259,13 +259,13 @@ mod tests {
         let old = props! {
             "same" => 1i64,
             "gone" => true,
-            "tags" => PropertyValue::Object(props! {"env" => "dev", "team" => "a"}),
+            "tags" => PropertyValue::from(props! {"env" => "dev", "team" => "a"}),
             "list" => vec![PropertyValue::from(1i64), PropertyValue::from(2i64)],
             "secret" => PropertyValue::secret("a".into()),
         };
         let new = props! {
             "same" => 1i64,
-            "tags" => PropertyValue::Object(props! {"env" => "prod", "team" => "a", "new" => "x"}),
+            "tags" => PropertyValue::from(props! {"env" => "prod", "team" => "a", "new" => "x"}),
             "list" => vec![PropertyValue::from(1i64)],
             "secret" => PropertyValue::secret("b".into()),
             "added" => PropertyValue::Computed,

@@ -473,13 +473,13 @@ fn ignoring_changes(
     let Some((_, old)) = old.filter(|_| !ignore_changes.is_empty()) else {
         return inputs;
     };
-    let old_root = PropertyValue::Object(old.inputs.clone());
-    let mut new_root = PropertyValue::Object(inputs);
+    let old_root = PropertyValue::Object(Box::new(old.inputs.clone()));
+    let mut new_root = PropertyValue::Object(Box::new(inputs));
     for path in ignore_changes {
         path.reset(&old_root, &mut new_root);
     }
     match new_root {
-        PropertyValue::Object(map) => map,
+        PropertyValue::Object(map) => *map,
         _ => PropertyMap::new(),
     }
 }

@@ -155,7 +155,10 @@ impl Engine {
                     .unwrap_or_default(),
             ),
         );
-        outputs.insert("state".into(), PropertyValue::Object(state.outputs));
+        outputs.insert(
+            "state".into(),
+            PropertyValue::Object(Box::new(state.outputs)),
+        );
         Ok(InvokeResult {
             outputs,
             failures: Vec::new(),

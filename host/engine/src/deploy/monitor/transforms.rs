@@ -210,21 +210,25 @@ fn with_dependencies(
                     }
                     PropertyValue::Output(output)
                 }
-                (Some(deps), PropertyValue::Secret(inner)) => PropertyValue::Output(OutputValue {
-                    value: Some(inner.clone()),
-                    secret: true,
-                    dependencies: deps.clone(),
-                }),
-                (Some(deps), PropertyValue::Computed) => PropertyValue::Output(OutputValue {
-                    value: None,
-                    secret: false,
-                    dependencies: deps.clone(),
-                }),
-                (Some(deps), value) => PropertyValue::Output(OutputValue {
+                (Some(deps), PropertyValue::Secret(inner)) => {
+                    PropertyValue::Output(Box::new(OutputValue {
+                        value: Some(inner.clone()),
+                        secret: true,
+                        dependencies: deps.clone(),
+                    }))
+                }
+                (Some(deps), PropertyValue::Computed) => {
+                    PropertyValue::Output(Box::new(OutputValue {
+                        value: None,
+                        secret: false,
+                        dependencies: deps.clone(),
+                    }))
+                }
+                (Some(deps), value) => PropertyValue::Output(Box::new(OutputValue {
                     value: Some(Box::new(value.clone())),
                     secret: false,
                     dependencies: deps.clone(),
-                }),
+                })),
             };
             (key.clone(), value)
         })
@@ -276,10 +280,10 @@ fn plain_outputs(value: PropertyValue, deps: &mut Vec<Urn>) -> PropertyValue {
         PropertyValue::Array(items) => {
             PropertyValue::Array(items.into_iter().map(|v| plain_outputs(v, deps)).collect())
         }
-        PropertyValue::Object(map) => PropertyValue::Object(
+        PropertyValue::Object(map) => PropertyValue::from(
             map.into_iter()
                 .map(|(k, v)| (k, plain_outputs(v, deps)))
-                .collect(),
+                .collect::<PropertyMap>(),
         ),
         other => other,
     }
@@ -332,11 +336,11 @@ mod tests {
             ("b".to_owned(), PropertyValue::from("changed")),
             (
                 "e".to_owned(),
-                PropertyValue::Output(OutputValue {
+                PropertyValue::Output(Box::new(OutputValue {
                     value: Some(Box::new(PropertyValue::Number(2.0))),
                     secret: true,
                     dependencies: vec![urn("w")],
-                }),
+                })),
             ),
         ]
         .into_iter()

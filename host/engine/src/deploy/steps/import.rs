@@ -178,14 +178,14 @@ impl ImportStep<'_> {
     /// Checks the program's inputs against what was read (ignored properties keep their
     /// actual values); failures fail the import.
     async fn check(&self, read: &ReadResult) -> Result<PropertyMap, ProviderError> {
-        let mut desired = PropertyValue::Object(self.inputs.clone());
-        let actual = PropertyValue::Object(read.inputs.clone());
+        let mut desired = PropertyValue::Object(Box::new(self.inputs.clone()));
+        let actual = PropertyValue::Object(Box::new(read.inputs.clone()));
         for path in &self.ignore_changes {
             path.reset(&actual, &mut desired);
         }
         let desired = match desired {
             PropertyValue::Object(m) => m,
-            _ => PropertyMap::new(),
+            _ => Box::new(PropertyMap::new()),
         };
         let checked = self
             .provider

@@ -739,11 +739,11 @@ fn renaming_rewrites_every_reference() {
     let provider = t("pulumi:providers:pkg::default");
     let foreign = "urn:pulumi:test::foreign::pkg:index:Foreign::foreign";
     let reference = |text: &str| {
-        PropertyValue::ResourceReference(ResourceReference {
+        PropertyValue::ResourceReference(Box::new(ResourceReference {
             urn: urn(text),
             id: None,
             package_version: None,
-        })
+        }))
     };
     let mut mine = res(&t("pkg:index:Mine::mine"))
         .uses(&provider, "provider-id")
@@ -760,11 +760,11 @@ fn renaming_rewrites_every_reference() {
     );
     mine.outputs.insert(
         "outputRef".into(),
-        PropertyValue::Output(OutputValue {
+        PropertyValue::Output(Box::new(OutputValue {
             value: Some(Box::new(reference(&t("pkg:index:Ref::ref")))),
             secret: false,
             dependencies: vec![urn(&t("pkg:index:Ref::ref")), urn(foreign)],
-        }),
+        })),
     );
     mine.extra.insert(
         REPLACE_WITH.into(),
@@ -818,11 +818,11 @@ fn renaming_rewrites_every_reference() {
     );
     assert_eq!(
         mine.outputs["outputRef"],
-        PropertyValue::Output(OutputValue {
+        PropertyValue::Output(Box::new(OutputValue {
             value: Some(Box::new(reference(&new_ref))),
             secret: false,
             dependencies: vec![urn(&new_ref), urn(foreign)],
-        })
+        }))
     );
     assert_eq!(
         mine.extra[REPLACE_WITH],
@@ -848,11 +848,11 @@ fn renaming_the_root_parents_pending_operations_and_nested_values() {
     let renamed = |rest: &str| format!("urn:pulumi:renamed::renamed-proj::{rest}");
     let other_stack = "urn:pulumi:other::test::pkg:index:Other::other";
     let reference = |text: &str| {
-        PropertyValue::ResourceReference(ResourceReference {
+        PropertyValue::ResourceReference(Box::new(ResourceReference {
             urn: urn(text),
             id: Some(Box::new(PropertyValue::String("id".into()))),
             package_version: None,
-        })
+        }))
     };
     let mut child = res(&t("pkg:index:Parent$pkg:index:Child::child"))
         .parent(&t("pkg:index:Parent::parent"))
@@ -867,10 +867,10 @@ fn renaming_the_root_parents_pending_operations_and_nested_values() {
     );
     child.inputs.insert(
         "nested".into(),
-        PropertyValue::Object(IndexMap::from([(
+        PropertyValue::Object(Box::new(IndexMap::from([(
             "ref".to_owned(),
             reference(&t("pkg:index:Ref::ref")),
-        )])),
+        )]))),
     );
     let mut s = Snapshot::empty(None);
     s.resources = vec![
@@ -910,10 +910,10 @@ fn renaming_the_root_parents_pending_operations_and_nested_values() {
     );
     assert_eq!(
         child.inputs["nested"],
-        PropertyValue::Object(IndexMap::from([(
+        PropertyValue::Object(Box::new(IndexMap::from([(
             "ref".to_owned(),
             reference(&renamed("pkg:index:Ref::ref")),
-        )]))
+        )])))
     );
     assert_eq!(
         s.pending_operations[0].resource.urn,
