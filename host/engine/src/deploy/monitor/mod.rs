@@ -182,10 +182,10 @@ impl Monitor {
             } else {
                 None
             };
-            Box::pin(self.detached(|engine, caller| async move {
+            self.detached(|engine, caller| async move {
                 let _place = place;
                 engine.register_resource(*request, &caller).await
-            }))
+            })
             .await
         }
     }
