@@ -82,7 +82,7 @@ fn read_stack(backend: &Backend, current_project: &str, name: &str) -> Result<Pr
         &format!("{project}/{stack}"),
         deployment.secrets_providers.as_ref(),
     );
-    let snapshot = decode_deployment(&deployment, Some(&crypter))
+    let snapshot = decode_deployment(deployment, Some(&crypter))
         .map_err(|e| format!("reading the outputs of stack {project}/{stack}: {e}"))?;
     Ok(snapshot
         .resources

@@ -69,8 +69,7 @@ impl<'w> Stack<'w> {
         if !backend.stack_exists(self.project(), &self.name)? {
             return Ok(None);
         }
-        let latest = backend.latest_as_stored(self.project(), &self.name)?;
-        let Some(provider) = latest.and_then(|d| d.secrets_providers) else {
+        let Some(provider) = backend.stored_secrets_provider(self.project(), &self.name)? else {
             return Ok(None);
         };
         match (&provider.kind[..], &provider.state) {

@@ -58,7 +58,7 @@ pub fn check_deployment(
     deployment: &DeploymentV3,
     crypter: &TestCrypter,
 ) -> Result<Snapshot, String> {
-    let snapshot = decode_deployment(deployment, Some(crypter))
+    let snapshot = decode_deployment(deployment.clone(), Some(crypter))
         .map_err(|e| format!("the stored deployment does not decode: {e}"))?;
     verify_integrity(&snapshot).map_err(|e| format!("integrity violated: {e}"))?;
     Ok(snapshot)

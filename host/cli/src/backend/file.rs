@@ -972,6 +972,85 @@ mod tests {
         // Recovering again changes nothing.
         let again = backend.recover(&lock, "proj", "dev").unwrap().unwrap();
         assert_eq!(names(&again), ["c", "a", "b"]);
+        // Read straight from the stack file's text, it decodes as the stored form does.
+        let snapshot = backend
+            .recover_snapshot(&lock, "proj", "dev", &Plain)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            snapshot,
+            cairn_engine::state::decode_deployment(again, Some(&Plain)).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_deployment_reads_an_interrupted_one_through_its_journal() {
+        use cairn_engine::deploy::journal::Mutation;
+        use cairn_engine::state::OperationKind;
+
+        let dir = tempfile::tempdir().unwrap();
+        let backend = backend(dir.path(), 5);
+        let lock = backend.lock("proj", "dev", "test").unwrap();
+        let base = stack_with_two(&backend, &lock);
+        let m = manager(base, backend.persister(&lock, "proj", "dev").unwrap());
+        let id = m.begin(OperationKind::Creating, &resource("c")).unwrap();
+        m.end(id, vec![Mutation::Append(resource("c"))]).unwrap();
+        drop(m); // the process dies: no finish
+
+        let snapshot = backend
+            .recover_snapshot(&lock, "proj", "dev", &Plain)
+            .unwrap()
+            .unwrap();
+        let urns: Vec<&str> = snapshot.resources.iter().map(|r| r.urn.name()).collect();
+        assert_eq!(urns, ["c", "a", "b"]);
+        let journal_path = store(dir.path(), 1).journal_path("proj", "dev").unwrap();
+        assert!(!journal_path.exists(), "recovered into the checkpoint");
+    }
+
+    #[test]
+    fn the_secrets_provider_is_read_without_the_resources() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = backend(dir.path(), 5);
+        assert_eq!(
+            backend.stored_secrets_provider("proj", "dev").unwrap(),
+            None
+        );
+        let lock = backend.lock("proj", "dev", "test").unwrap();
+        stack_with_two(&backend, &lock);
+        let mut latest = backend.latest("proj", "dev").unwrap().unwrap();
+        assert_eq!(
+            backend.stored_secrets_provider("proj", "dev").unwrap(),
+            None
+        );
+        let provider = cairn_engine::state::SecretsProvider {
+            kind: "passphrase".into(),
+            state: Some(serde_json::json!({"salt": "v1:abc:def"})),
+        };
+        latest.secrets_providers = Some(provider.clone());
+        backend.save(&lock, "proj", "dev", latest).unwrap();
+        assert_eq!(
+            backend.stored_secrets_provider("proj", "dev").unwrap(),
+            Some(provider)
+        );
+        let path = store(dir.path(), 1).stack_path("proj", "dev").unwrap();
+        fs::write(&path, br#"{"version": 4, "checkpoint": {"stack": "s"}}"#).unwrap();
+        let err = backend.stored_secrets_provider("proj", "dev").unwrap_err();
+        assert!(
+            format!("{err:#}").contains("unsupported checkpoint version 4"),
+            "{err:#}"
+        );
+    }
+
+    /// Secrets as plain text: these stacks hold none to decrypt.
+    struct Plain;
+
+    impl cairn_engine::secrets::Crypter for Plain {
+        fn encrypt(&self, plaintext: &str) -> Result<String, cairn_engine::secrets::SecretsError> {
+            Ok(plaintext.to_owned())
+        }
+        fn decrypt(&self, ciphertext: &str) -> Result<String, cairn_engine::secrets::SecretsError> {
+            Ok(ciphertext.to_owned())
+        }
     }
 
     #[test]
@@ -1034,6 +1113,9 @@ mod tests {
         for err in [
             backend.latest("proj", "dev").unwrap_err(),
             backend.recover(&lock, "proj", "dev").unwrap_err(),
+            backend
+                .recover_snapshot(&lock, "proj", "dev", &Plain)
+                .unwrap_err(),
         ] {
             let message = format!("{err:#}");
             assert!(

@@ -19,9 +19,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::{Context, Result, anyhow, bail};
 use cairn_engine::deploy::journal::{self, JournalError, Persister};
+use cairn_engine::secrets::Crypter;
 use cairn_engine::state::integrity::verify_resources;
 use cairn_engine::state::{
-    DEPLOYMENT_VERSION, DeploymentV3, JsonMap, Operation, VersionedCheckpoint,
+    DEPLOYMENT_VERSION, DeploymentV3, JsonMap, Operation, Resource, SecretsProvider, Snapshot,
+    StateError, VersionedCheckpoint, decode_checkpoint_json, decode_deployment,
     sort_dependencies_first,
 };
 use serde::{Deserialize, Serialize};
@@ -319,6 +321,46 @@ impl Backend {
         Ok(checkpoint)
     }
 
+    /// The secrets provider a stack's stored checkpoint records, read without decoding its
+    /// resources (a 100,000-resource state is not parsed whole to find its salt).
+    pub fn stored_secrets_provider(
+        &self,
+        project: &str,
+        stack: &str,
+    ) -> Result<Option<SecretsProvider>> {
+        /// Only the path to `checkpoint.latest.secrets_providers`: the rest is skipped.
+        #[derive(Deserialize)]
+        struct File {
+            version: u32,
+            checkpoint: Checkpoint,
+        }
+        #[derive(Deserialize)]
+        struct Checkpoint {
+            #[serde(default)]
+            latest: Option<Latest>,
+        }
+        #[derive(Deserialize)]
+        struct Latest {
+            #[serde(default)]
+            secrets_providers: Option<SecretsProvider>,
+        }
+        check_names(project, stack)?;
+        let location = || self.store.checkpoint_location(project, stack);
+        let Some(bytes) = self.store.read_checkpoint(project, stack)? else {
+            return Ok(None);
+        };
+        let file: File = serde_json::from_slice(&bytes)
+            .with_context(|| format!("{} is not a valid stack checkpoint", location()))?;
+        if file.version != DEPLOYMENT_VERSION {
+            bail!(
+                "{}: unsupported checkpoint version {} (this version of Cairn reads version {DEPLOYMENT_VERSION})",
+                location(),
+                file.version
+            );
+        }
+        Ok(file.checkpoint.latest.and_then(|l| l.secrets_providers))
+    }
+
     /// The stack's latest deployment, if it has one, including what the journal of an
     /// interrupted deployment adds (replayed in memory: nothing is written), refused unless it
     /// passes the integrity check. Warns (once per process) if operations are pending.
@@ -356,6 +398,55 @@ impl Backend {
     ) -> Result<Option<DeploymentV3>> {
         let latest = self.recover_as_stored(lock, project, stack)?;
         checked(stack, latest)
+    }
+
+    /// [`Backend::recover`], decoded with `decrypter`: the stack's latest deployment as the
+    /// engine's snapshot. Without a journal to replay (the usual case) it is read straight from
+    /// the stack file's text, each resource decoded as it is parsed, so a large state is never
+    /// held twice (as JSON values and decoded).
+    pub fn recover_snapshot(
+        &self,
+        lock: &StackLock,
+        project: &str,
+        stack: &str,
+        decrypter: &dyn Crypter,
+    ) -> Result<Option<Snapshot>> {
+        let decode = |deployment: DeploymentV3| {
+            decode_deployment(deployment, Some(decrypter))
+                .with_context(|| format!("reading the state of stack {stack:?}"))
+        };
+        lock.writer(project, stack)?;
+        if self.store.read_journal(project, stack)?.is_some() {
+            return self.recover(lock, project, stack)?.map(decode).transpose();
+        }
+        check_names(project, stack)?;
+        let location = || self.store.checkpoint_location(project, stack);
+        let bytes = self
+            .store
+            .read_checkpoint(project, stack)?
+            .ok_or_else(|| anyhow!("stack {stack:?} does not exist (no {})", location()))?;
+        let latest = match decode_checkpoint_json(&bytes, Some(decrypter)) {
+            Ok(latest) => latest,
+            Err(StateError::UnsupportedVersion { found }) => bail!(
+                "{}: unsupported checkpoint version {found} (this version of Cairn reads version {DEPLOYMENT_VERSION})",
+                location()
+            ),
+            Err(StateError::Malformed(e)) => {
+                return Err(anyhow::Error::new(e)
+                    .context(format!("{} is not a valid stack checkpoint", location())));
+            }
+            Err(e) => {
+                return Err(
+                    anyhow::Error::new(e).context(format!("reading the state of stack {stack:?}"))
+                );
+            }
+        };
+        drop(bytes);
+        if let Some(snapshot) = &latest {
+            refuse_inconsistent(stack, &snapshot.resources)?;
+            warn_pending(project, stack, &snapshot.pending_operations);
+        }
+        Ok(latest)
     }
 
     /// Like [`Backend::recover`], without the integrity check (`state repair`): every
@@ -620,21 +711,27 @@ enum Replayed {
 /// The deployment, if it passes the integrity check; else an error listing every problem and
 /// how to fix them.
 fn checked(stack: &str, deployment: Option<DeploymentV3>) -> Result<Option<DeploymentV3>> {
-    if let Some(deployment) = &deployment
-        && let Err(e) = verify_resources(&deployment.resources)
-    {
+    if let Some(deployment) = &deployment {
+        refuse_inconsistent(stack, &deployment.resources)?;
+    }
+    Ok(deployment)
+}
+
+/// Refuses a state that fails the integrity check, saying how to fix it.
+fn refuse_inconsistent<P>(stack: &str, resources: &[Resource<P>]) -> Result<()> {
+    if let Err(e) = verify_resources(resources) {
         bail!(
             "the state of stack {stack:?} is refused: {e}\n`cairn state repair` fixes what can be fixed safely (it shows the changes first); `cairn stack export` and `cairn stack import` let you edit the rest by hand"
         );
     }
-    Ok(deployment)
+    Ok(())
 }
 
 /// The stacks already warned about in this process.
 static WARNED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
 
 /// Tells the user (on stderr, once per stack and process) that a deployment was interrupted.
-fn warn_pending(project: &str, stack: &str, pending: &[Operation<JsonMap>]) {
+fn warn_pending<P>(project: &str, stack: &str, pending: &[Operation<P>]) {
     if pending.is_empty() {
         return;
     }
@@ -648,7 +745,7 @@ fn warn_pending(project: &str, stack: &str, pending: &[Operation<JsonMap>]) {
 }
 
 /// The warning about an interrupted deployment's pending operations.
-pub fn pending_warning(stack: &str, pending: &[Operation<JsonMap>]) -> String {
+pub fn pending_warning<P>(stack: &str, pending: &[Operation<P>]) -> String {
     let mut text = format!(
         "warning: the last deployment of stack {stack:?} was interrupted; {} operation{} pending:",
         pending.len(),

@@ -427,16 +427,6 @@ fn run_deployment(
         workspace
             .backend
             .lock(&project, &stack.name, &format!("cairn {}", kind.command()))?;
-    let deployment = workspace
-        .backend
-        .recover(&lock, &project, &stack.name)?
-        .ok_or_else(|| {
-            anyhow!(
-                "stack {:?} has no state; create it with `cairn stack init {}`",
-                stack.name,
-                stack.name
-            )
-        })?;
     if !args.config.is_empty() {
         let settings = crate::commands::config::key_values("--config", &args.config, false)?;
         crate::commands::config::save_settings(&stack, settings, args.config_path)?;
@@ -445,8 +435,16 @@ fn run_deployment(
     }
     let config_file = stack.load_config()?;
     let crypter = Arc::new(stack.secrets(&config_file)?);
-    let snapshot = decode_deployment(&deployment, Some(crypter.as_ref()))
-        .with_context(|| format!("reading the state of stack {:?}", stack.name))?;
+    let snapshot = workspace
+        .backend
+        .recover_snapshot(&lock, &project, &stack.name, crypter.as_ref())?
+        .ok_or_else(|| {
+            anyhow!(
+                "stack {:?} has no state; create it with `cairn stack init {}`",
+                stack.name,
+                stack.name
+            )
+        })?;
 
     // Checked before the program is built: nothing can run until they are resolved.
     if matches!(kind, Kind::Up | Kind::Destroy | Kind::Import)
@@ -618,7 +616,7 @@ fn run_deployment(
             .backend
             .recover(&lock, &project, &stack.name)?
             .ok_or_else(|| anyhow!("stack {:?} lost its state during the refresh", stack.name))?;
-        decode_deployment(&refreshed, Some(crypter.as_ref()))
+        decode_deployment(refreshed, Some(crypter.as_ref()))
             .with_context(|| format!("reading the refreshed state of stack {:?}", stack.name))?
     } else {
         snapshot

@@ -329,13 +329,11 @@ fn rename(workspace: &Workspace, new_name: &str) -> Result<()> {
     }
     let old_lock = backend.lock(project, &stack.name, "cairn stack rename")?;
     let new_lock = backend.lock(project, &new, "cairn stack rename")?;
-    let deployment = backend
-        .recover(&old_lock, project, &stack.name)?
-        .ok_or_else(|| anyhow!("stack {:?} has no state", stack.name))?;
     let config = stack.load_config()?;
     let crypter = stack.secrets(&config)?;
-    let mut snapshot = decode_deployment(&deployment, Some(&crypter))
-        .with_context(|| format!("reading the state of stack {:?}", stack.name))?;
+    let mut snapshot = backend
+        .recover_snapshot(&old_lock, project, &stack.name, &crypter)?
+        .ok_or_else(|| anyhow!("stack {:?} has no state", stack.name))?;
     rename_stack(
         &mut snapshot,
         StackId {
@@ -432,7 +430,7 @@ fn output(
     use crate::display::json::value_to_json;
     let stack = Stack::current(workspace)?;
     let deployment = workspace.backend.latest(stack.project(), &stack.name)?;
-    let outputs = match &deployment {
+    let outputs = match deployment {
         None => cairn_engine::value::PropertyMap::new(),
         Some(deployment) => {
             let snapshot = if show_secrets {
@@ -533,7 +531,7 @@ fn export(workspace: &Workspace, file: Option<PathBuf>, show_secrets: bool) -> R
     let deployment = if show_secrets {
         let config = stack.load_config()?;
         let crypter = stack.secrets(&config)?;
-        let snapshot = decode_deployment(&deployment, Some(&crypter))?;
+        let snapshot = decode_deployment(deployment, Some(&crypter))?;
         encode_deployment(&snapshot, SecretsMode::Plaintext)?
     } else {
         // Stored form: secrets stay ciphertext, no passphrase needed.
@@ -597,9 +595,9 @@ fn import(workspace: &Workspace, file: Option<PathBuf>) -> Result<()> {
                 crate::passphrase::passphrase(interactive, crate::passphrase::Purpose::Open)?;
             let crypter = cairn_engine::secrets::PassphraseCrypter::from_salt(&passphrase, &salt)
                 .map_err(|e| refuse(format!("its secrets cannot be decrypted: {e}")))?;
-            decode_deployment(&deployment, Some(&crypter))
+            decode_deployment(deployment, Some(&crypter))
         }
-        _ => decode_deployment(&deployment, Some(&stack_crypter)),
+        _ => decode_deployment(deployment, Some(&stack_crypter)),
     }
     .map_err(|e| refuse(e.to_string()))?;
     verify_integrity(&snapshot).map_err(|e| refuse(e.to_string()))?;

@@ -5,9 +5,7 @@ use std::io::BufRead;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use cairn_engine::state::edit::{self, EditError};
-use cairn_engine::state::{
-    SecretsMode, Snapshot, decode_deployment, encode_deployment, verify_integrity,
-};
+use cairn_engine::state::{SecretsMode, Snapshot, encode_deployment, verify_integrity};
 use cairn_engine::urn::Urn;
 use clap::{Args, Subcommand};
 
@@ -121,13 +119,11 @@ fn edit_state(
     let project = stack.project();
     let backend = &workspace.backend;
     let lock = backend.lock(project, &stack.name, command)?;
-    let deployment = backend
-        .recover(&lock, project, &stack.name)?
-        .ok_or_else(|| anyhow!("stack {:?} has no state to edit", stack.name))?;
     let config = stack.load_config()?;
     let crypter = stack.secrets(&config)?;
-    let mut snapshot = decode_deployment(&deployment, Some(&crypter))
-        .with_context(|| format!("reading the state of stack {:?}", stack.name))?;
+    let mut snapshot = backend
+        .recover_snapshot(&lock, project, &stack.name, &crypter)?
+        .ok_or_else(|| anyhow!("stack {:?} has no state to edit", stack.name))?;
     if !change(&stack, &mut snapshot)? {
         return Ok(());
     }

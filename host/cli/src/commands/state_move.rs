@@ -74,10 +74,10 @@ pub fn run(workspace: &Workspace, args: MoveArgs) -> Result<()> {
     let source_config = source.load_config()?;
     let source_crypter = source.secrets(&source_config)?;
     let mut dest_config = dest.load_config()?;
-    let mut moved_source = decode_deployment(&source_state, Some(&source_crypter))
+    let mut moved_source = decode_deployment(source_state, Some(&source_crypter))
         .with_context(|| format!("reading the state of stack {:?}", source.name))?;
     let dest_reader = dest.secrets(&dest_config)?;
-    let mut moved_dest = decode_deployment(&dest_state, Some(&dest_reader))
+    let mut moved_dest = decode_deployment(dest_state, Some(&dest_reader))
         .with_context(|| format!("reading the state of stack {:?}", dest.name))?;
     let report = move_resources(
         &mut moved_source,

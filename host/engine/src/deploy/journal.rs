@@ -2062,7 +2062,7 @@ mod tests {
         assert!(text.contains(&format!("x:{}", hex::encode(format!("\"{SECRET}\"")))));
         // Replayed and decoded, the secret is back.
         let replayed = replay(&stored_base, &journal).unwrap();
-        let decoded = decode_deployment(&replayed, Some(&TestCrypter)).unwrap();
+        let decoded = decode_deployment(replayed, Some(&TestCrypter)).unwrap();
         let found = decoded.resources.iter().find(|r| r.urn == pet.urn).unwrap();
         assert_eq!(found, &pet);
     }

@@ -116,22 +116,53 @@ pub fn decode_untyped_deployment(
     serde_json::from_value(untyped.deployment).map_err(StateError::Malformed)
 }
 
-/// Decodes a stored deployment into the engine's snapshot, decrypting secrets.
+/// Decodes a stored deployment into the engine's snapshot, decrypting secrets. It takes the
+/// deployment: each stored resource is dropped once decoded, so a large state is not held
+/// twice, as JSON values and decoded, while it is read.
 pub fn decode_deployment(
-    deployment: &DeploymentV3,
+    deployment: DeploymentV3,
     decrypter: Option<&dyn Crypter>,
 ) -> Result<Snapshot, StateError> {
-    let (resources, pending_operations) = convert(
-        &deployment.resources,
-        &deployment.pending_operations,
-        |map| decode_property_map(map, decrypter),
-    )?;
+    let DeploymentV3 {
+        manifest,
+        secrets_providers,
+        resources: stored,
+        pending_operations: stored_operations,
+        extra,
+    } = deployment;
+    let mut resources = Vec::with_capacity(stored.len());
+    for resource in stored {
+        resources.push(decode_owned_resource(resource, decrypter, false)?);
+    }
+    let pending_operations = stored_operations
+        .into_iter()
+        .map(|op| {
+            Ok(Operation {
+                resource: decode_owned_resource(op.resource, decrypter, true)?,
+                kind: op.kind,
+            })
+        })
+        .collect::<Result<_, StateError>>()?;
     Ok(Snapshot {
-        manifest: deployment.manifest.clone(),
-        secrets_providers: deployment.secrets_providers.clone(),
+        manifest,
+        secrets_providers,
         resources,
         pending_operations,
-        extra: deployment.extra.clone(),
+        extra,
+    })
+}
+
+/// Decodes one stored resource it takes (of the state, or of a pending operation), naming it
+/// and the section on failure.
+pub(super) fn decode_owned_resource(
+    resource: Resource<JsonMap>,
+    decrypter: Option<&dyn Crypter>,
+    pending: bool,
+) -> Result<ResourceState, StateError> {
+    let urn = resource.urn.clone();
+    resource.try_into_properties(|map, section| {
+        decode_property_map(&map, decrypter)
+            .map_err(|source| failure(urn.clone(), section, source, pending))
     })
 }
 
@@ -269,23 +300,25 @@ fn convert_resource<P, Q>(
     pending: bool,
 ) -> Result<Resource<Q>, StateError> {
     resource.try_map_properties(|map, section| {
-        f(map).map_err(|source| {
-            let urn = resource.urn.clone();
-            if pending {
-                StateError::PendingOperation {
-                    urn,
-                    section,
-                    source,
-                }
-            } else {
-                StateError::Resource {
-                    urn,
-                    section,
-                    source,
-                }
-            }
-        })
+        f(map).map_err(|source| failure(resource.urn.clone(), section, source, pending))
     })
+}
+
+/// The error for a resource's property map that does not convert.
+fn failure(urn: Urn, section: &'static str, source: ValueError, pending: bool) -> StateError {
+    if pending {
+        StateError::PendingOperation {
+            urn,
+            section,
+            source,
+        }
+    } else {
+        StateError::Resource {
+            urn,
+            section,
+            source,
+        }
+    }
 }
 
 /// Decodes a JSON property map.

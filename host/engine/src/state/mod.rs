@@ -9,6 +9,7 @@ pub mod codec;
 pub mod edit;
 pub mod integrity;
 pub mod moves;
+pub mod reader;
 pub mod repair;
 #[cfg(test)]
 mod tests;
@@ -32,6 +33,7 @@ pub use codec::{
 pub use integrity::{
     IntegrityError, Violation, follow_renames, sort_dependencies_first, verify_integrity,
 };
+pub use reader::{decode_checkpoint_json, decode_deployment_json};
 
 /// The deployment schema version Cairn reads and writes.
 pub const DEPLOYMENT_VERSION: u32 = 3;
@@ -53,7 +55,8 @@ pub struct VersionedCheckpoint {
     pub checkpoint: CheckpointV3,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// `Deserialize` is written out in [`reader`] (a derived one would buffer the whole object).
+#[derive(Debug, Clone, Serialize)]
 pub struct CheckpointV3 {
     /// The stack's qualified name, e.g. `organization/project/dev`.
     pub stack: String,
@@ -66,7 +69,8 @@ pub struct CheckpointV3 {
 }
 
 /// The wire form of a deployment: property maps are raw JSON, secrets still encrypted.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// `Deserialize` is written out in [`reader`] (a derived one would buffer the whole object).
+#[derive(Debug, Clone, Serialize)]
 pub struct DeploymentV3 {
     pub manifest: Manifest,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -386,6 +390,46 @@ impl<P> Resource<P> {
             ignore_changes: self.ignore_changes.clone(),
             replace_on_changes: self.replace_on_changes.clone(),
             extra: self.extra.clone(),
+        })
+    }
+
+    /// [`Resource::try_map_properties`] taking the resource: its other fields are moved, not
+    /// copied, and its maps are dropped as soon as they are converted.
+    pub fn try_into_properties<Q, E>(
+        self,
+        mut f: impl FnMut(P, &'static str) -> Result<Q, E>,
+    ) -> Result<Resource<Q>, E> {
+        let inputs = f(self.inputs, "inputs")?;
+        let outputs = f(self.outputs, "outputs")?;
+        Ok(Resource {
+            urn: self.urn,
+            custom: self.custom,
+            delete: self.delete,
+            id: self.id,
+            resource_type: self.resource_type,
+            inputs,
+            outputs,
+            parent: self.parent,
+            protect: self.protect,
+            external: self.external,
+            dependencies: self.dependencies,
+            init_errors: self.init_errors,
+            provider: self.provider,
+            property_dependencies: self.property_dependencies,
+            pending_replacement: self.pending_replacement,
+            additional_secret_outputs: self.additional_secret_outputs,
+            aliases: self.aliases,
+            custom_timeouts: self.custom_timeouts,
+            import_id: self.import_id,
+            retain_on_delete: self.retain_on_delete,
+            taint: self.taint,
+            deleted_with: self.deleted_with,
+            created: self.created,
+            modified: self.modified,
+            source_position: self.source_position,
+            ignore_changes: self.ignore_changes,
+            replace_on_changes: self.replace_on_changes,
+            extra: self.extra,
         })
     }
 

@@ -30,7 +30,7 @@ fn fixture() -> DeploymentV3 {
 }
 
 fn decode(deployment: &DeploymentV3) -> Snapshot {
-    decode_deployment(deployment, Some(&TestCrypter)).unwrap()
+    decode_deployment(deployment.clone(), Some(&TestCrypter)).unwrap()
 }
 
 fn encode(snapshot: &Snapshot) -> Value {
@@ -157,7 +157,7 @@ fn plaintext_mode_exposes_secrets_and_reimports() {
     assert_eq!(password["plaintext"], "\"hunter2\"");
     assert!(password.get("ciphertext").is_none());
     // A plaintext export needs no secrets manager to read back.
-    let reimported = decode_deployment(&serde_json::from_value(exported).unwrap(), None).unwrap();
+    let reimported = decode_deployment(serde_json::from_value(exported).unwrap(), None).unwrap();
     assert_eq!(reimported.resources, snapshot.resources);
 }
 
@@ -253,7 +253,7 @@ fn malformed_values_are_reported_with_resource_and_property_path() {
         deployment.resources[3]
             .inputs
             .insert("bad".into(), bad.clone());
-        let err = decode_deployment(&deployment, Some(&TestCrypter))
+        let err = decode_deployment(deployment, Some(&TestCrypter))
             .unwrap_err()
             .to_string();
         assert!(
@@ -268,7 +268,7 @@ fn malformed_values_are_reported_with_resource_and_property_path() {
 
 #[test]
 fn encrypted_secrets_need_a_secrets_manager() {
-    let err = decode_deployment(&fixture(), None).unwrap_err().to_string();
+    let err = decode_deployment(fixture(), None).unwrap_err().to_string();
     assert!(
         err.contains("inputs.password: the value is encrypted but no secrets manager"),
         "{err}"
@@ -551,4 +551,105 @@ fn stored_values_read_back_as_what_was_stored() {
         once,
         json!({SIG_KEY: super::codec::SECRET_SIG, "plaintext": "1"})
     );
+}
+
+/// The streamed reader decodes exactly what parsing into `DeploymentV3` and then decoding does,
+/// as a bare deployment and as a stack file's latest deployment.
+#[test]
+fn the_streamed_reader_decodes_what_the_built_one_does() {
+    let text = include_str!("testdata/deployment.json");
+    let expected = decode(&fixture());
+    assert!(!expected.pending_operations.is_empty() && !expected.extra.is_empty());
+    let streamed = decode_deployment_json(text.as_bytes(), Some(&TestCrypter)).unwrap();
+    assert_eq!(streamed, expected);
+
+    let deployment: Value = serde_json::from_str(text).unwrap();
+    let file = json!({
+        "version": 3,
+        "checkpoint": {"stack": "organization/web/dev", "config": {"a": 1}, "latest": deployment,
+                       "future": [1, 2]},
+        "later": true,
+    });
+    let read = decode_checkpoint_json(file.to_string().as_bytes(), Some(&TestCrypter)).unwrap();
+    assert_eq!(read, Some(expected));
+    for empty in [
+        json!({"version": 3, "checkpoint": {"stack": "s"}}),
+        json!({"version": 3, "checkpoint": {"stack": "s", "latest": null}}),
+    ] {
+        let read = decode_checkpoint_json(empty.to_string().as_bytes(), None).unwrap();
+        assert_eq!(read, None, "{empty}");
+    }
+}
+
+/// What the streamed reader refuses, and how it says so: the same typed errors as the built
+/// path (a value that does not decode names its resource, section and property).
+#[test]
+fn the_streamed_reader_refuses_what_the_built_one_does() {
+    let mut deployment: Value =
+        serde_json::from_str(include_str!("testdata/deployment.json")).unwrap();
+    deployment["resources"][3]["inputs"]["bad"] =
+        json!({SIG_KEY: codec::SECRET_SIG, "ciphertext": "garbage"});
+    let built = decode_deployment(
+        serde_json::from_value(deployment.clone()).unwrap(),
+        Some(&TestCrypter),
+    )
+    .unwrap_err();
+    let streamed =
+        decode_deployment_json(deployment.to_string().as_bytes(), Some(&TestCrypter)).unwrap_err();
+    assert!(matches!(
+        streamed,
+        StateError::Resource {
+            section: "inputs",
+            ..
+        }
+    ));
+    assert_eq!(streamed.to_string(), built.to_string());
+    assert!(
+        streamed
+            .to_string()
+            .starts_with("resource urn:pulumi:dev::web::my:index:Site$aws:s3/bucket:Bucket::site-bucket: inputs.bad: failed to decrypt"),
+        "{streamed}"
+    );
+
+    let cases: Vec<(String, &str)> = vec![
+        (r#"{"resources": []}"#.into(), "missing field `manifest`"),
+        (
+            r#"{"manifest": {"time": "t", "magic": "", "version": ""}, "resources": [], "resources": []}"#.into(),
+            "duplicate field `resources`",
+        ),
+        (
+            r#"{"manifest": {"time": "t", "magic": "", "version": ""}, "resources": null}"#.into(),
+            "invalid type: null",
+        ),
+        (
+            r#"{"manifest": {"time": "t", "magic": "", "version": ""}} trailing"#.into(),
+            "trailing characters",
+        ),
+        (r#"[1]"#.into(), "expected a deployment object"),
+    ];
+    for (text, expected) in cases {
+        let err = decode_deployment_json(text.as_bytes(), None).unwrap_err();
+        assert!(matches!(err, StateError::Malformed(_)), "{text}: {err}");
+        assert!(err.to_string().contains(expected), "{text}: {err}");
+    }
+
+    let files = [
+        (
+            json!({"version": 4, "checkpoint": {"stack": "s"}}),
+            "unsupported deployment version 4",
+        ),
+        (
+            json!({"checkpoint": {"stack": "s"}}),
+            "missing field `version`",
+        ),
+        (
+            json!({"version": 3, "checkpoint": {}}),
+            "missing field `stack`",
+        ),
+        (json!({"version": 3}), "missing field `checkpoint`"),
+    ];
+    for (file, expected) in files {
+        let err = decode_checkpoint_json(file.to_string().as_bytes(), None).unwrap_err();
+        assert!(err.to_string().contains(expected), "{file}: {err}");
+    }
 }

@@ -117,7 +117,7 @@ fn check(deployment: &DeploymentV3, journal: &[u8]) {
         serde_json::to_value(deployment).ok()
     );
     // Decoding and the integrity check never panic; a decodable result re-encodes the same.
-    if let Ok(snapshot) = decode_deployment(deployment, Some(&TestCrypter)) {
+    if let Ok(snapshot) = decode_deployment(deployment.clone(), Some(&TestCrypter)) {
         let _ = verify_integrity(&snapshot);
         super::state::check_snapshot_round_trip(&snapshot);
     }

@@ -176,7 +176,7 @@ fn run_deployment(data: &[u8]) -> Outcome {
         return Outcome::Rejected;
     };
     let crypter = TestCrypter;
-    let Ok(snapshot) = decode_deployment(&deployment, Some(&crypter)) else {
+    let Ok(snapshot) = decode_deployment(deployment, Some(&crypter)) else {
         return Outcome::Rejected;
     };
     let _ = verify_integrity(&snapshot).map_err(|e| e.to_string());
@@ -192,7 +192,7 @@ pub(crate) fn check_snapshot_round_trip(snapshot: &Snapshot) {
     let text = serde_json::to_string(&encoded).unwrap_or_else(|e| panic!("{e}"));
     let reread: DeploymentV3 = serde_json::from_str(&text)
         .unwrap_or_else(|e| panic!("a written deployment does not parse back: {e}\n{text:.500}"));
-    let again = decode_deployment(&reread, Some(&crypter))
+    let again = decode_deployment(reread, Some(&crypter))
         .unwrap_or_else(|e| panic!("a written deployment cannot be read back: {e}\n{text:.500}"));
     let encoded_again =
         encode_deployment(&again, SecretsMode::Encrypt(&crypter)).unwrap_or_else(|e| panic!("{e}"));

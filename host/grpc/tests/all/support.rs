@@ -526,7 +526,7 @@ pub async fn deploy(
         .clone()
         .expect("the deployment saved its state");
     let stored: DeploymentV3 = serde_json::from_str(&text).unwrap();
-    let snapshot = decode_deployment(&stored, Some(&Plain)).unwrap();
+    let snapshot = decode_deployment(stored, Some(&Plain)).unwrap();
     verify_integrity(&snapshot).unwrap_or_else(|e| panic!("{e}"));
     (outcome, snapshot)
 }

@@ -208,11 +208,11 @@ fn deploy_with(
         .unwrap()
         .clone()
         .expect("a checkpoint is saved");
-    let snapshot = decode_deployment(&stored, Some(&Marked)).expect("the checkpoint decodes");
+    let snapshot = decode_deployment(stored, Some(&Marked)).expect("the checkpoint decodes");
     verify_integrity(&snapshot).unwrap_or_else(|e| panic!("{e}"));
     // What was saved encodes and decodes back to itself.
     let again = encode_deployment(&snapshot, SecretsMode::Encrypt(&Marked)).unwrap();
-    assert_eq!(decode_deployment(&again, Some(&Marked)).unwrap(), snapshot);
+    assert_eq!(decode_deployment(again, Some(&Marked)).unwrap(), snapshot);
     (result, snapshot)
 }
 

@@ -60,7 +60,7 @@ impl Backend {
             &self.journal.lock().unwrap(),
         )
         .unwrap_or_else(|e| panic!("the journal does not replay: {e}"));
-        let snapshot = decode_deployment(&replayed, Some(&Plain)).unwrap();
+        let snapshot = decode_deployment(replayed, Some(&Plain)).unwrap();
         verify_integrity(&snapshot).unwrap_or_else(|e| panic!("{e}"));
         snapshot
     }

@@ -314,7 +314,7 @@ pub async fn deploy_program(
     .unwrap();
     let result = deployment.update(program).await;
     let snapshot = match saved.0.lock().unwrap().take() {
-        Some(written) => cairn_engine::state::decode_deployment(&written, Some(&PlainText))
+        Some(written) => cairn_engine::state::decode_deployment(written, Some(&PlainText))
             .unwrap_or_else(|e| panic!("the saved checkpoint cannot be read back: {e}")),
         None => journal.current(),
     };
