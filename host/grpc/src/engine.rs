@@ -123,7 +123,11 @@ impl Engine for EngineService {
             return Ok(Response::new(()));
         }
         let severity = match LogSeverity::try_from(r.severity).unwrap_or(LogSeverity::Info) {
-            LogSeverity::Debug => Severity::Debug,
+            // No display shows debug messages, and Pulumi's Python SDK sends one or two for
+            // every registration: dropped here, they neither cost a conversion nor use up the
+            // budget that the program's warnings and errors are shown within (a 100,000-
+            // resource program's chatter exhausted it).
+            LogSeverity::Debug => return Ok(Response::new(())),
             LogSeverity::Info => Severity::Info,
             LogSeverity::Warning => Severity::Warning,
             LogSeverity::Error => Severity::Error,

@@ -96,6 +96,66 @@ async fn log_messages_are_capped_per_call_and_per_engine() {
     );
 }
 
+/// Pulumi's Python SDK sends a debug message or two per registration: a large program's
+/// debug chatter (shown by no display) must not use up the budget that its warnings and errors
+/// are shown within.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debug_messages_do_not_use_up_the_log_budget() {
+    let events = Arc::new(Events::default());
+    let served = cairn_grpc::serve_engine(events.clone(), None)
+        .await
+        .unwrap();
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", served.target()))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut engine = EngineClient::new(channel).max_encoding_message_size(usize::MAX);
+    let log = |severity: rpc::LogSeverity, message: String| rpc::LogRequest {
+        severity: severity as i32,
+        message,
+        urn: "urn:pulumi:dev::proj::bench:index:Comp::c1".to_owned(),
+        stream_id: 0,
+        ephemeral: false,
+    };
+    // More than the 8 MiB a served engine shows, all of it debug.
+    for _ in 0..200 {
+        engine
+            .log(log(rpc::LogSeverity::Debug, "d".repeat(MAX_MESSAGE_BYTES)))
+            .await
+            .unwrap();
+    }
+    engine
+        .log(log(rpc::LogSeverity::Warning, "the warning".into()))
+        .await
+        .unwrap();
+    // Answered in order on one connection: the warning has been handled.
+    engine
+        .get_root_resource(rpc::GetRootResourceRequest {})
+        .await
+        .unwrap();
+
+    let events = events.0.lock().unwrap();
+    let diagnostics: Vec<(&Severity, &String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            EngineEvent::Diagnostic {
+                severity, message, ..
+            } => Some((severity, message)),
+            _ => None,
+        })
+        .collect();
+    let shown: Vec<(&Severity, &str)> = diagnostics
+        .iter()
+        .map(|(severity, message)| (*severity, &message[..message.len().min(100)]))
+        .collect();
+    assert_eq!(
+        shown,
+        [(&Severity::Warning, "the warning")],
+        "only the warning, and no note of a limit"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_root_resource_that_is_not_a_urn_is_refused() {
     let served = cairn_grpc::serve_engine(Arc::new(Events::default()), None)
