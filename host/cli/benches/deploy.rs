@@ -357,11 +357,13 @@ fn created_state(n: usize) -> Snapshot {
         Urn::parse("urn:pulumi:dev::bench::pulumi:providers:bench::default").expect("urn");
     let provider_type = TypeToken::parse("pulumi:providers:bench").expect("type");
     let thing = TypeToken::parse("bench:index:Thing").expect("type");
-    let mut resources = vec![ResourceState::new(
+    // Sized once, as the state reader sizes it (a vector grown by doubling holds up to twice).
+    let mut resources = Vec::with_capacity(n + 2);
+    resources.push(ResourceState::new(
         root.clone(),
         TypeToken::parse("pulumi:pulumi:Stack").expect("type"),
         false,
-    )];
+    ));
     let mut provider = ResourceState::new(provider_urn.clone(), provider_type, true);
     provider.id = Some("provider-id".into());
     resources.push(provider);

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 // URN-keyed maps are looked up several times per registration: a fast hasher (seeded per
 // process, so a program cannot pick colliding URNs in advance).
-use foldhash::{HashMap as UrnMap, HashMapExt, HashSet as UrnSet};
+use foldhash::{HashMap as UrnMap, HashMapExt, HashSet as UrnSet, HashSetExt};
 
 use crate::state::{ResourceState, Snapshot};
 use crate::urn::Urn;
@@ -79,8 +79,21 @@ impl Plan {
     /// The plan of a deployment starting from `base`: nothing registered, every live entry
     /// claimable.
     pub fn new(base: &Snapshot) -> Plan {
+        // Sized for a deployment that registers what the base holds (an update, a preview), so
+        // the maps that grow with every registration are allocated once, not rehashed as they
+        // grow: a tenth of the engine's time per registration went to rehashing them.
+        let n = base.resources.len();
+        let kept = base
+            .resources
+            .iter()
+            .filter(|r| !r.custom || r.is_provider())
+            .count();
         let mut plan = Plan {
-            live: UrnMap::with_capacity(base.resources.len()),
+            live: UrnMap::with_capacity(n),
+            registered: UrnMap::with_capacity(n),
+            completed: UrnSet::with_capacity(n),
+            claimed: HashSet::with_capacity(n),
+            states: UrnMap::with_capacity(kept),
             ..Plan::default()
         };
         for (i, resource) in base.resources.iter().enumerate() {
