@@ -13,8 +13,15 @@
 //! `target/pyenv` and the Node.js SDK from `target/nodeenv`, as the test command installs
 //! them (`CAIRN_BENCH_PYTHON` and `CAIRN_BENCH_NODE_MODULES` name others).
 //!
-//! Profile Cairn's side with `perf record -g --call-graph dwarf -p <bench pid>` while a phase
-//! runs (the language process is another process).
+//! The difference of the two CPU figures is the engine's share, but each is ~0.6 ms and moves
+//! by ±10% from run to run, so a difference of 0.05 ms drowns in it. The engine's own CPU is
+//! measured directly from a profile instead: `perf record -F 499 --call-graph dwarf,16384 -p
+//! <bench pid>` for a whole run, then the samples of the bench's `tokio-rt-worker` threads
+//! whose stack holds a frame of `cairn_engine::`, the monitor service or the value conversions
+//! (`cairn_grpc::monitor`, `convert`, `wire`, `EngineService`), divided by the sampling rate
+//! and the Cairn registrations of the run (perf follows the language processes too: count the
+//! bench's threads only). README.md's Benchmarks section has the figures and what the
+//! profiles showed.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

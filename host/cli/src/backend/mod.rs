@@ -22,9 +22,9 @@ use cairn_engine::deploy::journal::{self, JournalError, Persister};
 use cairn_engine::secrets::Crypter;
 use cairn_engine::state::integrity::verify_resources;
 use cairn_engine::state::{
-    DEPLOYMENT_VERSION, DeploymentV3, JsonMap, Operation, Resource, SecretsProvider, Snapshot,
-    StateError, VersionedCheckpoint, decode_checkpoint_json, decode_deployment,
-    sort_dependencies_first,
+    DEPLOYMENT_VERSION, DeploymentSummary, DeploymentV3, JsonMap, Operation, Resource,
+    SecretsProvider, Snapshot, StateError, VersionedCheckpoint, decode_checkpoint_json,
+    decode_deployment, sort_dependencies_first, summarize_checkpoint_json,
 };
 use serde::{Deserialize, Serialize};
 
@@ -285,20 +285,68 @@ impl Backend {
         names::check_project_name(project, "for the backend")?;
         let mut stacks = Vec::new();
         for name in self.store.stack_names(project)? {
-            let latest = match self.latest_as_stored(project, &name) {
+            let latest = match self.summary(project, &name) {
                 Ok(latest) => latest,
                 // Removed between the listing and the read.
                 Err(_) if !self.stack_exists(project, &name)? => continue,
                 Err(e) => return Err(e),
             };
             stacks.push(StackSummary {
-                last_update: latest.as_ref().map(|d| d.manifest.time.clone()),
-                resource_count: latest.as_ref().map_or(0, |d| d.resources.len()),
+                resource_count: latest.as_ref().map_or(0, |d| d.resources),
+                last_update: latest.map(|d| d.time),
                 name,
             });
         }
         stacks.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(stacks)
+    }
+
+    /// A stack's latest deployment as a listing shows it (`None` if it has none), including
+    /// what an interrupted deployment's journal adds; its resources are counted, not built.
+    /// Warns (once per process) if operations are pending.
+    fn summary(&self, project: &str, stack: &str) -> Result<Option<DeploymentSummary>> {
+        if self.store.read_journal(project, stack)?.is_some() {
+            return Ok(self
+                .latest_as_stored(project, stack)?
+                .map(|d| DeploymentSummary {
+                    time: d.manifest.time,
+                    resources: d.resources.len(),
+                    pending_operations: d.pending_operations,
+                }));
+        }
+        let summary = self.read_stored(project, stack, summarize_checkpoint_json)?;
+        if let Some(summary) = &summary {
+            warn_pending(project, stack, &summary.pending_operations);
+        }
+        Ok(summary)
+    }
+
+    /// Reads a stack's checkpoint text with `read`, naming the file in the errors as
+    /// [`Backend::load`] does.
+    fn read_stored<T>(
+        &self,
+        project: &str,
+        stack: &str,
+        read: impl FnOnce(&[u8]) -> Result<T, StateError>,
+    ) -> Result<T> {
+        check_names(project, stack)?;
+        let location = || self.store.checkpoint_location(project, stack);
+        let bytes = self
+            .store
+            .read_checkpoint(project, stack)?
+            .ok_or_else(|| anyhow!("stack {stack:?} does not exist (no {})", location()))?;
+        match read(&bytes) {
+            Ok(read) => Ok(read),
+            Err(StateError::UnsupportedVersion { found }) => bail!(
+                "{}: unsupported checkpoint version {found} (this version of Cairn reads version {DEPLOYMENT_VERSION})",
+                location()
+            ),
+            Err(StateError::Malformed(e)) => Err(anyhow::Error::new(e)
+                .context(format!("{} is not a valid stack checkpoint", location()))),
+            Err(e) => {
+                Err(anyhow::Error::new(e).context(format!("reading the state of stack {stack:?}")))
+            }
+        }
     }
 
     /// Reads a stack's checkpoint as stored (without its journal).
@@ -419,29 +467,9 @@ impl Backend {
         if self.store.read_journal(project, stack)?.is_some() {
             return self.recover(lock, project, stack)?.map(decode).transpose();
         }
-        check_names(project, stack)?;
-        let location = || self.store.checkpoint_location(project, stack);
-        let bytes = self
-            .store
-            .read_checkpoint(project, stack)?
-            .ok_or_else(|| anyhow!("stack {stack:?} does not exist (no {})", location()))?;
-        let latest = match decode_checkpoint_json(&bytes, Some(decrypter)) {
-            Ok(latest) => latest,
-            Err(StateError::UnsupportedVersion { found }) => bail!(
-                "{}: unsupported checkpoint version {found} (this version of Cairn reads version {DEPLOYMENT_VERSION})",
-                location()
-            ),
-            Err(StateError::Malformed(e)) => {
-                return Err(anyhow::Error::new(e)
-                    .context(format!("{} is not a valid stack checkpoint", location())));
-            }
-            Err(e) => {
-                return Err(
-                    anyhow::Error::new(e).context(format!("reading the state of stack {stack:?}"))
-                );
-            }
-        };
-        drop(bytes);
+        let latest = self.read_stored(project, stack, |text| {
+            decode_checkpoint_json(text, Some(decrypter))
+        })?;
         if let Some(snapshot) = &latest {
             refuse_inconsistent(stack, &snapshot.resources)?;
             warn_pending(project, stack, &snapshot.pending_operations);

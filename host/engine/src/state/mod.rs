@@ -33,7 +33,9 @@ pub use codec::{
 pub use integrity::{
     IntegrityError, Violation, follow_renames, sort_dependencies_first, verify_integrity,
 };
-pub use reader::{decode_checkpoint_json, decode_deployment_json};
+pub use reader::{
+    DeploymentSummary, decode_checkpoint_json, decode_deployment_json, summarize_checkpoint_json,
+};
 
 /// The deployment schema version Cairn reads and writes.
 pub const DEPLOYMENT_VERSION: u32 = 3;

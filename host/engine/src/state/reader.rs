@@ -310,19 +310,19 @@ impl<'de> Visitor<'de> for ResourcesSeed<'_> {
     }
 }
 
-/// Reads a stack file: its version and its checkpoint's latest deployment.
-struct FileSeed<'a>(DeploymentSeed<'a>);
+/// Reads a stack file: its version and its checkpoint's latest deployment, read by `S`.
+struct FileSeed<S>(S);
 
-impl<'de> DeserializeSeed<'de> for FileSeed<'_> {
-    type Value = (u32, Option<Snapshot>);
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for FileSeed<S> {
+    type Value = (u32, Option<S::Value>);
 
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for FileSeed<'_> {
-    type Value = (u32, Option<Snapshot>);
+impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for FileSeed<S> {
+    type Value = (u32, Option<S::Value>);
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a stack checkpoint object")
@@ -330,15 +330,18 @@ impl<'de> Visitor<'de> for FileSeed<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut version: Option<u32> = None;
-        let mut latest: Option<Option<Snapshot>> = None;
+        let mut latest: Option<Option<S::Value>> = None;
+        // Taken by the first `checkpoint`; a second one is refused before it is read.
+        let mut seed = Some(self.0);
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "version" => set(&mut version, "version", map.next_value()?)?,
-                "checkpoint" => set(
-                    &mut latest,
-                    "checkpoint",
-                    map.next_value_seed(CheckpointSeed(self.0))?,
-                )?,
+                "checkpoint" => {
+                    let seed = seed
+                        .take()
+                        .ok_or_else(|| A::Error::duplicate_field("checkpoint"))?;
+                    latest = Some(map.next_value_seed(CheckpointSeed(seed))?);
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -351,42 +354,46 @@ impl<'de> Visitor<'de> for FileSeed<'_> {
 }
 
 /// Reads a checkpoint object: its stack's name (required) and its latest deployment.
-struct CheckpointSeed<'a>(DeploymentSeed<'a>);
+struct CheckpointSeed<S>(S);
 
-impl<'de> DeserializeSeed<'de> for CheckpointSeed<'_> {
-    type Value = Option<Snapshot>;
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for CheckpointSeed<S> {
+    type Value = Option<S::Value>;
 
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for CheckpointSeed<'_> {
-    type Value = Option<Snapshot>;
+impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for CheckpointSeed<S> {
+    type Value = Option<S::Value>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a checkpoint object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        let parts = read_checkpoint(map, |map| map.next_value_seed(OptionalSeed(self.0)))?;
+        let mut seed = Some(self.0);
+        let parts = read_checkpoint(map, |map| match seed.take() {
+            Some(seed) => map.next_value_seed(OptionalSeed(seed)),
+            None => Err(A::Error::duplicate_field("latest")),
+        })?;
         Ok(parts.latest.flatten())
     }
 }
 
-/// A deployment, or `null`.
-struct OptionalSeed<'a>(DeploymentSeed<'a>);
+/// A deployment read by `S`, or `null`.
+struct OptionalSeed<S>(S);
 
-impl<'de> DeserializeSeed<'de> for OptionalSeed<'_> {
-    type Value = Option<Snapshot>;
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for OptionalSeed<S> {
+    type Value = Option<S::Value>;
 
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_option(self)
     }
 }
 
-impl<'de> Visitor<'de> for OptionalSeed<'_> {
-    type Value = Option<Snapshot>;
+impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for OptionalSeed<S> {
+    type Value = Option<S::Value>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a deployment object or null")
@@ -402,5 +409,86 @@ impl<'de> Visitor<'de> for OptionalSeed<'_> {
 
     fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         self.0.deserialize(d).map(Some)
+    }
+}
+
+/// What a listing of stacks shows of a stack's latest deployment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeploymentSummary {
+    /// When the deployment started (its manifest's time).
+    pub time: String,
+    /// How many resources it recorded.
+    pub resources: usize,
+    /// The operations it left pending (an interrupted deployment's).
+    pub pending_operations: Vec<Operation<JsonMap>>,
+}
+
+/// The summary of a stack file's latest deployment (`None` when it has none), read from its
+/// JSON text without keeping its resources: each is read and dropped.
+pub fn summarize_checkpoint_json(text: &[u8]) -> Result<Option<DeploymentSummary>, StateError> {
+    let failure = RefCell::new(None);
+    let (version, latest) = read_whole(text, FileSeed(SummarySeed), &failure)?;
+    if version != DEPLOYMENT_VERSION {
+        return Err(StateError::UnsupportedVersion {
+            found: u64::from(version),
+        });
+    }
+    Ok(latest)
+}
+
+/// Reads a deployment object into its [`DeploymentSummary`].
+#[derive(Clone, Copy)]
+struct SummarySeed;
+
+impl<'de> DeserializeSeed<'de> for SummarySeed {
+    type Value = DeploymentSummary;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for SummarySeed {
+    type Value = DeploymentSummary;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a deployment object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        let parts = read_deployment(map, |map| map.next_value_seed(CountSeed))?;
+        Ok(DeploymentSummary {
+            time: parts.manifest.time,
+            resources: parts.resources.unwrap_or(0),
+            pending_operations: parts.pending_operations,
+        })
+    }
+}
+
+/// Counts the resources of an array, each read (so a listing refuses what every other command
+/// refuses) and dropped before the next.
+struct CountSeed;
+
+impl<'de> DeserializeSeed<'de> for CountSeed {
+    type Value = usize;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<usize, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CountSeed {
+    type Value = usize;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a sequence of resources")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
+        let mut count = 0;
+        while seq.next_element::<Resource<JsonMap>>()?.is_some() {
+            count += 1;
+        }
+        Ok(count)
     }
 }

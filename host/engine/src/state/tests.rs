@@ -571,6 +571,16 @@ fn the_streamed_reader_decodes_what_the_built_one_does() {
         "later": true,
     });
     let read = decode_checkpoint_json(file.to_string().as_bytes(), Some(&TestCrypter)).unwrap();
+    // A listing's summary counts the resources without keeping them (nor decrypting secrets).
+    let summary = summarize_checkpoint_json(file.to_string().as_bytes())
+        .unwrap()
+        .unwrap();
+    assert_eq!(summary.time, expected.manifest.time);
+    assert_eq!(summary.resources, expected.resources.len());
+    assert_eq!(
+        summary.pending_operations.len(),
+        expected.pending_operations.len()
+    );
     assert_eq!(read, Some(expected));
     for empty in [
         json!({"version": 3, "checkpoint": {"stack": "s"}}),
@@ -578,6 +588,8 @@ fn the_streamed_reader_decodes_what_the_built_one_does() {
     ] {
         let read = decode_checkpoint_json(empty.to_string().as_bytes(), None).unwrap();
         assert_eq!(read, None, "{empty}");
+        let summary = summarize_checkpoint_json(empty.to_string().as_bytes()).unwrap();
+        assert_eq!(summary, None, "{empty}");
     }
 }
 
@@ -651,5 +663,32 @@ fn the_streamed_reader_refuses_what_the_built_one_does() {
     for (file, expected) in files {
         let err = decode_checkpoint_json(file.to_string().as_bytes(), None).unwrap_err();
         assert!(err.to_string().contains(expected), "{file}: {err}");
+        let err = summarize_checkpoint_json(file.to_string().as_bytes()).unwrap_err();
+        assert!(
+            err.to_string().contains(expected),
+            "summary of {file}: {err}"
+        );
+    }
+    for (text, expected) in [
+        (
+            r#"{"version": 3, "checkpoint": {"stack": "s"}, "checkpoint": {"stack": "s"}}"#,
+            "duplicate field `checkpoint`",
+        ),
+        (
+            r#"{"version": 3, "checkpoint": {"stack": "s", "latest": null, "latest": null}}"#,
+            "duplicate field `latest`",
+        ),
+        (
+            r#"{"version": 3, "checkpoint": {"stack": "s", "latest": {"resources": [1]}}}"#,
+            "expected struct Resource",
+        ),
+    ] {
+        let err = decode_checkpoint_json(text.as_bytes(), None).unwrap_err();
+        assert!(err.to_string().contains(expected), "{text}: {err}");
+        let err = summarize_checkpoint_json(text.as_bytes()).unwrap_err();
+        assert!(
+            err.to_string().contains(expected),
+            "summary of {text}: {err}"
+        );
     }
 }
