@@ -65,10 +65,8 @@ impl<'w> Stack<'w> {
         if let Some(salt) = &config.encryption_salt {
             return Ok(Some(salt.clone()));
         }
+        // `None` for a stack without a checkpoint too: one read of the file, not two.
         let backend = &self.workspace.backend;
-        if !backend.stack_exists(self.project(), &self.name)? {
-            return Ok(None);
-        }
         let Some(provider) = backend.stored_secrets_provider(self.project(), &self.name)? else {
             return Ok(None);
         };

@@ -321,22 +321,37 @@ impl Backend {
         Ok(summary)
     }
 
-    /// Reads a stack's checkpoint text with `read`, naming the file in the errors as
-    /// [`Backend::load`] does.
+    /// Reads a stack's checkpoint text with `read`, naming the file in the errors (one reading
+    /// for every command, whatever it takes from the file).
     fn read_stored<T>(
         &self,
         project: &str,
         stack: &str,
         read: impl FnOnce(&[u8]) -> Result<T, StateError>,
     ) -> Result<T> {
+        self.read_stored_if_any(project, stack, read)?
+            .ok_or_else(|| {
+                anyhow!(
+                    "stack {stack:?} does not exist (no {})",
+                    self.store.checkpoint_location(project, stack)
+                )
+            })
+    }
+
+    /// [`Backend::read_stored`], `None` when the stack has no checkpoint.
+    fn read_stored_if_any<T>(
+        &self,
+        project: &str,
+        stack: &str,
+        read: impl FnOnce(&[u8]) -> Result<T, StateError>,
+    ) -> Result<Option<T>> {
         check_names(project, stack)?;
+        let Some(bytes) = self.store.read_checkpoint(project, stack)? else {
+            return Ok(None);
+        };
         let location = || self.store.checkpoint_location(project, stack);
-        let bytes = self
-            .store
-            .read_checkpoint(project, stack)?
-            .ok_or_else(|| anyhow!("stack {stack:?} does not exist (no {})", location()))?;
         match read(&bytes) {
-            Ok(read) => Ok(read),
+            Ok(read) => Ok(Some(read)),
             Err(StateError::UnsupportedVersion { found }) => bail!(
                 "{}: unsupported checkpoint version {found} (this version of Cairn reads version {DEPLOYMENT_VERSION})",
                 location()
@@ -351,26 +366,17 @@ impl Backend {
 
     /// Reads a stack's checkpoint as stored (without its journal).
     pub fn load(&self, project: &str, stack: &str) -> Result<VersionedCheckpoint> {
-        check_names(project, stack)?;
-        let location = || self.store.checkpoint_location(project, stack);
-        let bytes = self
-            .store
-            .read_checkpoint(project, stack)?
-            .ok_or_else(|| anyhow!("stack {stack:?} does not exist (no {})", location()))?;
-        let checkpoint: VersionedCheckpoint = serde_json::from_slice(&bytes)
-            .with_context(|| format!("{} is not a valid stack checkpoint", location()))?;
-        if checkpoint.version != DEPLOYMENT_VERSION {
-            bail!(
-                "{}: unsupported checkpoint version {} (this version of Cairn reads version {DEPLOYMENT_VERSION})",
-                location(),
-                checkpoint.version
-            );
-        }
-        Ok(checkpoint)
+        self.read_stored(project, stack, |text| {
+            let checkpoint: VersionedCheckpoint =
+                serde_json::from_slice(text).map_err(StateError::Malformed)?;
+            supported(checkpoint.version)?;
+            Ok(checkpoint)
+        })
     }
 
-    /// The secrets provider a stack's stored checkpoint records, read without decoding its
-    /// resources (a 100,000-resource state is not parsed whole to find its salt).
+    /// The secrets provider a stack's stored checkpoint records (`None` for a stack without a
+    /// checkpoint), read without decoding its resources (a 100,000-resource state is not parsed
+    /// whole to find its salt).
     pub fn stored_secrets_provider(
         &self,
         project: &str,
@@ -392,21 +398,12 @@ impl Backend {
             #[serde(default)]
             secrets_providers: Option<SecretsProvider>,
         }
-        check_names(project, stack)?;
-        let location = || self.store.checkpoint_location(project, stack);
-        let Some(bytes) = self.store.read_checkpoint(project, stack)? else {
-            return Ok(None);
-        };
-        let file: File = serde_json::from_slice(&bytes)
-            .with_context(|| format!("{} is not a valid stack checkpoint", location()))?;
-        if file.version != DEPLOYMENT_VERSION {
-            bail!(
-                "{}: unsupported checkpoint version {} (this version of Cairn reads version {DEPLOYMENT_VERSION})",
-                location(),
-                file.version
-            );
-        }
-        Ok(file.checkpoint.latest.and_then(|l| l.secrets_providers))
+        let provider = self.read_stored_if_any(project, stack, |text| {
+            let file: File = serde_json::from_slice(text).map_err(StateError::Malformed)?;
+            supported(file.version)?;
+            Ok(file.checkpoint.latest.and_then(|l| l.secrets_providers))
+        })?;
+        Ok(provider.flatten())
     }
 
     /// The stack's latest deployment, if it has one, including what the journal of an
@@ -743,6 +740,16 @@ fn checked(stack: &str, deployment: Option<DeploymentV3>) -> Result<Option<Deplo
         refuse_inconsistent(stack, &deployment.resources)?;
     }
     Ok(deployment)
+}
+
+/// Refuses a stack file of another format version than this Cairn's.
+fn supported(version: u32) -> Result<(), StateError> {
+    if version != DEPLOYMENT_VERSION {
+        return Err(StateError::UnsupportedVersion {
+            found: u64::from(version),
+        });
+    }
+    Ok(())
 }
 
 /// Refuses a state that fails the integrity check, saying how to fix it.

@@ -49,13 +49,7 @@ pub fn decode_checkpoint_json(
         capacity: capacity_for(text),
         failure: &failure,
     });
-    let (version, latest) = read_whole(text, seed, &failure)?;
-    if version != DEPLOYMENT_VERSION {
-        return Err(StateError::UnsupportedVersion {
-            found: u64::from(version),
-        });
-    }
-    Ok(latest)
+    read_file(text, seed, &failure)
 }
 
 /// How many resources `text` may hold, so their vector is sized once: a vector grown by
@@ -68,6 +62,21 @@ fn capacity_for(text: &[u8]) -> usize {
     memchr::memmem::find_iter(text, b"\"urn\"")
         .count()
         .min(text.len() / 256)
+}
+
+/// Reads a whole stack file with `seed` (a [`FileSeed`]), refusing another format version.
+fn read_file<'de, S: DeserializeSeed<'de, Value = (u32, Option<T>)>, T>(
+    text: &'de [u8],
+    seed: S,
+    failure: &RefCell<Option<StateError>>,
+) -> Result<Option<T>, StateError> {
+    let (version, latest) = read_whole(text, seed, failure)?;
+    if version != DEPLOYMENT_VERSION {
+        return Err(StateError::UnsupportedVersion {
+            found: u64::from(version),
+        });
+    }
+    Ok(latest)
 }
 
 /// Runs `seed` over the whole of `text` (nothing may follow it), keeping a decoding failure
@@ -427,13 +436,7 @@ pub struct DeploymentSummary {
 /// JSON text without keeping its resources: each is read and dropped.
 pub fn summarize_checkpoint_json(text: &[u8]) -> Result<Option<DeploymentSummary>, StateError> {
     let failure = RefCell::new(None);
-    let (version, latest) = read_whole(text, FileSeed(SummarySeed), &failure)?;
-    if version != DEPLOYMENT_VERSION {
-        return Err(StateError::UnsupportedVersion {
-            found: u64::from(version),
-        });
-    }
-    Ok(latest)
+    read_file(text, FileSeed(SummarySeed), &failure)
 }
 
 /// Reads a deployment object into its [`DeploymentSummary`].

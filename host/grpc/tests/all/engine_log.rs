@@ -7,21 +7,26 @@ use cairn_engine::deploy::events::{EngineEvent, Severity};
 use cairn_engine::limits::MAX_MESSAGE_BYTES;
 use cairn_grpc::proto::pulumirpc as rpc;
 use cairn_grpc::proto::pulumirpc::engine_client::EngineClient;
+use tonic::transport::Channel;
 
 use crate::support::Events;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn log_messages_are_capped_per_call_and_per_engine() {
-    let events = Arc::new(Events::default());
-    let served = cairn_grpc::serve_engine(events.clone(), None)
-        .await
-        .unwrap();
+/// An engine served for `events`, and a client of it that may send messages of any size.
+async fn serve(events: Arc<Events>) -> (cairn_grpc::Served, EngineClient<Channel>) {
+    let served = cairn_grpc::serve_engine(events, None).await.unwrap();
     let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", served.target()))
         .unwrap()
         .connect()
         .await
         .unwrap();
-    let mut engine = EngineClient::new(channel).max_encoding_message_size(usize::MAX);
+    let engine = EngineClient::new(channel).max_encoding_message_size(usize::MAX);
+    (served, engine)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_messages_are_capped_per_call_and_per_engine() {
+    let events = Arc::new(Events::default());
+    let (_served, mut engine) = serve(events.clone()).await;
     let log = |message: String, urn: &str| rpc::LogRequest {
         severity: rpc::LogSeverity::Info as i32,
         message,
@@ -102,15 +107,7 @@ async fn log_messages_are_capped_per_call_and_per_engine() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn debug_messages_do_not_use_up_the_log_budget() {
     let events = Arc::new(Events::default());
-    let served = cairn_grpc::serve_engine(events.clone(), None)
-        .await
-        .unwrap();
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", served.target()))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let mut engine = EngineClient::new(channel).max_encoding_message_size(usize::MAX);
+    let (_served, mut engine) = serve(events.clone()).await;
     let log = |severity: rpc::LogSeverity, message: String| rpc::LogRequest {
         severity: severity as i32,
         message,
@@ -158,15 +155,7 @@ async fn debug_messages_do_not_use_up_the_log_budget() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_root_resource_that_is_not_a_urn_is_refused() {
-    let served = cairn_grpc::serve_engine(Arc::new(Events::default()), None)
-        .await
-        .unwrap();
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", served.target()))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let mut engine = EngineClient::new(channel);
+    let (_served, mut engine) = serve(Arc::new(Events::default())).await;
     let status = engine
         .set_root_resource(rpc::SetRootResourceRequest {
             urn: "urn:pulumi:dev::proj::pulumi:pulumi:Stack::x\x1b[2J".into(),
