@@ -495,3 +495,23 @@ impl<'de> Visitor<'de> for CountSeed {
         Ok(count)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::capacity_for;
+
+    /// A hostile text made of `"urn"` keys reserves no more than one resource per 256 bytes;
+    /// a real state is sized by its count of resources.
+    #[test]
+    fn the_capacity_follows_the_resources_and_is_bounded_by_the_text() {
+        let keys = b"\"urn\"".repeat(100_000);
+        assert_eq!(capacity_for(&keys), keys.len() / 256);
+        let resource = format!(
+            "{{\"urn\": \"urn:pulumi:dev::p::t:m:T::{}\", \"type\": \"t:m:T\", \"custom\": true, \"inputs\": {{}}}},",
+            "n".repeat(200)
+        );
+        let state = format!("{{\"resources\": [{}]}}", resource.repeat(10));
+        assert_eq!(capacity_for(state.as_bytes()), 10);
+        assert_eq!(capacity_for(b""), 0);
+    }
+}
