@@ -451,18 +451,35 @@ impl<P: Clone> Overlay<P> {
     }
 
     /// Like [`Overlay::take_resources`], consuming the base too: what the deployment left as it
-    /// was moves into the result instead of being copied (most of a large stack, most times).
-    fn take_resources_and_base(&mut self, base: Vec<Resource<P>>) -> Vec<Resource<P>> {
-        let mut resources = std::mem::take(&mut self.appended);
+    /// was stays where it is instead of being copied (most of a large stack, most times). The
+    /// larger of the two vectors becomes the result, so a large stack's vector is never held
+    /// twice (at 100,000 resources, a second one was 70 MB at the end of every deployment).
+    fn take_resources_and_base(&mut self, mut base: Vec<Resource<P>>) -> Vec<Resource<P>> {
+        let mut appended = std::mem::take(&mut self.appended);
         let mut changed = std::mem::take(&mut self.changed);
-        resources.reserve(base.len());
-        for (index, resource) in base.into_iter().enumerate() {
-            match changed.remove(&index) {
-                None => resources.push(resource),
-                Some(None) => {}
-                Some(Some(replaced)) => resources.push(*replaced),
-            }
+        if !changed.is_empty() {
+            let mut index = 0;
+            base.retain_mut(|resource| {
+                let kept = match changed.remove(&index) {
+                    None => true,
+                    Some(None) => false,
+                    Some(Some(replaced)) => {
+                        *resource = *replaced;
+                        true
+                    }
+                };
+                index += 1;
+                kept
+            });
         }
+        // Appended states first, then what is left of the base.
+        let resources = if appended.len() >= base.len() {
+            appended.append(&mut base);
+            appended
+        } else {
+            base.splice(0..0, appended);
+            base
+        };
         in_final_order(resources)
     }
 
