@@ -32,7 +32,7 @@ pub struct Sdk;
 
 impl Walk for Sdk {
     type Value = Value;
-    type Hasher = std::hash::RandomState;
+    type Map = indexmap::IndexMap<String, Value>;
     type Urn = String;
 
     #[inline]
@@ -64,6 +64,11 @@ impl Walk for Sdk {
     #[inline]
     fn urn(urn: &String) -> &str {
         urn
+    }
+
+    #[inline]
+    fn entries(map: &Self::Map) -> impl ExactSizeIterator<Item = (&String, &Value)> {
+        map.iter()
     }
 }
 

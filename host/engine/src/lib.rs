@@ -5,6 +5,7 @@ pub mod asset;
 pub mod config;
 pub mod deploy;
 pub mod limits;
+pub mod ordered_map;
 pub mod path;
 pub mod project;
 pub mod secrets;

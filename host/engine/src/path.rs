@@ -19,7 +19,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::value::{PropertyMap, PropertyValue};
+use crate::value::PropertyValue;
 
 /// Why a property path could not be parsed, or a value could not be set at it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -576,7 +576,7 @@ fn set_in(
         }
         *node = match first {
             PathElement::Index(_) => PropertyValue::Array(Vec::new()),
-            _ => PropertyValue::Object(Box::new(PropertyMap::new())),
+            _ => PropertyValue::Object(Box::default()),
         };
     }
     match (first, node) {
@@ -660,7 +660,7 @@ mod tests {
     use super::*;
     use crate::props;
     use crate::urn::Urn;
-    use crate::value::OutputValue;
+    use crate::value::{OutputValue, PropertyMap};
 
     fn k(name: &str) -> PathElement {
         Key(name.to_owned())

@@ -3,13 +3,15 @@
 //! Codecs (state JSON, protobuf `Struct`, WIT node lists) live at the edges and convert to and
 //! from this type; nothing in the engine works on encoded values.
 
-use indexmap::IndexMap;
-
 use crate::asset::{Archive, Asset};
+use crate::ordered_map::OrderedMap;
 use crate::urn::Urn;
 
 /// An object's properties, in a stable (insertion) order.
-pub type PropertyMap = IndexMap<String, PropertyValue>;
+pub type PropertyMap = OrderedMap<PropertyValue>;
+
+/// The resources each property's value came from, by property name.
+pub type PropertyDependencies = OrderedMap<Vec<Urn>>;
 
 /// A value of the type system.
 ///

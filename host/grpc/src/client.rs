@@ -25,6 +25,7 @@
 //! or `Update` succeeded but its reply cannot be accepted whole, the resource exists: the error
 //! carries a partial state (its ID and the outputs that could be kept) so the engine records it.
 
+use cairn_engine::value::PropertyDependencies;
 use std::error::Error as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -568,7 +569,7 @@ fn dependencies(
     method: &str,
     field: &str,
     deps: impl Iterator<Item = (String, Vec<String>)>,
-) -> Result<IndexMap<String, Vec<Urn>>, ProviderError> {
+) -> Result<PropertyDependencies, ProviderError> {
     let refused = |e: wire::FieldError| {
         ProviderError::failed(format!(
             "{plugin} {method}: the plugin's reply was refused: {e}"

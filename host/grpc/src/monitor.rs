@@ -23,6 +23,7 @@ use cairn_engine::deploy::program::{
 };
 use cairn_engine::limits::cap_message;
 use cairn_engine::state::CustomTimeouts;
+use cairn_engine::value::PropertyDependencies;
 use cairn_engine::value::{PropertyMap, PropertyValue};
 use indexmap::IndexMap;
 use tonic::{Request, Response, Status};
@@ -165,8 +166,8 @@ pub(crate) fn properties(
 fn dependency_map(
     field: &str,
     map: impl IntoIterator<Item = (String, Vec<String>)>,
-) -> Result<IndexMap<String, Vec<cairn_engine::urn::Urn>>, FieldError> {
-    let mut out: IndexMap<_, _> = map
+) -> Result<PropertyDependencies, FieldError> {
+    let mut out: PropertyDependencies = map
         .into_iter()
         .map(|(k, urns)| {
             wire::key(field, &k)?;

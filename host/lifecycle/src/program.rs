@@ -6,6 +6,7 @@
 //! URN), recording a property dependency on `x`. Inside a longer string, references are
 //! interpolated as text.
 
+use cairn_engine::value::PropertyDependencies;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -315,7 +316,7 @@ impl Ctx {
     async fn resolve_map(
         &self,
         map: &Mapping,
-    ) -> Result<(PropertyMap, IndexMap<String, Vec<Urn>>), Wait> {
+    ) -> Result<(PropertyMap, PropertyDependencies), Wait> {
         let mut handles = Vec::new();
         referenced_handles(&Yaml::Mapping(map.clone()), &mut handles);
         let mut resolved = IndexMap::new();
@@ -324,7 +325,7 @@ impl Ctx {
             resolved.insert(handle, registered);
         }
         let mut out = PropertyMap::new();
-        let mut deps = IndexMap::new();
+        let mut deps = PropertyDependencies::new();
         for (k, v) in map {
             let key = k
                 .as_str()

@@ -26,6 +26,17 @@ pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// One resource in the cloud.
 pub type CloudEntry = Entry<PropertyValue>;
 
+/// A map of the engine as the test provider's logic holds it (its own map type, shared with
+/// the guest side).
+pub fn to_cloud(map: &PropertyMap) -> logic::Map<PropertyValue> {
+    map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+/// A map of the test provider's logic as the engine holds it.
+pub fn from_cloud(map: logic::Map<PropertyValue>) -> PropertyMap {
+    map.into_iter().collect()
+}
+
 /// One call the provider received.
 #[derive(Debug, Clone)]
 pub struct Call {
@@ -325,9 +336,13 @@ impl Provider for InMemoryProvider {
     }
 
     async fn diff_config(&self, request: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
-        logic::diff_config(&*self.world, request.old_inputs, request.news)
-            .map(diff_result)
-            .map_err(failure)
+        logic::diff_config(
+            &*self.world,
+            &to_cloud(request.old_inputs),
+            &to_cloud(request.news),
+        )
+        .map(diff_result)
+        .map_err(failure)
     }
 
     async fn configure(&self, _: PropertyMap, _: bool) -> Result<(), ProviderError> {
@@ -336,9 +351,13 @@ impl Provider for InMemoryProvider {
 
     async fn check(&self, request: CheckRequest<'_>) -> Result<CheckResult, ProviderError> {
         let name = request.urn.name();
-        let (inputs, failures) =
-            logic::check(&*self.world, name, request.olds, request.news.clone())
-                .map_err(failure)?;
+        let (inputs, failures) = logic::check(
+            &*self.world,
+            name,
+            &to_cloud(request.olds),
+            to_cloud(request.news),
+        )
+        .map_err(failure)?;
         let failures = failures
             .into_iter()
             .map(|f| CheckFailure {
@@ -346,14 +365,22 @@ impl Provider for InMemoryProvider {
                 reason: f.reason,
             })
             .collect();
-        Ok(CheckResult { inputs, failures })
+        Ok(CheckResult {
+            inputs: from_cloud(inputs),
+            failures,
+        })
     }
 
     async fn diff(&self, request: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
         let name = request.urn.name();
-        logic::diff(&*self.world, name, request.old_inputs, request.news)
-            .map(diff_result)
-            .map_err(failure)
+        logic::diff(
+            &*self.world,
+            name,
+            &to_cloud(request.old_inputs),
+            &to_cloud(request.news),
+        )
+        .map(diff_result)
+        .map_err(failure)
     }
 
     async fn create(&self, request: CreateRequest) -> Result<CreateResult, ProviderError> {
@@ -362,19 +389,22 @@ impl Provider for InMemoryProvider {
             &*self.world,
             urn.name(),
             urn.resource_type(),
-            request.properties,
+            to_cloud(&request.properties),
             request.preview,
         )
         .map_err(failure)?;
-        Ok(CreateResult { id, outputs })
+        Ok(CreateResult {
+            id,
+            outputs: from_cloud(outputs),
+        })
     }
 
     async fn read(&self, request: ReadRequest) -> Result<ReadResult, ProviderError> {
         let entry = logic::read(&*self.world, request.urn.name(), &request.id).map_err(failure)?;
         Ok(entry.map_or_else(ReadResult::default, |entry| ReadResult {
             id: request.id,
-            inputs: entry.inputs,
-            outputs: entry.outputs,
+            inputs: from_cloud(entry.inputs),
+            outputs: from_cloud(entry.outputs),
         }))
     }
 
@@ -385,12 +415,14 @@ impl Provider for InMemoryProvider {
             &urn.to_string(),
             urn.name(),
             &request.id,
-            &request.old_outputs,
-            request.news,
+            &to_cloud(&request.old_outputs),
+            to_cloud(&request.news),
             request.preview,
         )
         .map_err(failure)?;
-        Ok(UpdateResult { outputs })
+        Ok(UpdateResult {
+            outputs: from_cloud(outputs),
+        })
     }
 
     async fn delete(&self, request: DeleteRequest) -> Result<(), ProviderError> {

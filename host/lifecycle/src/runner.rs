@@ -113,8 +113,8 @@ fn seed_entry(id: &str, seed: &CloudSeed) -> Result<CloudEntry, String> {
             .resource_type
             .clone()
             .unwrap_or_else(|| crate::program::DEFAULT_TYPE.to_owned()),
-        inputs,
-        outputs,
+        inputs: crate::provider::to_cloud(&inputs),
+        outputs: crate::provider::to_cloud(&outputs),
     })
 }
 
@@ -736,7 +736,7 @@ fn resource_view(r: &ResourceState) -> Map<String, Json> {
     );
     m.insert(
         "customTimeouts".into(),
-        r.custom_timeouts.map_or(Json::Null, |t| {
+        r.custom_timeouts.as_deref().map_or(Json::Null, |t| {
             let mut o = Map::new();
             for (k, v) in [
                 ("create", t.create),

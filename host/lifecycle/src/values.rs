@@ -70,7 +70,7 @@ pub fn canon(value: &PropertyValue) -> Json {
         PropertyValue::Number(n) => number(*n),
         PropertyValue::String(s) => Json::String(s.clone()),
         PropertyValue::Array(items) => Json::Array(items.iter().map(canon).collect()),
-        PropertyValue::Object(map) => canon_map(map),
+        PropertyValue::Object(map) => canon_map(map.as_ref()),
         PropertyValue::Secret(inner) => secret(canon(inner)),
         PropertyValue::Computed => Json::String(UNKNOWN.to_owned()),
         PropertyValue::Output(output) => {
@@ -84,8 +84,13 @@ pub fn canon(value: &PropertyValue) -> Json {
     }
 }
 
-pub fn canon_map(map: &PropertyMap) -> Json {
-    Json::Object(map.iter().map(|(k, v)| (k.clone(), canon(v))).collect())
+/// Canonical JSON of a map: the engine's, or the test provider's own.
+pub fn canon_map<'a>(map: impl IntoIterator<Item = (&'a String, &'a PropertyValue)>) -> Json {
+    Json::Object(
+        map.into_iter()
+            .map(|(k, v)| (k.clone(), canon(v)))
+            .collect(),
+    )
 }
 
 /// Canonical JSON of a YAML value (via `PropertyValue`, so numbers and secrets compare equal).
@@ -110,7 +115,7 @@ pub fn lookup(root: &PropertyValue, path: &[&str]) -> Option<PropertyValue> {
             other => PropertyValue::secret(other),
         }),
         PropertyValue::Output(o) => lookup(o.value.as_deref()?, path),
-        PropertyValue::Object(map) => lookup(map.get(*first)?, rest),
+        PropertyValue::Object(map) => lookup(map.get(first)?, rest),
         PropertyValue::Array(items) => lookup(items.get(first.parse::<usize>().ok()?)?, rest),
         _ => None,
     }

@@ -226,8 +226,8 @@ impl WasmBackend {
                 CloudEntry {
                     name: text_of("name"),
                     resource_type: text_of("type"),
-                    inputs: *(map("inputs")?),
-                    outputs: *(map("outputs")?),
+                    inputs: crate::provider::to_cloud(&*map("inputs")?),
+                    outputs: crate::provider::to_cloud(&*map("outputs")?),
                 },
             );
         }

@@ -43,8 +43,6 @@
 //! cannot be accepted becomes an [`Unrecorded`] carrying the partial state the engine can still
 //! record.
 
-use std::hash::RandomState;
-
 use cairn_engine::asset::{Archive, ArchiveMember, ArchiveSource, Members};
 use cairn_engine::deploy::provider as p;
 use cairn_engine::limits::{
@@ -53,12 +51,12 @@ use cairn_engine::limits::{
 use cairn_engine::path::PropertyPath;
 use cairn_engine::state::codec::SIG_KEY;
 use cairn_engine::urn::{TypeToken, Urn};
+use cairn_engine::value::PropertyDependencies;
 use cairn_engine::value::{OutputValue, PropertyMap, PropertyValue, ResourceReference};
 use cairn_wire::{
     AssetSourceRef, Columns, Extra, ExtraRef, IndexedSource, IndexedSourceRef, Node, Rules, Shape,
     Walk, WireError, WitExtra,
 };
-use indexmap::IndexMap;
 
 use crate::bindings::cairn::deploy::engine as we;
 use crate::bindings::cairn::deploy::types as w;
@@ -118,7 +116,7 @@ pub struct Engine;
 
 impl Walk for Engine {
     type Value = PropertyValue;
-    type Hasher = RandomState;
+    type Map = PropertyMap;
     type Urn = Urn;
 
     #[inline]
@@ -130,7 +128,7 @@ impl Walk for Engine {
             PropertyValue::String(s) => Shape::Text(s),
             PropertyValue::Computed => Shape::Unknown,
             PropertyValue::Array(items) => Shape::Array(items),
-            PropertyValue::Object(map) => Shape::Object(map),
+            PropertyValue::Object(map) => Shape::Object(map.as_ref()),
             PropertyValue::Secret(inner) => Shape::Secret(inner.as_ref()),
             PropertyValue::Asset(asset) => Shape::Asset(asset),
             PropertyValue::Archive(archive) => Shape::Archive(archive),
@@ -150,6 +148,11 @@ impl Walk for Engine {
     #[inline]
     fn urn(urn: &Urn) -> &str {
         urn.as_str()
+    }
+
+    #[inline]
+    fn entries(map: &PropertyMap) -> impl ExactSizeIterator<Item = (&String, &PropertyValue)> {
+        map.iter()
     }
 }
 
@@ -603,9 +606,7 @@ pub(crate) fn check_timeout(field: &str, seconds: f64) -> Result<(), ValueError>
 // ---------------------------------------------------------------------------------------------
 // Requests (host → guest).
 
-pub(crate) fn dependencies_to_wit(
-    deps: &IndexMap<String, Vec<Urn>>,
-) -> Vec<w::PropertyDependencies> {
+pub(crate) fn dependencies_to_wit(deps: &PropertyDependencies) -> Vec<w::PropertyDependencies> {
     deps.iter()
         .map(|(property, urns)| w::PropertyDependencies {
             property: property.clone(),
@@ -617,7 +618,7 @@ pub(crate) fn dependencies_to_wit(
 pub(crate) fn dependencies_from_wit(
     name: &str,
     deps: Vec<w::PropertyDependencies>,
-) -> Result<IndexMap<String, Vec<Urn>>, ValueError> {
+) -> Result<PropertyDependencies, ValueError> {
     if deps.len() > MAX_LIST_ENTRIES {
         return Err(value_error(format!(
             "{name}: {} properties; at most {MAX_LIST_ENTRIES} are accepted",

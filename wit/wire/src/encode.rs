@@ -7,8 +7,6 @@
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use indexmap::IndexMap;
-
 use crate::asset::{Archive, ArchiveMember, ArchiveSource};
 use crate::format::{WORDS, idx, kind};
 use crate::table::{Columns, Extra, IndexedSource};
@@ -18,14 +16,16 @@ use crate::table::{Columns, Extra, IndexedSource};
 pub trait Walk {
     /// The value type.
     type Value: 'static;
-    /// The hasher of its objects' `IndexMap`s.
-    type Hasher: 'static;
+    /// The map type of its objects.
+    type Map: 'static;
     /// What resource references and output dependencies hold a URN as.
     type Urn: 'static;
     /// What `value` is.
     fn shape(value: &Self::Value) -> Shape<'_, Self>;
     /// A URN's text.
     fn urn(urn: &Self::Urn) -> &str;
+    /// An object's entries, in order.
+    fn entries(map: &Self::Map) -> impl ExactSizeIterator<Item = (&String, &Self::Value)>;
 }
 
 /// One value as the encoder sees it.
@@ -36,7 +36,7 @@ pub enum Shape<'a, W: Walk + ?Sized> {
     Text(&'a str),
     Unknown,
     Array(&'a [W::Value]),
-    Object(&'a IndexMap<String, W::Value, W::Hasher>),
+    Object(&'a W::Map),
     Secret(&'a W::Value),
     Asset(&'a crate::Asset),
     Archive(&'a Archive),
@@ -62,7 +62,7 @@ pub fn encode<W: Walk, C: Columns>(value: &W::Value) -> C {
 
 /// Encodes a property map as an object value (even an empty one), its columns sized before
 /// encoding so they never grow (and get copied) on the way.
-pub fn encode_map<W: Walk, C: Columns>(map: &IndexMap<String, W::Value, W::Hasher>) -> C {
+pub fn encode_map<W: Walk, C: Columns>(map: &W::Map) -> C {
     let mut size = Size { nodes: 1, bytes: 0 };
     size.object::<W>(map, SIZE_DEPTH);
     let mut encoder = Encoder::<W, C>::with_capacity(size.nodes, size.bytes);
@@ -81,9 +81,10 @@ struct Size {
 }
 
 impl Size {
-    fn object<W: Walk>(&mut self, map: &IndexMap<String, W::Value, W::Hasher>, depth: u32) {
-        self.nodes += map.len();
-        for (key, value) in map {
+    fn object<W: Walk>(&mut self, map: &W::Map, depth: u32) {
+        let entries = W::entries(map);
+        self.nodes += entries.len();
+        for (key, value) in entries {
             self.bytes += key.len();
             self.value::<W>(value, depth);
         }
@@ -175,10 +176,11 @@ impl<'a, W: Walk, C: Columns> Encoder<'a, W, C> {
         idx(self.extras.len() - 1)
     }
 
-    fn object(&mut self, at: u32, map: &'a IndexMap<String, W::Value, W::Hasher>) {
-        let first = self.reserve(map.len());
-        self.set(at, kind::OBJECT, first, idx(map.len()));
-        for (i, (key, value)) in map.iter().enumerate() {
+    fn object(&mut self, at: u32, map: &'a W::Map) {
+        let entries = W::entries(map);
+        let first = self.reserve(entries.len());
+        self.set(at, kind::OBJECT, first, idx(entries.len()));
+        for (i, (key, value)) in entries.enumerate() {
             let member = first + idx(i);
             let (offset, len) = self.span(key);
             let slot = member as usize * WORDS;

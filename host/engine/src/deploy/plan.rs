@@ -128,6 +128,15 @@ impl Plan {
         self.in_subtree(current, component)
     }
 
+    /// `urn`, sharing the base's copy of its text when the base has the resource: what a
+    /// registration keeps of its URN is then one more reference, not a second copy (for a
+    /// 100,000-resource update, 7 MB).
+    pub fn shared_urn(&self, urn: Urn) -> Urn {
+        self.live
+            .get_key_value(&urn)
+            .map_or(urn, |(shared, _)| shared.clone())
+    }
+
     /// Records the registration of `urn` (under `parent`) and claims its old state in `base`
     /// (found by its URN or one of its aliases), if any. A provider acting for a component may
     /// only take over old states that were its component's: their parents lie in the

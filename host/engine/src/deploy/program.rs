@@ -8,6 +8,7 @@
 //! callbacks into the program that the monitor runs on a registration (or an invoke) before
 //! admitting it.
 
+use crate::value::PropertyDependencies;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -105,7 +106,7 @@ pub struct RegisterResourceRequest {
     pub parent: Option<Urn>,
     pub inputs: PropertyMap,
     /// The resources each input property depends on.
-    pub property_dependencies: IndexMap<String, Vec<Urn>>,
+    pub property_dependencies: PropertyDependencies,
     pub options: ResourceOptions,
 }
 
@@ -119,7 +120,7 @@ impl RegisterResourceRequest {
             remote: false,
             parent: None,
             inputs,
-            property_dependencies: IndexMap::new(),
+            property_dependencies: Default::default(),
             options: ResourceOptions::default(),
         }
     }
@@ -142,7 +143,7 @@ pub struct RegisterResourceResponse {
     /// Output properties; unknowns stand for values not known until an update.
     pub outputs: PropertyMap,
     /// The resources each output property depends on (components built by `Construct`).
-    pub property_dependencies: IndexMap<String, Vec<Urn>>,
+    pub property_dependencies: PropertyDependencies,
 }
 
 /// `ReadResource`: reads an existing resource the stack does not manage.
@@ -180,7 +181,7 @@ pub struct ProgramInvokeRequest {
 pub struct ProgramCallRequest {
     pub token: String,
     pub args: PropertyMap,
-    pub arg_dependencies: IndexMap<String, Vec<Urn>>,
+    pub arg_dependencies: PropertyDependencies,
     pub provider: Option<String>,
     pub version: Option<String>,
 }

@@ -4,6 +4,7 @@
 //! Semantics follow the provider implementer's guide: a provider instance is configured
 //! (`check_config` → `diff_config` → `configure`) before any resource operation.
 
+use crate::value::PropertyDependencies;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -169,7 +170,7 @@ pub struct InvokeResult {
 pub struct CallRequest {
     pub token: String,
     pub args: PropertyMap,
-    pub arg_dependencies: IndexMap<String, Vec<Urn>>,
+    pub arg_dependencies: PropertyDependencies,
     pub project: String,
     pub stack: String,
     pub dry_run: bool,
@@ -178,7 +179,7 @@ pub struct CallRequest {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CallResult {
     pub outputs: PropertyMap,
-    pub output_dependencies: IndexMap<String, Vec<Urn>>,
+    pub output_dependencies: PropertyDependencies,
     pub failures: Vec<CheckFailure>,
 }
 
@@ -191,7 +192,7 @@ pub struct ConstructRequest {
     pub name: String,
     pub parent: Option<Urn>,
     pub inputs: PropertyMap,
-    pub input_dependencies: IndexMap<String, Vec<Urn>>,
+    pub input_dependencies: PropertyDependencies,
     pub dependencies: Vec<Urn>,
     pub protect: bool,
     pub providers: IndexMap<String, String>,
@@ -207,7 +208,7 @@ pub struct ConstructRequest {
 pub struct ConstructResult {
     pub urn: Option<Urn>,
     pub state: PropertyMap,
-    pub state_dependencies: IndexMap<String, Vec<Urn>>,
+    pub state_dependencies: PropertyDependencies,
 }
 
 /// What a provider returns when an operation failed after partly succeeding (for example a

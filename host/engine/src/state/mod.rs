@@ -14,10 +14,10 @@ pub mod repair;
 #[cfg(test)]
 mod tests;
 
+use crate::value::PropertyDependencies;
 use std::fmt;
 use std::str::FromStr;
 
-use indexmap::IndexMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -282,8 +282,8 @@ pub struct Resource<P> {
     pub init_errors: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<ProviderReference>,
-    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
-    pub property_dependencies: IndexMap<String, Vec<Urn>>,
+    #[serde(default, skip_serializing_if = "PropertyDependencies::is_empty")]
+    pub property_dependencies: PropertyDependencies,
     #[serde(default, skip_serializing_if = "is_false")]
     pub pending_replacement: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -291,7 +291,7 @@ pub struct Resource<P> {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<Urn>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub custom_timeouts: Option<CustomTimeouts>,
+    pub custom_timeouts: Option<Box<CustomTimeouts>>,
     #[serde(default, rename = "importID", skip_serializing_if = "Option::is_none")]
     pub import_id: Option<String>,
     #[serde(default, skip_serializing_if = "is_false")]
@@ -316,7 +316,57 @@ pub struct Resource<P> {
     pub replace_on_changes: Vec<String>,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
-    pub extra: JsonMap,
+    pub extra: ExtraFields,
+}
+
+/// Fields of a stored resource this version does not know, kept verbatim: read as a map, and
+/// held as one word while there are none (nearly always, and a state holds one per resource).
+#[derive(Clone, Default)]
+pub struct ExtraFields(Option<Box<JsonMap>>);
+
+impl std::ops::Deref for ExtraFields {
+    type Target = JsonMap;
+
+    fn deref(&self) -> &JsonMap {
+        static NONE: std::sync::LazyLock<JsonMap> = std::sync::LazyLock::new(JsonMap::new);
+        self.0.as_deref().unwrap_or(&NONE)
+    }
+}
+
+impl std::ops::DerefMut for ExtraFields {
+    fn deref_mut(&mut self) -> &mut JsonMap {
+        self.0.get_or_insert_with(Box::default)
+    }
+}
+
+impl From<JsonMap> for ExtraFields {
+    fn from(fields: JsonMap) -> ExtraFields {
+        ExtraFields((!fields.is_empty()).then(|| Box::new(fields)))
+    }
+}
+
+impl PartialEq for ExtraFields {
+    fn eq(&self, other: &ExtraFields) -> bool {
+        **self == **other
+    }
+}
+
+impl fmt::Debug for ExtraFields {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl Serialize for ExtraFields {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ExtraFields {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<ExtraFields, D::Error> {
+        JsonMap::deserialize(deserializer).map(ExtraFields::from)
+    }
 }
 
 impl<P: Default> Resource<P> {
@@ -336,7 +386,7 @@ impl<P: Default> Resource<P> {
             dependencies: Vec::new(),
             init_errors: Vec::new(),
             provider: None,
-            property_dependencies: IndexMap::new(),
+            property_dependencies: PropertyDependencies::new(),
             pending_replacement: false,
             additional_secret_outputs: Vec::new(),
             aliases: Vec::new(),
@@ -350,7 +400,7 @@ impl<P: Default> Resource<P> {
             source_position: None,
             ignore_changes: Vec::new(),
             replace_on_changes: Vec::new(),
-            extra: JsonMap::new(),
+            extra: ExtraFields::default(),
         }
     }
 }
@@ -381,7 +431,7 @@ impl<P> Resource<P> {
             pending_replacement: self.pending_replacement,
             additional_secret_outputs: self.additional_secret_outputs.clone(),
             aliases: self.aliases.clone(),
-            custom_timeouts: self.custom_timeouts,
+            custom_timeouts: self.custom_timeouts.clone(),
             import_id: self.import_id.clone(),
             retain_on_delete: self.retain_on_delete,
             taint: self.taint,

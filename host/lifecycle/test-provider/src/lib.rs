@@ -32,7 +32,8 @@ pub trait Values {
     /// The value with every secret marker removed, contents kept.
     fn unsecret(value: &Self::Value) -> Self::Value;
     fn contains_unknowns(value: &Self::Value) -> bool;
-    fn as_object(value: &Self::Value) -> Option<&Map<Self::Value>>;
+    /// An object's entries as this crate's map (a copy: the engine's map type is its own).
+    fn as_object(value: &Self::Value) -> Option<Map<Self::Value>>;
     fn as_array(value: &Self::Value) -> Option<&[Self::Value]>;
 }
 
@@ -68,8 +69,10 @@ macro_rules! adapter {
             fn contains_unknowns(value: &$value) -> bool {
                 value.contains_unknowns()
             }
-            fn as_object(value: &$value) -> Option<&$crate::Map<$value>> {
-                value.as_object()
+            fn as_object(value: &$value) -> Option<$crate::Map<$value>> {
+                value
+                    .as_object()
+                    .map(|map| map.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
             }
             fn as_array(value: &$value) -> Option<&[$value]> {
                 value.as_array().map(Vec::as_slice)
@@ -100,8 +103,8 @@ macro_rules! adapter {
             #[allow(clippy::needless_update)]
             let partial = failure.partial.map(|p| PartialState {
                 id: p.id,
-                inputs: p.inputs,
-                outputs: p.outputs,
+                inputs: p.inputs.into_iter().collect(),
+                outputs: p.outputs.into_iter().collect(),
                 ..PartialState::default()
             });
             $error::Failed {
@@ -454,6 +457,7 @@ fn changed_paths<C: Values>(
         (Some(_), None) => DiffKind::Delete,
         (Some(old), Some(new)) => {
             if let (Some(o), Some(n)) = (C::as_object(old), C::as_object(new)) {
+                let (o, n) = (&o, &n);
                 for key in o.keys().chain(n.keys().filter(|k| !o.contains_key(*k))) {
                     let path = if prefix.is_empty() {
                         key.clone()

@@ -242,10 +242,7 @@ async fn only_granted_and_requested_environment_variables_are_visible() {
     let r = create_probe(&p, "env", serde_json::json!({}))
         .await
         .unwrap();
-    assert_eq!(
-        r.outputs["vars"],
-        PropertyValue::Object(Box::new(PropertyMap::new()))
-    );
+    assert_eq!(r.outputs["vars"], PropertyValue::Object(Box::default()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -190,7 +190,7 @@ pub struct Model;
 
 impl Walk for Model {
     type Value = V;
-    type Hasher = cairn_wire::MemberState;
+    type Map = Map;
     type Urn = String;
 
     fn shape(value: &V) -> Shape<'_, Model> {
@@ -224,6 +224,10 @@ impl Walk for Model {
 
     fn urn(urn: &String) -> &str {
         urn
+    }
+
+    fn entries(map: &Map) -> impl ExactSizeIterator<Item = (&String, &V)> {
+        map.iter()
     }
 }
 

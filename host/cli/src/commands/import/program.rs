@@ -96,7 +96,7 @@ impl ImportProgram {
             ignore_changes: state.ignore_changes.clone(),
             replace_on_changes: state.replace_on_changes.clone(),
             additional_secret_outputs: state.additional_secret_outputs.clone(),
-            custom_timeouts: state.custom_timeouts,
+            custom_timeouts: state.custom_timeouts.as_deref().copied(),
             import_id: state.import_id.clone(),
             ..ResourceOptions::default()
         };

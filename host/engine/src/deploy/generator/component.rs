@@ -4,8 +4,6 @@
 
 use std::sync::Arc;
 
-use indexmap::IndexMap;
-
 use crate::state::ResourceState;
 use crate::urn::Urn;
 
@@ -74,7 +72,7 @@ impl Engine {
             urn,
             id: None,
             outputs: state.outputs,
-            property_dependencies: IndexMap::new(),
+            property_dependencies: Default::default(),
         })
     }
 }

@@ -24,8 +24,6 @@ pub(crate) mod providers;
 
 use std::sync::Arc;
 
-use indexmap::IndexMap;
-
 use crate::path::{PathElement, PropertyPath};
 use crate::state::{ProviderReference, ResourceState};
 use crate::urn::Urn;
@@ -405,7 +403,7 @@ impl Engine {
                 urn,
                 id: None,
                 outputs: inputs,
-                property_dependencies: IndexMap::new(),
+                property_dependencies: Default::default(),
             });
         };
         self.plan().untargeted.insert(i);
@@ -416,7 +414,7 @@ impl Engine {
             urn,
             id: old.id.clone(),
             outputs: old.outputs.clone(),
-            property_dependencies: IndexMap::new(),
+            property_dependencies: Default::default(),
         })
     }
 }
@@ -449,7 +447,7 @@ fn custom_state(
     state.dependencies = dependencies;
     state.property_dependencies = request.property_dependencies.clone();
     state.additional_secret_outputs = options.additional_secret_outputs.clone();
-    state.custom_timeouts = options.custom_timeouts;
+    state.custom_timeouts = options.custom_timeouts.map(Box::new);
     state.retain_on_delete = options.retain_on_delete;
     state.deleted_with = options.deleted_with.clone();
     state.ignore_changes = options.ignore_changes.clone();
@@ -527,7 +525,7 @@ fn registered(state: ResourceState) -> RegisterResourceResponse {
         urn: state.urn,
         id: state.id,
         outputs: state.outputs,
-        property_dependencies: IndexMap::new(),
+        property_dependencies: Default::default(),
     }
 }
 

@@ -309,7 +309,7 @@ impl Engine {
             urn,
             id: Some(id),
             outputs: checked,
-            property_dependencies: IndexMap::new(),
+            property_dependencies: Default::default(),
         })
     }
 

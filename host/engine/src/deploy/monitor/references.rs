@@ -3,7 +3,7 @@
 //! deployment, checked before any provider is called: a state referring to a resource the
 //! snapshot lacks would fail its integrity check.
 
-use indexmap::IndexMap;
+use crate::value::PropertyDependencies;
 
 use crate::state::ProviderReference;
 use crate::urn::Urn;
@@ -98,7 +98,7 @@ impl Engine {
     }
 
     /// The first URN in `dependencies` that has not completed its registration, if any.
-    pub fn check_completed(&self, dependencies: &IndexMap<String, Vec<Urn>>) -> Result<(), Urn> {
+    pub fn check_completed(&self, dependencies: &PropertyDependencies) -> Result<(), Urn> {
         match self
             .plan()
             .first_incomplete(dependencies.values().flatten())

@@ -4,8 +4,6 @@
 
 use std::sync::Arc;
 
-use indexmap::IndexMap;
-
 use crate::state::{ProviderReference, is_provider_type};
 use crate::urn::{ROOT_STACK_TYPE, TypeToken, Urn};
 use crate::value::{PropertyMap, PropertyValue};
@@ -137,7 +135,7 @@ impl Engine {
                 urn: self.root_urn.clone(),
                 id: None,
                 outputs: PropertyMap::new(),
-                property_dependencies: IndexMap::new(),
+                property_dependencies: Default::default(),
             });
         }
         // A provider manages it: its type must name the package (a component's may be anything).
@@ -163,6 +161,7 @@ impl Engine {
         };
         check_request(&request)?;
         let urn = self.urn_for(parent.as_ref(), &request.resource_type, &request.name)?;
+        let urn = self.plan().shared_urn(urn);
         // The program's transforms run first; what they answer is admitted like the request.
         let (own_transforms, transformed) = self
             .apply_transforms(&urn, parent.as_ref(), &mut request, caller)

@@ -9,10 +9,9 @@
 //! the component's provider, registering the component itself, runs them again (as Pulumi
 //! does) and everything it registers below the component runs them as its parent's.
 
+use crate::value::PropertyDependencies;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
-
-use indexmap::IndexMap;
 
 use crate::urn::Urn;
 use crate::value::{OutputValue, PropertyMap, PropertyValue};
@@ -191,10 +190,7 @@ impl Engine {
 }
 
 /// `inputs` with each property that has dependencies as an output value carrying them.
-fn with_dependencies(
-    inputs: &PropertyMap,
-    dependencies: &IndexMap<String, Vec<Urn>>,
-) -> PropertyMap {
+fn with_dependencies(inputs: &PropertyMap, dependencies: &PropertyDependencies) -> PropertyMap {
     inputs
         .iter()
         .map(|(key, value)| {
@@ -242,9 +238,9 @@ fn with_dependencies(
 /// ones would let a resource be deleted before what depends on it.)
 fn dependencies_after(
     inputs: &mut PropertyMap,
-    before: &IndexMap<String, Vec<Urn>>,
-) -> IndexMap<String, Vec<Urn>> {
-    let mut after = IndexMap::new();
+    before: &PropertyDependencies,
+) -> PropertyDependencies {
+    let mut after = PropertyDependencies::new();
     for (key, value) in inputs.iter_mut() {
         let mut deps = before.get(key).cloned().unwrap_or_default();
         let plain = plain_outputs(std::mem::take(value), &mut deps);
@@ -310,7 +306,7 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let deps: IndexMap<String, Vec<Urn>> = [
+        let deps: PropertyDependencies = [
             ("a".to_owned(), vec![urn("x")]),
             ("b".to_owned(), vec![urn("y")]),
             ("c".to_owned(), vec![urn("z")]),
@@ -345,7 +341,7 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let before: IndexMap<String, Vec<Urn>> = [
+        let before: PropertyDependencies = [
             ("a".to_owned(), vec![urn("x")]),
             ("b".to_owned(), vec![urn("y")]),
         ]

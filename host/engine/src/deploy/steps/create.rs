@@ -40,7 +40,7 @@ impl CreateStep {
         } = self;
         let urn = state.urn.clone();
         let preview = engine.preview();
-        let timeout = timeout_of(state.custom_timeouts.as_ref(), |t| t.create);
+        let timeout = timeout_of(state.custom_timeouts.as_deref(), |t| t.create);
         let now = now();
         let mut info = engine.step_info(op, &state);
         info.old = replaces.as_ref().map(|(_, o)| step_state(o));

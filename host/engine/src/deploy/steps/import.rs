@@ -185,7 +185,7 @@ impl ImportStep<'_> {
         }
         let desired = match desired {
             PropertyValue::Object(m) => m,
-            _ => Box::new(PropertyMap::new()),
+            _ => Box::default(),
         };
         let checked = self
             .provider

@@ -90,7 +90,7 @@ pub(crate) fn delete_request(resource: &ResourceState) -> DeleteRequest {
         id: resource.id.clone().unwrap_or_default(),
         inputs: resource.inputs.clone(),
         outputs: resource.outputs.clone(),
-        timeout: timeout_of(resource.custom_timeouts.as_ref(), |t| t.delete),
+        timeout: timeout_of(resource.custom_timeouts.as_deref(), |t| t.delete),
     }
 }
 

@@ -38,7 +38,7 @@ impl UpdateStep {
         } = self;
         let urn = state.urn.clone();
         let preview = engine.preview();
-        let timeout = timeout_of(state.custom_timeouts.as_ref(), |t| t.update);
+        let timeout = timeout_of(state.custom_timeouts.as_deref(), |t| t.update);
         let mut info = engine.step_info(StepOp::Update, &state);
         info.old = Some(step_state(&old));
         info.new = Some(step_state(&state));

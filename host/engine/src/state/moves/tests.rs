@@ -1,7 +1,6 @@
 //! Tests of stack renames, moves and tag rules, ported from Pulumi's own (each names its
 //! original) plus Cairn's additions.
 
-use indexmap::IndexMap;
 use serde_json::json;
 
 use super::*;
@@ -867,7 +866,7 @@ fn renaming_the_root_parents_pending_operations_and_nested_values() {
     );
     child.inputs.insert(
         "nested".into(),
-        PropertyValue::Object(Box::new(IndexMap::from([(
+        PropertyValue::Object(Box::new(PropertyMap::from([(
             "ref".to_owned(),
             reference(&t("pkg:index:Ref::ref")),
         )]))),
@@ -910,7 +909,7 @@ fn renaming_the_root_parents_pending_operations_and_nested_values() {
     );
     assert_eq!(
         child.inputs["nested"],
-        PropertyValue::Object(Box::new(IndexMap::from([(
+        PropertyValue::Object(Box::new(PropertyMap::from([(
             "ref".to_owned(),
             reference(&renamed("pkg:index:Ref::ref")),
         )])))
