@@ -345,7 +345,7 @@ fn print_row(line: &str) {
     let _ = writeln!(std::io::stdout(), "{line}");
 }
 
-fn peak_rss_mb() -> f64 {
+fn peak_rss_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
@@ -426,7 +426,7 @@ fn child(n: usize, which: &str, url: &str) {
         print_row(&format!(
             "{n:>7} | {which:<8} | {backend:<15} | {:>8.3} | {:>8.1} | {:>11} | {:>11} | {:>11}",
             m.seconds,
-            peak_rss_mb(),
+            peak_rss_mib(),
             m.handed,
             m.written,
             m.checkpoint
@@ -474,7 +474,7 @@ fn main() {
         displays.push("none".to_owned());
     }
     print_row(
-        "      N | phase    | backend/display |   wall s |  peak MB | handed B    | written B   | state B",
+        "      N | phase    | backend/display |   wall s | peak MiB | handed B    | written B   | state B",
     );
     let exe = std::env::current_exe().expect("current exe");
     for n in sizes {

@@ -317,11 +317,11 @@ pub fn from_struct(s: Option<&Struct>) -> Result<PropertyMap, ConvertError> {
 /// error for each one that is not (dropped from the map). For a reply that must be recorded
 /// even when part of it is unusable (the outputs of a resource that was created).
 pub fn from_struct_lossy(s: Option<&Struct>) -> (PropertyMap, Vec<ConvertError>) {
-    let mut map = PropertyMap::new();
     let mut errors = Vec::new();
     let Some(s) = s else {
-        return (map, errors);
+        return (PropertyMap::new(), errors);
     };
+    let mut map = PropertyMap::with_capacity(s.fields.len());
     let mut path = Path(Vec::new());
     for (key, value) in &s.fields {
         match path.with(Step::Key(key), |path| decode_field(key, value, path, 1)) {

@@ -326,13 +326,15 @@ pub fn decode_property_map(
     map: &JsonMap,
     decrypter: Option<&dyn Crypter>,
 ) -> Result<PropertyMap, ValueError> {
-    map.iter()
-        .map(|(key, value)| {
-            decode_value(value, decrypter)
-                .map(|v| (key.clone(), v))
-                .map_err(|e| e.within(PathElement::Key(key.clone())))
-        })
-        .collect()
+    // Sized exactly (collecting through `Result` would grow it by doubling): a state holds
+    // these maps for the whole deployment.
+    let mut decoded = PropertyMap::with_capacity(map.len());
+    for (key, value) in map {
+        let value = decode_value(value, decrypter)
+            .map_err(|e| e.within(PathElement::Key(key.clone())))?;
+        decoded.insert(key.clone(), value);
+    }
+    Ok(decoded)
 }
 
 /// Encodes a property map as JSON.
