@@ -330,8 +330,8 @@ pub fn decode_property_map(
     // these maps for the whole deployment.
     let mut decoded = PropertyMap::with_capacity(map.len());
     for (key, value) in map {
-        let value = decode_value(value, decrypter)
-            .map_err(|e| e.within(PathElement::Key(key.clone())))?;
+        let value =
+            decode_value(value, decrypter).map_err(|e| e.within(PathElement::Key(key.clone())))?;
         decoded.insert(key.clone(), value);
     }
     Ok(decoded)
