@@ -272,3 +272,103 @@ fn pulumi_stack_and_home_variables_are_honoured() {
         &["PULUMI_HOME is set but empty"],
     );
 }
+
+/// `stack graph` on an imported state: Pulumi's DOT text (to a file, with its message, or to
+/// standard output), an SVG picture, and a resource name holding markup and quotes kept inert
+/// in both.
+#[test]
+fn stack_graph_draws_dependencies_and_parents() {
+    let sandbox = Sandbox::new("web");
+    sandbox.ok(&["stack", "init", "dev"]);
+    // A stack with no resources yet is an empty graph, as in Pulumi.
+    assert_eq!(sandbox.ok(&["stack", "graph"]), "strict digraph {\n}\n");
+    assert_contains(
+        &sandbox.fails(&["stack", "graph", "-s", "nosuch"]),
+        &["stack \"nosuch\" does not exist"],
+    );
+    let stack = "urn:pulumi:dev::web::pulumi:pulumi:Stack::web-dev";
+    let provider = "urn:pulumi:dev::web::pulumi:providers:random::default";
+    let pet = "urn:pulumi:dev::web::random:index/randomPet:RandomPet::pet";
+    let hostile =
+        "urn:pulumi:dev::web::random:index/randomPet:RandomPet::<img src=x onerror=alert(1)>\"x";
+    let state = serde_json::json!({"version": 3, "deployment": {
+    "manifest": {"time": "2024-01-01T00:00:00Z", "magic": "", "version": ""},
+    "resources": [
+        {"urn": stack, "custom": false, "type": "pulumi:pulumi:Stack"},
+        {"urn": provider, "custom": true, "id": "p1", "type": "pulumi:providers:random"},
+        {"urn": pet, "custom": true, "id": "pet-1", "type": "random:index/randomPet:RandomPet",
+         "parent": stack, "provider": format!("{provider}::p1"),
+         "outputs": {"secretish": "hunter2-very-secret"}},
+        {"urn": hostile, "custom": true, "id": "h-1", "type": "random:index/randomPet:RandomPet",
+         "parent": stack, "provider": format!("{provider}::p1"),
+         "dependencies": [pet], "propertyDependencies": {"prefix": [pet], "length": [pet]}},
+    ]}});
+    let file = sandbox.write("state.json", &state.to_string());
+    sandbox.ok(&["stack", "import", "--file", file.to_str().unwrap()]);
+
+    let out = sandbox.root().join("graph.dot");
+    let output = sandbox.run(&["stack", "graph", out.to_str().unwrap()]);
+    assert!(output.status.success(), "{output:?}");
+    assert_contains(
+        &String::from_utf8_lossy(&output.stderr),
+        &["Wrote stack dependency graph to `", "graph.dot`"],
+    );
+    let dot = std::fs::read_to_string(&out).unwrap();
+    // Nodes in URN order (the provider's `pulumi:providers` sorts before `pulumi:pulumi`),
+    // numbered on first mention; a node's edges in the order the state's entries give them
+    // (the pet's parent edge, then its dependent); a dependency edge names its properties.
+    let expected = format!(
+        "strict digraph {{
+    Resource0 [label=\"{provider}\"];
+    Resource1 [label=\"{stack}\"];
+    Resource2 [label=\"{escaped}\"];
+    Resource2 -> Resource1 [color = \"#AA6639\"];
+    Resource3 [label=\"{pet}\"];
+    Resource3 -> Resource1 [color = \"#AA6639\"];
+    Resource3 -> Resource2 [color = \"#246C60\", label = \"length, prefix\"];
+}}
+",
+        escaped = hostile.replace('"', "\\\"")
+    );
+    assert_eq!(dot, expected);
+    assert_eq!(sandbox.ok(&["stack", "graph"]), expected, "standard output");
+    assert!(!dot.contains("hunter2"), "no property values in a graph");
+
+    let short = sandbox.ok(&[
+        "stack",
+        "graph",
+        "--short-node-name",
+        "--ignore-parent-edges",
+        "--dependency-edge-color",
+        "red",
+    ]);
+    assert_contains(
+        &short,
+        &[
+            "[label=\"pet\"]",
+            "[color = \"red\", label = \"length, prefix\"]",
+        ],
+    );
+    assert!(!short.contains("#AA6639"), "{short}");
+
+    let svg_file = sandbox.root().join("graph.svg");
+    sandbox.ok(&["stack", "graph", svg_file.to_str().unwrap()]);
+    let svg = std::fs::read_to_string(&svg_file).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("pet"), "{svg}");
+    assert!(svg.contains("&lt;img src=x onerror=alert(1)&gt;"), "{svg}");
+    assert!(
+        !svg.contains("<img"),
+        "markup from a name must stay text: {svg}"
+    );
+    assert_contains(
+        &sandbox.fails(&[
+            "stack",
+            "graph",
+            "--format",
+            "svg",
+            "--parent-edge-color",
+            "no-such",
+        ]),
+        &["--parent-edge-color", "\"no-such\" is not a colour"],
+    );
+}

@@ -13,6 +13,7 @@ pub mod plugin_lock;
 pub mod provider;
 pub mod signing;
 pub mod stack;
+pub mod stack_graph;
 pub mod stack_info;
 pub mod state;
 pub mod state_move;

@@ -94,6 +94,8 @@ enum StackCommand {
     },
     /// Show the stack's updates, newest first.
     History(crate::commands::stack_info::HistoryArgs),
+    /// Write the stack's resource graph (dependencies and parents) as DOT or SVG.
+    Graph(crate::commands::stack_graph::GraphArgs),
     /// Set, get, list and remove the stack's tags.
     Tag(crate::commands::stack_info::TagArgs),
     /// Forget the operations an interrupted deployment left pending.
@@ -137,6 +139,7 @@ pub fn run(context: &Context, args: StackArgs) -> Result<()> {
             let stack = Stack::current(&workspace)?;
             crate::commands::stack_info::history(&workspace, &stack.name, args)
         }
+        Some(StackCommand::Graph(args)) => crate::commands::stack_graph::run(&workspace, args),
         Some(StackCommand::Tag(args)) => {
             let stack = Stack::current(&workspace)?;
             crate::commands::stack_info::tag(&workspace, &stack.name, args)

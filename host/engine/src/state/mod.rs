@@ -7,6 +7,7 @@
 
 pub mod codec;
 pub mod edit;
+pub mod graph;
 pub mod integrity;
 pub mod moves;
 pub mod reader;
