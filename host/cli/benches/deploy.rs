@@ -1,5 +1,6 @@
-//! Deployment benchmark: N independent resources with an instant in-process provider, the state
-//! kept in memory (the engine alone), a directory or a PostgreSQL database (Cairn's backends).
+//! Deployment benchmark: N independent resources (registered at most 1,024 at a time, as a
+//! program's requests arrive) with an instant in-process provider, the state kept in memory (the
+//! engine alone), a directory or a PostgreSQL database (Cairn's backends).
 //!
 //! `cargo bench -p cairn-cli --bench deploy [-- [--backend URL]... [--display MODE]...
 //! [--runs K] N...]` (default N = 1000 10000 100000, backend `memory`; `--backend
@@ -12,9 +13,10 @@
 //! default, `none`, sends events nowhere (the engine alone). The display's cost is `live`
 //! against `suppressed`: `--display suppressed --display live --runs 21` runs each 21 times,
 //! taking turns, prints each one's median run and the median of the run-by-run wall ratios.
-//! Reported: wall time, peak RSS, the bytes handed to the backend (journal lines + checkpoint),
-//! the bytes the backend wrote for them (a directory: bytes passed to `write`, history copy
-//! included; PostgreSQL: the WAL the server generated), and the size of the checkpoint.
+//! Reported: wall time, peak RSS (MiB), the bytes handed to the backend (journal lines +
+//! checkpoint), the bytes the backend wrote for them (a directory: bytes passed to `write`,
+//! history copy included; PostgreSQL: the WAL the server generated), and the size of the
+//! checkpoint.
 
 use std::process::Command;
 use std::sync::Arc;

@@ -50,6 +50,10 @@ pub struct GraphArgs {
     dot_fragment: Option<String>,
 }
 
+/// From how many resources the SVG layout gets slow (it grows faster than linearly: measured
+/// 0.35 s for 1,000 resources, 5 s for 3,000, 139 s for 10,000).
+const SLOW_LAYOUT_FROM: usize = 2_000;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum GraphFormat {
     Dot,
@@ -94,6 +98,13 @@ pub fn run(workspace: &Workspace, args: GraphArgs) -> Result<()> {
         parent_edge_color: args.parent_edge_color,
         fragment: args.dot_fragment,
     };
+    if format == GraphFormat::Svg && graph.nodes.len() > SLOW_LAYOUT_FROM {
+        errln!(
+            "note: laying out {} resources takes a while (10,000 take minutes); `--format dot` \
+             with Graphviz's `dot -Tsvg` is faster for a stack this large",
+            graph.nodes.len()
+        );
+    }
     let text = match format {
         GraphFormat::Dot => graph.to_dot(&style),
         GraphFormat::Svg => to_svg(&graph, &style)?,
