@@ -497,6 +497,18 @@ mod tests {
         }
     }
 
+    /// Read as `IndexMap` reads a JSON object: in order, a repeated key's last value in its
+    /// first place; and written back in that order.
+    #[test]
+    fn reads_and_writes_json_objects_in_order() {
+        let m: OrderedMap<u32> = serde_json::from_str(r#"{"z": 1, "a": 2, "z": 3}"#).unwrap();
+        let theirs: indexmap::IndexMap<String, u32> =
+            serde_json::from_str(r#"{"z": 1, "a": 2, "z": 3}"#).unwrap();
+        assert!(m.iter().eq(theirs.iter()));
+        assert_eq!(serde_json::to_string(&m).unwrap(), r#"{"z":3,"a":2}"#);
+        assert!(serde_json::from_str::<OrderedMap<u32>>("[1]").is_err());
+    }
+
     #[test]
     fn a_map_of_many_keys_is_indexed_and_stays_linear() {
         let n = 200_000;

@@ -25,7 +25,6 @@
 //! or `Update` succeeded but its reply cannot be accepted whole, the resource exists: the error
 //! carries a partial state (its ID and the outputs that could be kept) so the engine records it.
 
-use cairn_engine::value::PropertyDependencies;
 use std::error::Error as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -35,7 +34,7 @@ use cairn_engine::deploy::monitor::Monitor;
 use cairn_engine::deploy::provider::{
     self as p, DiffChanges, DiffKind, PartialState, Provider, ProviderError, ProviderOrigin,
 };
-use cairn_engine::value::{PropertyMap, PropertyValue};
+use cairn_engine::value::{PropertyDependencies, PropertyMap, PropertyValue};
 use indexmap::IndexMap;
 use prost::Message;
 use tonic::transport::Channel;

@@ -23,8 +23,7 @@ use cairn_engine::deploy::program::{
 };
 use cairn_engine::limits::cap_message;
 use cairn_engine::state::CustomTimeouts;
-use cairn_engine::value::PropertyDependencies;
-use cairn_engine::value::{PropertyMap, PropertyValue};
+use cairn_engine::value::{PropertyDependencies, PropertyMap, PropertyValue};
 use indexmap::IndexMap;
 use tonic::{Request, Response, Status};
 

@@ -6,7 +6,6 @@
 //! URN), recording a property dependency on `x`. Inside a longer string, references are
 //! interpolated as text.
 
-use cairn_engine::value::PropertyDependencies;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,7 +16,7 @@ use cairn_engine::deploy::program::{
 };
 use cairn_engine::state::CustomTimeouts;
 use cairn_engine::urn::{TypeToken, Urn};
-use cairn_engine::value::{PropertyMap, PropertyValue};
+use cairn_engine::value::{PropertyDependencies, PropertyMap, PropertyValue};
 use indexmap::IndexMap;
 use serde_yaml_ng::{Mapping, Value as Yaml};
 use tokio::sync::watch;

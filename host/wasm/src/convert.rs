@@ -51,8 +51,9 @@ use cairn_engine::limits::{
 use cairn_engine::path::PropertyPath;
 use cairn_engine::state::codec::SIG_KEY;
 use cairn_engine::urn::{TypeToken, Urn};
-use cairn_engine::value::PropertyDependencies;
-use cairn_engine::value::{OutputValue, PropertyMap, PropertyValue, ResourceReference};
+use cairn_engine::value::{
+    OutputValue, PropertyDependencies, PropertyMap, PropertyValue, ResourceReference,
+};
 use cairn_wire::{
     AssetSourceRef, Columns, Extra, ExtraRef, IndexedSource, IndexedSourceRef, Node, Rules, Shape,
     Walk, WireError, WitExtra,

@@ -8,6 +8,7 @@ use anyhow::{Context as _, Result, anyhow, bail};
 use cairn_engine::state::graph::{
     DEPENDENCY_EDGE_COLOR, DotStyle, EdgeKind, EdgeKinds, PARENT_EDGE_COLOR, ResourceGraph,
 };
+use cairn_engine::text::visible_line;
 use clap::{Args, ValueEnum};
 use layout::backends::svg::SVGWriter;
 use layout::core::base::Orientation;
@@ -140,9 +141,11 @@ fn to_svg(graph: &ResourceGraph, style: &DotStyle) -> Result<String> {
             } else {
                 node.urn.as_str()
             };
-            let size = pad_shape_scalar(get_size_for_str(label, look.font_size), 10.0);
+            // The writer escapes markup; characters unsafe to show are made visible first.
+            let label = visible_line(label);
+            let size = pad_shape_scalar(get_size_for_str(&label, look.font_size), 10.0);
             picture.add_node(Element::create(
-                ShapeKind::new_box(label),
+                ShapeKind::new_box(&label),
                 look.clone(),
                 Orientation::LeftToRight,
                 size,
@@ -151,7 +154,7 @@ fn to_svg(graph: &ResourceGraph, style: &DotStyle) -> Result<String> {
         .collect();
     for node in &graph.nodes {
         for edge in &node.edges {
-            let mut arrow = Arrow::simple(&edge.properties.join(", "));
+            let mut arrow = Arrow::simple(&visible_line(&edge.properties.join(", ")));
             arrow.look.line_color = match edge.kind {
                 EdgeKind::Dependency => dependency,
                 EdgeKind::Parent => parent,

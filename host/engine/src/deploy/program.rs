@@ -8,7 +8,6 @@
 //! callbacks into the program that the monitor runs on a registration (or an invoke) before
 //! admitting it.
 
-use crate::value::PropertyDependencies;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -16,7 +15,7 @@ use indexmap::IndexMap;
 
 use crate::state::CustomTimeouts;
 use crate::urn::{TypeToken, Urn};
-use crate::value::PropertyMap;
+use crate::value::{PropertyDependencies, PropertyMap};
 
 /// A program that declares resources.
 #[async_trait]

@@ -4,7 +4,6 @@
 //! Semantics follow the provider implementer's guide: a provider instance is configured
 //! (`check_config` → `diff_config` → `configure`) before any resource operation.
 
-use crate::value::PropertyDependencies;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -12,7 +11,7 @@ use indexmap::IndexMap;
 
 use crate::path::PropertyPath;
 use crate::urn::{TypeToken, Urn};
-use crate::value::PropertyMap;
+use crate::value::{PropertyDependencies, PropertyMap};
 
 // The vocabulary the SDK shares (`cairn-wire`): check failures and how diffs describe changes.
 pub use cairn_wire::{CheckFailure, DiffChanges, DiffKind};

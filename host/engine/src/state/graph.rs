@@ -7,10 +7,11 @@
 //! holding a quote or a backslash cannot end its string and add attributes (Pulumi writes them
 //! raw).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
 
 use super::Resource;
+use crate::text::visible_line;
 use crate::urn::Urn;
 
 /// Pulumi's default colour of dependency edges.
@@ -68,16 +69,12 @@ impl ResourceGraph {
         for resource in resources {
             last.insert(&resource.urn, resource);
         }
-        let mut missing: BTreeMap<&Urn, ()> = BTreeMap::new();
-        for resource in last.values() {
-            let referenced = resource.dependencies.iter().chain(&resource.parent);
-            for urn in referenced {
-                if !last.contains_key(urn) {
-                    missing.insert(urn, ());
-                }
-            }
-        }
-        let mut urns: Vec<&Urn> = last.keys().chain(missing.keys()).copied().collect();
+        let missing: BTreeSet<&Urn> = last
+            .values()
+            .flat_map(|r| r.dependencies.iter().chain(&r.parent))
+            .filter(|urn| !last.contains_key(urn))
+            .collect();
+        let mut urns: Vec<&Urn> = last.keys().chain(&missing).copied().collect();
         urns.sort();
         let index: HashMap<&Urn, usize> = urns.iter().enumerate().map(|(i, u)| (*u, i)).collect();
         let mut nodes: Vec<Node> = urns
@@ -205,20 +202,17 @@ impl ResourceGraph {
     }
 }
 
-/// Text inside a DOT double-quoted string: quotes and backslashes escaped, line breaks and
-/// other control characters as escapes (URNs hold none; a property name or a colour might).
+/// Text inside a DOT double-quoted string: characters unsafe to show made visible (as every
+/// untrusted text Cairn prints is; URNs hold none, a property name might), then quotes and
+/// backslashes escaped.
 fn dot_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
+    let visible = visible_line(text);
+    let mut out = String::with_capacity(visible.len());
+    for c in visible.chars() {
+        if matches!(c, '"' | '\\') {
+            out.push('\\');
         }
+        out.push(c);
     }
     out
 }
@@ -349,7 +343,17 @@ mod tests {
         };
         let mut b = resource(&pets("b"));
         b.dependencies = vec![a.urn.clone()];
+        b.property_dependencies
+            .insert("tag\u{1b}]0;pwned\u{7}".into(), vec![a.urn.clone()]);
         let text = dot(&[a, b], &style);
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "a raw control character: {text:?}"
+        );
+        assert!(
+            text.contains(r#"label = "tag\\x1b]0;pwned\\x07""#),
+            "{text}"
+        );
         assert!(
             text.contains(r#"[label="x\"] [URL=\"javascript:alert(1)"]"#),
             "{text}"

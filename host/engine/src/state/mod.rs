@@ -15,7 +15,6 @@ pub mod repair;
 #[cfg(test)]
 mod tests;
 
-use crate::value::PropertyDependencies;
 use std::fmt;
 use std::str::FromStr;
 
@@ -24,7 +23,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::urn::{TypeToken, Urn, UrnError};
-use crate::value::PropertyMap;
+use crate::value::{PropertyDependencies, PropertyMap};
 
 pub use codec::{
     SecretsMode, StateError, ValueError, decode_deployment, decode_property_map,

@@ -3,10 +3,9 @@
 //! deployment, checked before any provider is called: a state referring to a resource the
 //! snapshot lacks would fail its integrity check.
 
-use crate::value::PropertyDependencies;
-
 use crate::state::ProviderReference;
 use crate::urn::Urn;
+use crate::value::PropertyDependencies;
 
 use super::super::engine::{Engine, err};
 use super::super::program::{Alias, RegisterResourceRequest};

@@ -9,12 +9,11 @@
 //! the component's provider, registering the component itself, runs them again (as Pulumi
 //! does) and everything it registers below the component runs them as its parent's.
 
-use crate::value::PropertyDependencies;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use crate::urn::Urn;
-use crate::value::{OutputValue, PropertyMap, PropertyValue};
+use crate::value::{OutputValue, PropertyDependencies, PropertyMap, PropertyValue};
 
 use super::super::engine::{Engine, err, lock};
 use super::super::program::{
