@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use async_trait::async_trait;
-use cairn_cli::backend::{Backend, pgconfig};
+use cairn_backend::{Backend, StackLock, pgconfig};
 use cairn_cli::display::{Display, DisplayOptions};
 use cairn_engine::deploy::events::{EventSink, NullSink};
 use cairn_engine::deploy::journal::{PersistError, Persister, SnapshotManager};
@@ -205,7 +205,7 @@ impl Store {
 
     /// Stores `base` as stack bench/dev and returns its journal, under its lock (kept by the
     /// caller for the phase).
-    fn seed(&self, base: &Snapshot) -> Option<(cairn_cli::backend::StackLock, Arc<dyn Persister>)> {
+    fn seed(&self, base: &Snapshot) -> Option<(StackLock, Arc<dyn Persister>)> {
         let backend = self.backend.as_ref()?;
         let lock = backend.lock("bench", "dev", "cairn bench").expect("lock");
         if backend.stack_exists("bench", "dev").expect("read") {

@@ -8,6 +8,7 @@
 //! `secretOutputNames`.
 
 use async_trait::async_trait;
+use cairn_backend::{Backend, names};
 use cairn_engine::deploy::provider::{
     CheckRequest, CheckResult, CreateRequest, CreateResult, DeleteRequest, DiffRequest, DiffResult,
     Provider, ProviderError, ReadRequest, ReadResult, UpdateRequest, UpdateResult,
@@ -15,8 +16,6 @@ use cairn_engine::deploy::provider::{
 use cairn_engine::state::decode_deployment;
 use cairn_engine::value::{PropertyMap, PropertyValue};
 
-use crate::backend::Backend;
-use crate::names;
 use crate::stack::LazyCrypter;
 use crate::terminal::quoted;
 
@@ -68,15 +67,19 @@ fn read_stack(backend: &Backend, current_project: &str, name: &str) -> Result<Pr
             backend.url()
         )
     };
-    if !backend
-        .stack_exists(project, stack)
-        .map_err(|e| format!("reading stack {project}/{stack}: {e:#}"))?
-    {
+    // The error and its causes, on one line.
+    let unreadable = |e: cairn_backend::BackendError| {
+        format!(
+            "reading stack {project}/{stack}: {:#}",
+            anyhow::Error::from(e)
+        )
+    };
+    if !backend.stack_exists(project, stack).map_err(unreadable)? {
         return Err(missing());
     }
     let deployment = backend
         .latest(project, stack)
-        .map_err(|e| format!("reading stack {project}/{stack}: {e:#}"))?
+        .map_err(unreadable)?
         .ok_or_else(missing)?;
     let crypter = LazyCrypter::from_state(
         &format!("{project}/{stack}"),

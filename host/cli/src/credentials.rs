@@ -5,9 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use cairn_backend::file::write_atomically;
 use serde::{Deserialize, Serialize};
-
-use crate::backend::file::write_atomically;
 
 /// The login file's contents.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]

@@ -191,6 +191,6 @@ fn on_signal(shared: &Mutex<Shared>, signal: Signal) {
 /// (they die with their parent); the kernel releases the locks' file locks.
 fn stop_now(signal: Signal, what: &str) -> ! {
     errln!("{} received; {what}", signal.name());
-    crate::backend::release_held_locks();
+    cairn_backend::release_held_locks();
     std::process::exit(i32::from(signal.exit_code()))
 }

@@ -1,15 +1,13 @@
 //! The `cairn` command-line tool as a library: argument parsing, dispatch, and error reporting
-//! ([`main`]); the binary (`main.rs`) only calls it. The state backends are public for the
-//! deployment benchmark (`benches/deploy.rs`).
+//! ([`main`]); the binary (`main.rs`) only calls it. The state backends are a crate of their
+//! own (`cairn_backend`); this one holds the commands and what they print.
 
-pub mod backend;
 mod builtins;
 mod commands;
 mod credentials;
 pub mod display;
 mod guest_sdk;
 mod interrupt;
-mod names;
 mod passphrase;
 mod policy;
 mod program;

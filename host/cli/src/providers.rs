@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
+use cairn_backend::Backend;
 use cairn_engine::config::{ConfigKey, ResolvedConfig};
 use cairn_engine::deploy::events::EventSink;
 use cairn_engine::deploy::provider::{
@@ -16,7 +17,6 @@ use cairn_engine::project::Project;
 use cairn_wasm::{Grants, PluginStore, RuntimeOptions, WasmLoader, WasmRuntime, events_log_sink};
 use indexmap::IndexMap;
 
-use crate::backend::Backend;
 use crate::builtins::Builtins;
 
 /// The config key holding the user's sandbox grants.

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use anyhow::{Context as _, Result, anyhow};
+use cairn_backend::file::write_atomically;
 use cairn_engine::config::StackConfigFile;
 use cairn_engine::secrets::{
     CachingCrypter, Crypter, PASSPHRASE_PROVIDER, PassphraseCrypter, SecretsError,
@@ -11,7 +12,6 @@ use cairn_engine::secrets::{
 };
 use cairn_engine::state::SecretsProvider;
 
-use crate::backend::file::write_atomically;
 use crate::passphrase::{self, Purpose};
 use crate::workspace::Workspace;
 
@@ -57,7 +57,10 @@ impl<'w> Stack<'w> {
     }
 
     pub fn save_config(&self, config: &StackConfigFile) -> Result<()> {
-        write_atomically(&self.config_path()?, config.to_yaml().as_bytes())
+        Ok(write_atomically(
+            &self.config_path()?,
+            config.to_yaml().as_bytes(),
+        )?)
     }
 
     /// The stack's encryption salt: from its settings file, else from its stored deployment.

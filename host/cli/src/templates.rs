@@ -273,7 +273,7 @@ pub fn project_name_from_dir(dir: &Path) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if crate::names::is_project_name(&base) {
+    if cairn_backend::names::is_project_name(&base) {
         return base;
     }
     let stripped: String = base
@@ -281,7 +281,7 @@ pub fn project_name_from_dir(dir: &Path) -> String {
         .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         .take(100)
         .collect();
-    if crate::names::is_project_name(&stripped) {
+    if cairn_backend::names::is_project_name(&stripped) {
         stripped
     } else {
         "project".to_owned()

@@ -24,7 +24,7 @@ use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cairn_engine::text::{is_unsafe, visible_line, visible_text};
+use cairn_engine::text::{is_unsafe, visible_line};
 
 /// Writes `text` and a newline to stdout with control characters made visible. Errors (a
 /// closed pipe) are ignored, as a broken pipe must not turn into a panic.
@@ -237,14 +237,9 @@ pub fn styled_text_of(text: &str, colors: bool) -> Cow<'_, str> {
 }
 
 /// Multi-line text made visible: `\r\n` line ends become `\n`, then every control character
-/// but newline and tab is escaped.
-pub fn text_of(text: &str) -> Cow<'_, str> {
-    if text.contains("\r\n") {
-        Cow::Owned(visible_text(&text.replace("\r\n", "\n")).into_owned())
-    } else {
-        visible_text(text)
-    }
-}
+/// but newline and tab is escaped (one definition, the engine's: the backend's messages use it
+/// too).
+pub use cairn_engine::text::visible_lines as text_of;
 
 /// A single-line field: every control character escaped, newlines included.
 pub fn field(text: &str) -> Cow<'_, str> {
@@ -252,16 +247,9 @@ pub fn field(text: &str) -> Cow<'_, str> {
 }
 
 /// A name for an error message: in double quotes, control characters escaped, and at most 64
-/// characters of it (with the full length noted), so a hostile name cannot flood the message.
-pub fn quoted(name: &str) -> String {
-    const MAX: usize = 64;
-    let count = name.chars().count();
-    if count <= MAX {
-        return format!("\"{}\"", visible_line(name));
-    }
-    let head: String = name.chars().take(MAX).collect();
-    format!("\"{}\"… ({} bytes)", visible_line(&head), name.len())
-}
+/// characters of it (with the full length noted), so a hostile name cannot flood the message
+/// (the engine's, which the backend's messages use too).
+pub use cairn_engine::text::quoted;
 
 /// `first` then `text`, multi-line: each further line of `text` starts with `indent`. Control
 /// characters are made visible; trailing whitespace is dropped.
@@ -461,16 +449,5 @@ mod tests {
             format!("x: {}", field(HOSTILE))
         );
         assert!(raw_controls(&message("", "", HOSTILE)).is_empty());
-    }
-
-    #[test]
-    fn quoted_names_are_short_and_visible() {
-        assert_eq!(quoted("../x"), r#""../x""#);
-        assert_eq!(quoted("a\x1b[2J"), r#""a\x1b[2J""#);
-        let long = "x".repeat(5000);
-        assert_eq!(
-            quoted(&long),
-            format!("\"{}\"… (5000 bytes)", "x".repeat(64))
-        );
     }
 }

@@ -1,18 +1,19 @@
 //! The user's workspace: the project around the working directory, the Cairn home, the backend
 //! in use and the selected stack.
 
+use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use anyhow::{Context as _, Result, anyhow, bail};
+use cairn_backend::file::write_atomically;
+use cairn_backend::{Backend, ORGANIZATION, Warning, names};
 use cairn_engine::project::{PROJECT_FILE_NAMES, Project};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::backend::file::write_atomically;
-use crate::backend::{Backend, ORGANIZATION};
-use crate::names;
-use crate::terminal::quoted;
+use crate::terminal::{errln, quoted};
 
 /// Options every command shares.
 #[derive(Debug, Clone)]
@@ -109,7 +110,7 @@ impl Context {
 
     fn workspace(&self, dir: PathBuf, project: Project) -> Result<Workspace> {
         let project_url = project.backend.as_ref().and_then(|b| b.url.clone());
-        let backend = Backend::from_url(&self.backend_url(project_url)?, &dir)?;
+        let backend = open_backend(&self.backend_url(project_url)?, &dir)?;
         Ok(Workspace {
             context: self.clone(),
             dir,
@@ -147,8 +148,30 @@ impl Context {
     pub fn backend(&self) -> Result<Backend> {
         match self.project() {
             Ok(workspace) => Ok(workspace.backend),
-            Err(_) => Backend::from_url(&self.backend_url(None)?, &self.cwd),
+            Err(_) => open_backend(&self.backend_url(None)?, &self.cwd),
         }
+    }
+}
+
+/// Opens the backend a URL names (relative directories relative to `cwd`), its warnings
+/// printed on stderr as they are found: every command opens its backend here.
+pub fn open_backend(url: &str, cwd: &Path) -> Result<Backend> {
+    Ok(Backend::from_url(url, cwd)?.with_warnings(print_warning))
+}
+
+/// The stacks already warned about in this process.
+static WARNED: Mutex<Option<HashSet<(String, String)>>> = Mutex::new(None);
+
+/// Tells the user (on stderr, once per stack and process) what the backend warns about: that
+/// a deployment was interrupted.
+fn print_warning(warning: &Warning) {
+    let (project, stack) = warning.stack();
+    let mut warned = WARNED.lock().unwrap_or_else(PoisonError::into_inner);
+    if warned
+        .get_or_insert_with(HashSet::new)
+        .insert((project.to_owned(), stack.to_owned()))
+    {
+        errln!("{warning}");
     }
 }
 
@@ -282,7 +305,10 @@ impl Workspace {
         let selection = Selection {
             stack: stack.map(str::to_owned),
         };
-        write_atomically(&self.selection_path(), &serde_json::to_vec(&selection)?)
+        Ok(write_atomically(
+            &self.selection_path(),
+            &serde_json::to_vec(&selection)?,
+        )?)
     }
 
     /// The stack's settings file, `Pulumi.<stack>.yaml` beside `Pulumi.yaml` (or in the

@@ -29,6 +29,28 @@ pub fn visible_text(text: &str) -> Cow<'_, str> {
     escape(text, |c| c == '\n' || c == '\t')
 }
 
+/// Multi-line text made visible: `\r\n` line ends become `\n`, then [`visible_text`] (every
+/// unsafe character but newline and tab escaped).
+pub fn visible_lines(text: &str) -> Cow<'_, str> {
+    if text.contains("\r\n") {
+        Cow::Owned(visible_text(&text.replace("\r\n", "\n")).into_owned())
+    } else {
+        visible_text(text)
+    }
+}
+
+/// A name for an error message: in double quotes, control characters escaped, and at most 64
+/// characters of it (with the full length noted), so a hostile name cannot flood the message.
+pub fn quoted(name: &str) -> String {
+    const MAX: usize = 64;
+    let count = name.chars().count();
+    if count <= MAX {
+        return format!("\"{}\"", visible_line(name));
+    }
+    let head: String = name.chars().take(MAX).collect();
+    format!("\"{}\"… ({} bytes)", visible_line(&head), name.len())
+}
+
 /// [`visible_line`], cut to at most `max` characters (with `…` when cut): untrusted text quoted
 /// in an error.
 pub fn shown(text: &str, max: usize) -> String {
@@ -87,6 +109,23 @@ mod tests {
             assert_eq!(visible_line(input), expected, "{input:?}");
             assert!(!visible_line(input).chars().any(is_unsafe));
         }
+    }
+
+    #[test]
+    fn quoted_names_are_short_and_visible() {
+        assert_eq!(quoted("../x"), r#""../x""#);
+        assert_eq!(quoted("a\x1b[2J"), r#""a\x1b[2J""#);
+        let long = "x".repeat(5000);
+        assert_eq!(
+            quoted(&long),
+            format!("\"{}\"… (5000 bytes)", "x".repeat(64))
+        );
+    }
+
+    #[test]
+    fn lines_end_in_newlines_only() {
+        assert_eq!(visible_lines("a\r\nb\rc"), "a\nb\\rc");
+        assert!(matches!(visible_lines("no controls"), Cow::Borrowed(_)));
     }
 
     #[test]

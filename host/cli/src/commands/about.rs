@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::Result;
+use cairn_backend::pgconfig::redact;
 use clap::Args;
 use serde::Serialize;
 
-use crate::backend::pgconfig::redact;
 use crate::terminal::{errln, field, json_pretty, outln};
 use crate::workspace::{Context, Workspace};
 
@@ -216,8 +216,8 @@ fn gather(context: &Context, errors: &mut Vec<String>) -> About {
             // Outside a project: the backend commands would use.
             match context.backend_url(None) {
                 Ok(url) => {
-                    let user = crate::backend::Backend::from_url(&url, &context.cwd)
-                        .and_then(|b| b.user())
+                    let user = crate::workspace::open_backend(&url, &context.cwd)
+                        .and_then(|b| Ok(b.user()?))
                         .map_err(|e| errors.push(format!("Could not access the backend: {e:#}")))
                         .ok();
                     about.backend = Some(BackendAbout {
@@ -264,6 +264,7 @@ fn project(workspace: &Workspace, about: &mut About, errors: &mut Vec<String>) {
     let user = workspace
         .backend
         .user()
+        .map_err(anyhow::Error::from)
         .map_err(|e| errors.push(format!("Could not access the backend: {e:#}")))
         .ok();
     about.backend = Some(BackendAbout {
@@ -272,7 +273,11 @@ fn project(workspace: &Workspace, about: &mut About, errors: &mut Vec<String>) {
         user,
     });
     match workspace.current_stack() {
-        Ok(name) => match workspace.backend.latest(workspace.name(), &name) {
+        Ok(name) => match workspace
+            .backend
+            .latest(workspace.name(), &name)
+            .map_err(anyhow::Error::from)
+        {
             Ok(deployment) => {
                 about.current_stack = Some(CurrentStack {
                     resources: deployment.as_ref().map_or(0, |d| d.resources.len()),
@@ -381,7 +386,7 @@ fn dependencies(workspace: &Workspace, runtime: &str) -> Vec<Dependency> {
 fn backend_kind(url: &str) -> &'static str {
     if url.starts_with("file://") {
         "file"
-    } else if crate::backend::pgconfig::is_postgres_url(url) {
+    } else if cairn_backend::pgconfig::is_postgres_url(url) {
         "postgres"
     } else {
         "unknown"

@@ -1016,8 +1016,8 @@ impl UpdateHistory {
     /// Records the update; a failure to record it is reported after the deployment's own.
     fn record(
         self,
-        backend: &crate::backend::Backend,
-        lock: &crate::backend::StackLock,
+        backend: &cairn_backend::Backend,
+        lock: &cairn_backend::StackLock,
         project: &str,
         stack: &str,
         outcome: &Result<Outcome>,
@@ -1036,7 +1036,7 @@ impl UpdateHistory {
             }
             Err(_) => ("failed", Default::default()),
         };
-        let record = crate::backend::UpdateRecord {
+        let record = cairn_backend::UpdateRecord {
             version: 0,
             kind: self.kind.to_owned(),
             start_time: self.start,
@@ -1048,7 +1048,7 @@ impl UpdateHistory {
             environment: [
                 ("exec.kind", "cli".to_owned()),
                 ("cairn.version", env!("CARGO_PKG_VERSION").to_owned()),
-                ("user", crate::backend::os_user()),
+                ("user", cairn_backend::os_user()),
                 (
                     "host",
                     gethostname::gethostname().to_string_lossy().into_owned(),
@@ -1058,7 +1058,10 @@ impl UpdateHistory {
             .map(|(k, v)| (k.to_owned(), v))
             .collect(),
         };
-        match backend.record_update(lock, project, stack, record) {
+        match backend
+            .record_update(lock, project, stack, record)
+            .map_err(anyhow::Error::from)
+        {
             Ok(_) => Ok(()),
             // The deployment's own error matters more; this one is only logged then.
             Err(e) if outcome.is_err() => {

@@ -3,12 +3,12 @@
 //! the owner-only credentials file and never printed.
 
 use anyhow::{Result, bail};
+use cairn_backend::pgconfig;
 use clap::Args;
 
-use crate::backend::{Backend, pgconfig};
 use crate::credentials::Credentials;
 use crate::terminal::outln;
-use crate::workspace::Context;
+use crate::workspace::{Context, open_backend};
 
 #[derive(Debug, Args)]
 pub struct LoginArgs {
@@ -70,7 +70,7 @@ pub fn login(context: &Context, args: LoginArgs) -> Result<()> {
         },
     };
     let url = normalize(context, &url)?;
-    let backend = Backend::from_url(&url, &context.cwd)?;
+    let backend = open_backend(&url, &context.cwd)?;
     if let Some(dir) = url.strip_prefix("file://") {
         std::fs::create_dir_all(dir)
             .map_err(|e| anyhow::anyhow!("cannot use {} as a backend: {e}", backend.url()))?;

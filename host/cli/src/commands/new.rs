@@ -10,14 +10,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{Context as _, Result, anyhow, bail};
+use cairn_backend::names;
 use clap::Args;
 
-use crate::backend::Backend;
-use crate::names;
 use crate::stack::Stack;
 use crate::templates::{self, Kind, Template};
 use crate::terminal::{errln, field, outln, quoted};
-use crate::workspace::Context;
+use crate::workspace::{Context, open_backend};
 
 /// Pulumi's limit on a project description (it becomes a stack tag).
 const MAX_DESCRIPTION: usize = 256;
@@ -139,7 +138,7 @@ pub fn run(context: &Context, args: NewArgs) -> Result<()> {
     let backend = if args.generate_only {
         None
     } else {
-        let backend = Backend::from_url(&context.backend_url(None)?, &dir)?;
+        let backend = open_backend(&context.backend_url(None)?, &dir)?;
         if !backend.list_stacks(&name)?.is_empty() {
             bail!(
                 "a project named {name:?} already has stacks in {}: choose another name with --name, or remove them (`cairn stack rm`)",
@@ -189,7 +188,7 @@ pub fn run(context: &Context, args: NewArgs) -> Result<()> {
             stack_name
         } else {
             ask("Stack name", DEFAULT_STACK, |answer| {
-                names::check_stack_name(answer, "given")
+                Ok(names::check_stack_name(answer, "given")?)
             })?
         };
         crate::commands::stack::init(&workspace, &stack_name)?;

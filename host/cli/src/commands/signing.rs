@@ -53,13 +53,13 @@ pub fn sign(context: &Context, file: &str, key: &str, output: Option<&str>) -> R
     let public = key.public_key();
     match signature::sign(&component, &key) {
         Ok(signed) => {
-            crate::backend::file::write_atomically(&target, &signed)?;
+            cairn_backend::file::write_atomically(&target, &signed)?;
             outln!("Signed {} with {}", field(file), public.fingerprint());
         }
         // Signing twice with one key is a no-op rather than an error, so scripts can re-run.
         Err(RegistryError::AlreadySigned { .. }) => {
             if target != path {
-                crate::backend::file::write_atomically(&target, &component)?;
+                cairn_backend::file::write_atomically(&target, &component)?;
             }
             outln!(
                 "{} is already signed by {}; unchanged",

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use anyhow::{Result, bail};
+use cairn_backend::UpdateRecord;
 use clap::{Args, Subcommand};
 
-use crate::backend::UpdateRecord;
 use crate::terminal::{field, json_pretty, outln};
 use crate::workspace::Workspace;
 
@@ -139,7 +139,7 @@ pub fn tag(workspace: &Workspace, stack: &str, args: TagArgs) -> Result<()> {
     match args.command {
         TagCommand::Set { name, value } => {
             check_tag(&name, Some(&value))?;
-            backend.set_tag(project, stack, &name, Some(&value))
+            Ok(backend.set_tag(project, stack, &name, Some(&value))?)
         }
         TagCommand::Get { name } => {
             check_tag(&name, None)?;
@@ -182,7 +182,7 @@ pub fn tag(workspace: &Workspace, stack: &str, args: TagArgs) -> Result<()> {
                     crate::terminal::quoted(&name)
                 );
             }
-            backend.set_tag(project, stack, &name, None)
+            Ok(backend.set_tag(project, stack, &name, None)?)
         }
     }
 }

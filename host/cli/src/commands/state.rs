@@ -4,12 +4,12 @@
 use std::io::BufRead;
 
 use anyhow::{Context as _, Result, anyhow, bail};
+use cairn_backend::operation_verb;
 use cairn_engine::state::edit::{self, EditError};
 use cairn_engine::state::{SecretsMode, Snapshot, encode_deployment, verify_integrity};
 use cairn_engine::urn::Urn;
 use clap::{Args, Subcommand};
 
-use crate::backend::operation_verb;
 use crate::stack::Stack;
 use crate::terminal::{outln, prompt, quoted};
 use crate::workspace::{Context, Workspace};
@@ -129,7 +129,7 @@ fn edit_state(
     }
     verify_integrity(&snapshot).context("the edited state is inconsistent; nothing was saved")?;
     let stored = encode_deployment(&snapshot, SecretsMode::Encrypt(&crypter))?;
-    backend.save(&lock, project, &stack.name, stored)
+    Ok(backend.save(&lock, project, &stack.name, stored)?)
 }
 
 fn delete(

@@ -31,14 +31,18 @@ use std::collections::BTreeMap;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use anyhow::{Context, Result, anyhow, bail};
 use cairn_engine::deploy::journal::{PersistError, Persister};
+use cairn_engine::text::quoted;
 use postgres::{Client, NoTls};
 use sha2::{Digest, Sha256};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::pgconfig::{self, PgTarget};
-use super::{LockHolder, StackWriter, Store, UpdateRecord, checkpoint_bytes_of_json};
+use crate::error::one_line;
+use crate::pgconfig::{self, PgTarget};
+use crate::{
+    BackendError, LockHolder, Result, StackWriter, Store, UpdateRecord, checkpoint_bytes_of_json,
+    names,
+};
 
 /// The schema's migrations, in order; the version of each is its position, from 1. A
 /// migration, once released, never changes: later ones add to it.
@@ -129,11 +133,11 @@ impl Session {
                     job(&mut client);
                 }
             })
-            .context("starting the PostgreSQL connection thread")?;
+            .map_err(|e| BackendError::io("starting the PostgreSQL connection thread", e))?;
         match connected.recv() {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(connect_error(target, &e)),
-            Err(_) => bail!("the PostgreSQL connection thread ended before connecting"),
+            Err(_) => return Err(BackendError::ConnectionThread),
         }
         Ok(Session {
             jobs: Mutex::new(jobs),
@@ -164,16 +168,16 @@ impl Session {
         match outcome {
             Some(Ok(value)) => Ok(value),
             Some(Err(e)) => Err(query_error(&self.target, what, &e)),
-            None => bail!(
-                "{what}: the connection to the PostgreSQL backend {} is gone",
-                self.target.display
-            ),
+            None => Err(BackendError::ConnectionGone {
+                what: what.to_owned(),
+                backend: self.target.display.clone(),
+            }),
         }
     }
 }
 
 /// A connection failure, said plainly: which server, and what to check.
-fn connect_error(target: &PgTarget, e: &postgres::Error) -> anyhow::Error {
+fn connect_error(target: &PgTarget, e: &postgres::Error) -> BackendError {
     let text = describe(e);
     let hint = match e.as_db_error().map(|d| d.code().code()) {
         Some("28P01") => {
@@ -195,31 +199,31 @@ fn connect_error(target: &PgTarget, e: &postgres::Error) -> anyhow::Error {
         }
         _ => " (check that the server runs and that the host and port are right)",
     };
-    anyhow!(
-        "cannot connect to the PostgreSQL backend {}: {text}{hint}",
-        target.display
-    )
+    BackendError::Connect {
+        backend: target.display.clone(),
+        reason: text,
+        hint,
+    }
 }
 
 /// A failed query: lost connections are said as such.
-fn query_error(target: &PgTarget, what: &str, e: &postgres::Error) -> anyhow::Error {
+fn query_error(target: &PgTarget, what: &str, e: &postgres::Error) -> BackendError {
+    let (what, backend, reason) = (what.to_owned(), target.display.clone(), describe(e));
     if e.is_closed()
         || e.as_db_error()
             .is_some_and(|d| d.code().code().starts_with("57P"))
     {
-        anyhow!(
-            "{what}: lost the connection to the PostgreSQL backend {} ({}); nothing after this \
-             point was recorded, and what was recorded before it is kept: run the command again \
-             once the server is back",
-            target.display,
-            describe(e)
-        )
+        BackendError::ConnectionLost {
+            what,
+            backend,
+            reason,
+        }
     } else {
-        anyhow!(
-            "{what} on the PostgreSQL backend {}: {}",
-            target.display,
-            describe(e)
-        )
+        BackendError::Query {
+            what,
+            backend,
+            reason,
+        }
     }
 }
 
@@ -306,7 +310,7 @@ fn migrate(session: &Session) -> Result<()> {
                 "SELECT to_regclass('cairn_schema_migrations') IS NOT NULL",
                 &[],
             )?
-            .get(0);
+            .try_get(0)?;
         if !exists {
             return Ok(0);
         }
@@ -315,14 +319,14 @@ fn migrate(session: &Session) -> Result<()> {
                 "SELECT coalesce(max(version), 0)::bigint FROM cairn_schema_migrations",
                 &[],
             )
-            .map(|row| row.get::<_, i64>(0))
+            .and_then(|row| row.try_get::<_, i64>(0))
     })?;
     if applied > known {
-        bail!(
-            "the PostgreSQL backend {} holds Cairn schema version {applied}, newer than this \
-             Cairn knows ({known}): upgrade Cairn to use it",
-            session.target.display
-        );
+        return Err(BackendError::SchemaTooNew {
+            backend: session.target.display.clone(),
+            found: applied,
+            known,
+        });
     }
     if applied == known {
         return Ok(());
@@ -342,7 +346,7 @@ fn migrate(session: &Session) -> Result<()> {
                 "SELECT coalesce(max(version), 0)::bigint FROM cairn_schema_migrations",
                 &[],
             )?
-            .get(0);
+            .try_get(0)?;
         for (index, (description, sql)) in MIGRATIONS.iter().enumerate() {
             let version = index as i64 + 1;
             if version <= applied {
@@ -398,18 +402,18 @@ impl Store for PgStore {
                     "SELECT name FROM cairn_stacks WHERE project = $1 AND removed_at IS NULL",
                     &[&project],
                 )?;
-                Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
+                rows.iter().map(|r| r.try_get::<_, String>(0)).collect()
             })
             .map(|names: Vec<String>| {
                 names
                     .into_iter()
                     .filter(|name| {
-                        let ok = crate::names::is_stack_name(name);
+                        let ok = names::is_stack_name(name);
                         if !ok {
                             tracing::warn!(
                                 "ignoring the row of stack {}: not a stack name ({})",
-                                crate::terminal::quoted(name),
-                                crate::names::STACK_NAME_RULE
+                                quoted(name),
+                                names::STACK_NAME_RULE
                             );
                         }
                         ok
@@ -426,7 +430,7 @@ impl Store for PgStore {
                     "SELECT checkpoint FROM cairn_stacks WHERE project = $1 AND name = $2 AND removed_at IS NULL",
                     &[&p, &s],
                 )?;
-                Ok(row.map(|r| r.get::<_, Vec<u8>>(0)))
+                row.map(|r| r.try_get::<_, Vec<u8>>(0)).transpose()
             })
     }
 
@@ -442,7 +446,7 @@ impl Store for PgStore {
             )?;
             let mut bytes = Vec::new();
             for row in rows {
-                bytes.extend_from_slice(row.get::<_, &[u8]>(0));
+                bytes.extend_from_slice(row.try_get::<_, &[u8]>(0)?);
             }
             Ok((!bytes.is_empty()).then_some(bytes))
         })
@@ -459,7 +463,7 @@ impl Store for PgStore {
         let holder_json = serde_json::to_string(holder)?;
         let (p, s) = (project.to_owned(), stack.to_owned());
         let hook_path = std::path::PathBuf::from(self.place(project, stack));
-        super::test_hook::pause("opened", &hook_path);
+        crate::test_hook::pause("opened", &hook_path);
         let taken = session.run(
             &format!("locking {}", self.place(project, stack)),
             move |c| {
@@ -471,7 +475,7 @@ impl Store for PgStore {
                 )?;
                 let taken: bool = c
                     .query_one("SELECT pg_try_advisory_lock($1)", &[&key])?
-                    .get(0);
+                    .try_get(0)?;
                 if taken {
                     c.execute(
                         "INSERT INTO cairn_locks (lock_key, project, stack, holder, backend_pid)
@@ -487,7 +491,7 @@ impl Store for PgStore {
         if !taken {
             return Err(self.held_by_another(project, stack, key));
         }
-        super::test_hook::pause("held", &hook_path);
+        crate::test_hook::pause("held", &hook_path);
         Ok(Box::new(PgWriter {
             session,
             project: project.to_owned(),
@@ -508,11 +512,16 @@ impl Store for PgStore {
                 ),
                 &[&p, &s],
             )?;
-            Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
+            rows.iter().map(|r| r.try_get::<_, String>(0)).collect()
         })?;
         records
             .iter()
-            .map(|r| serde_json::from_str(r).with_context(|| format!("{what}: a malformed row")))
+            .map(|r| {
+                serde_json::from_str(r).map_err(|source| BackendError::Malformed {
+                    what: format!("{what}: a malformed row"),
+                    source,
+                })
+            })
             .collect()
     }
 
@@ -526,10 +535,9 @@ impl Store for PgStore {
                 ),
                 &[&p, &s],
             )?;
-            Ok(rows
-                .iter()
-                .map(|r| (r.get::<_, String>(0), r.get::<_, String>(1)))
-                .collect())
+            rows.iter()
+                .map(|r| Ok((r.try_get::<_, String>(0)?, r.try_get::<_, String>(1)?)))
+                .collect()
         })
     }
 
@@ -560,7 +568,7 @@ impl Store for PgStore {
 
 impl PgStore {
     /// The error a second writer gets, naming the holder from `cairn_locks`.
-    fn held_by_another(&self, project: &str, stack: &str, key: i64) -> anyhow::Error {
+    fn held_by_another(&self, project: &str, stack: &str, key: i64) -> BackendError {
         let place = self.place(project, stack);
         let found = self.reader().and_then(|reader| {
             reader.run("reading the lock holder", move |c| {
@@ -568,18 +576,24 @@ impl PgStore {
                     "SELECT holder, backend_pid FROM cairn_locks WHERE lock_key = $1",
                     &[&key],
                 )?;
-                Ok(row.map(|r| (r.get::<_, String>(0), r.get::<_, i32>(1))))
+                row.map(|r| Ok((r.try_get::<_, String>(0)?, r.try_get::<_, i32>(1)?)))
+                    .transpose()
             })
         });
+        let unnamed = || BackendError::Locked {
+            stack: stack.to_owned(),
+            holder: None,
+            message: format!("{place} is locked by another session; wait for it to finish"),
+        };
         match found {
             Ok(Some((holder, backend_pid))) => match serde_json::from_str::<LockHolder>(&holder) {
                 Ok(holder) => holder.refusal(
                     stack,
                     &format!("PostgreSQL session {backend_pid}, {}", self.target.display),
                 ),
-                Err(_) => anyhow!("{place} is locked by another session; wait for it to finish"),
+                Err(_) => unnamed(),
             },
-            _ => anyhow!("{place} is locked by another session; wait for it to finish"),
+            _ => unnamed(),
         }
     }
 }
@@ -652,8 +666,8 @@ fn write_checkpoint_in(
             )?;
         }
         Some(row) => {
-            let id: i64 = row.get(0);
-            let previous: &[u8] = row.get(1);
+            let id: i64 = row.try_get(0)?;
+            let previous: &[u8] = row.try_get(1)?;
             if previous != bytes {
                 if limit > 0 {
                     tx.execute(
@@ -740,9 +754,15 @@ impl StackWriter for PgWriter {
         let (p, s) = self.names();
         let stack_id: Option<i64> = self.session.run(
             &format!("opening the journal of {}", self.place),
-            move |c| Ok(c.query_opt(LIVE_STACK, &[&p, &s])?.map(|r| r.get(0))),
+            move |c| {
+                c.query_opt(LIVE_STACK, &[&p, &s])?
+                    .map(|r| r.try_get(0))
+                    .transpose()
+            },
         )?;
-        let stack_id = stack_id.ok_or_else(|| anyhow!("{} does not exist", self.place))?;
+        let stack_id = stack_id.ok_or_else(|| BackendError::Vanished {
+            place: self.place.clone(),
+        })?;
         Ok(Arc::new(PgJournal {
             insert: Arc::new(Mutex::new(None)),
             appending: format!("appending to the journal of {}", self.place),
@@ -761,7 +781,7 @@ impl StackWriter for PgWriter {
             .run(&format!("removing {}", self.place), move |c| {
                 let mut tx = c.transaction()?;
                 if let Some(row) = tx.query_opt(&format!("{LIVE_STACK} FOR UPDATE"), &[&p, &s])? {
-                    let id: i64 = row.get(0);
+                    let id: i64 = row.try_get(0)?;
                     tx.execute(
                         "INSERT INTO cairn_checkpoint_history (stack_id, checkpoint)
                      SELECT id, checkpoint FROM cairn_stacks WHERE id = $1",
@@ -803,7 +823,7 @@ impl StackWriter for PgWriter {
             let mut tx = c.transaction()?;
             let id: i64 = tx
                 .query_one(&format!("{LIVE_STACK} FOR UPDATE"), &[&p, &s])?
-                .get(0);
+                .try_get(0)?;
             tx.execute(
                 "INSERT INTO cairn_checkpoint_history (stack_id, checkpoint)
                  SELECT id, checkpoint FROM cairn_stacks WHERE id = $1",
@@ -850,18 +870,18 @@ impl Persister for PgJournal {
                 c.execute(&statement, &[&id, &data])?;
                 Ok(())
             })
-            .map_err(|e| PersistError::new(format!("{e:#}")))
+            .map_err(|e| PersistError::new(one_line(&e)))
     }
 
     fn save(&self, deployment: &[u8]) -> Result<(), PersistError> {
         let bytes = checkpoint_bytes_of_json(&self.project, &self.stack, deployment)
-            .map_err(|e| PersistError::new(format!("{e:#}")))?;
+            .map_err(|e| PersistError::new(one_line(&e)))?;
         let (p, s, limit) = (self.project.clone(), self.stack.clone(), self.limit);
         self.session
             .run(&format!("saving {}", self.place), move |c| {
                 write_checkpoint(c, &p, &s, &bytes, limit)
             })
-            .map_err(|e| PersistError::new(format!("{e:#}")))
+            .map_err(|e| PersistError::new(one_line(&e)))
     }
 }
 

@@ -23,12 +23,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, Result, anyhow, bail};
 use cairn_engine::deploy::journal::{PersistError, Persister};
+use cairn_engine::text::quoted;
 
-use super::{LockHolder, StackWriter, Store, UpdateRecord, checkpoint_bytes_of_json};
-use crate::names;
-use crate::terminal::quoted;
+use crate::error::{IoContext, one_line};
+use crate::{
+    BackendError, LockHolder, Result, StackWriter, Store, UpdateRecord, checkpoint_bytes_of_json,
+    names,
+};
 
 /// A stack store rooted at a local directory.
 #[derive(Debug, Clone)]
@@ -41,14 +43,19 @@ impl FileStore {
     /// Opens the store named by a `file://` URL (`file://~/x` and `file://./x` are accepted).
     pub fn from_url(url: &str, cwd: &Path, history_limit: usize) -> Result<FileStore> {
         let Some(rest) = url.strip_prefix("file://") else {
-            bail!("{url:?} is not a file:// URL");
+            return Err(BackendError::Config(format!(
+                "{url:?} is not a file:// URL"
+            )));
         };
         let root = if let Some(home_relative) = rest.strip_prefix('~') {
-            let home = std::env::var_os("HOME")
-                .ok_or_else(|| anyhow!("backend URL {url:?} uses ~ but HOME is not set"))?;
+            let home = std::env::var_os("HOME").ok_or_else(|| {
+                BackendError::Config(format!("backend URL {url:?} uses ~ but HOME is not set"))
+            })?;
             PathBuf::from(home).join(home_relative.trim_start_matches('/'))
         } else if rest.is_empty() {
-            bail!("backend URL {url:?} names no directory");
+            return Err(BackendError::Config(format!(
+                "backend URL {url:?} names no directory"
+            )));
         } else {
             cwd.join(rest)
         };
@@ -119,7 +126,7 @@ impl FileStore {
             bytes,
         )?;
         let mut versions: Vec<PathBuf> = fs::read_dir(&dir)
-            .with_context(|| format!("listing {}", dir.display()))?
+            .io_context(|| format!("listing {}", dir.display()))?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| {
                 p.file_name()
@@ -130,7 +137,7 @@ impl FileStore {
         versions.sort();
         let excess = versions.len().saturating_sub(self.history_limit);
         for old in &versions[..excess] {
-            fs::remove_file(old).with_context(|| format!("removing {}", old.display()))?;
+            fs::remove_file(old).io_context(|| format!("removing {}", old.display()))?;
         }
         Ok(())
     }
@@ -151,7 +158,7 @@ fn read_if_exists(path: &Path) -> Result<Option<Vec<u8>>> {
     match fs::read(path) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+        Err(e) => Err(e).io_context(|| format!("reading {}", path.display())),
     }
 }
 
@@ -160,10 +167,10 @@ fn remove_if_exists(path: &Path) -> Result<()> {
     match fs::remove_file(path) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
+        Err(e) => return Err(e).io_context(|| format!("removing {}", path.display())),
     }
     if let Some(dir) = path.parent() {
-        sync_dir(dir).with_context(|| format!("syncing {}", dir.display()))?;
+        sync_dir(dir).io_context(|| format!("syncing {}", dir.display()))?;
     }
     Ok(())
 }
@@ -174,7 +181,7 @@ impl Store for FileStore {
     }
 
     fn user(&self) -> Result<String> {
-        Ok(super::os_user())
+        Ok(crate::os_user())
     }
 
     fn checkpoint_location(&self, project: &str, stack: &str) -> String {
@@ -193,13 +200,13 @@ impl Store for FileStore {
             Ok(entries) => entries,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => {
-                return Err(e).with_context(|| format!("listing stacks in {}", dir.display()));
+                return Err(e).io_context(|| format!("listing stacks in {}", dir.display()));
             }
         };
         let mut stacks = Vec::new();
         for entry in entries {
             let path = entry
-                .with_context(|| format!("listing stacks in {}", dir.display()))?
+                .io_context(|| format!("listing stacks in {}", dir.display()))?
                 .path();
             let Some(name) = path
                 .file_name()
@@ -250,12 +257,12 @@ impl Store for FileStore {
         let entries = match fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(e).with_context(|| format!("listing {}", dir.display())),
+            Err(e) => return Err(e).io_context(|| format!("listing {}", dir.display())),
         };
         let mut updates = Vec::new();
         for entry in entries {
             let path = entry
-                .with_context(|| format!("listing {}", dir.display()))?
+                .io_context(|| format!("listing {}", dir.display()))?
                 .path();
             if !path
                 .file_name()
@@ -264,11 +271,13 @@ impl Store for FileStore {
             {
                 continue;
             }
-            let bytes = fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-            updates.push(
-                serde_json::from_slice(&bytes)
-                    .with_context(|| format!("{} is not an update record", path.display()))?,
-            );
+            let bytes = fs::read(&path).io_context(|| format!("reading {}", path.display()))?;
+            updates.push(serde_json::from_slice(&bytes).map_err(|source| {
+                BackendError::Malformed {
+                    what: format!("{} is not an update record", path.display()),
+                    source,
+                }
+            })?);
         }
         Ok(updates)
     }
@@ -279,7 +288,10 @@ impl Store for FileStore {
             None => Ok(BTreeMap::new()),
             Some(bytes) => serde_json::from_slice::<TagsFile>(&bytes)
                 .map(|file| file.tags)
-                .with_context(|| format!("{} is not a stack tags file", path.display())),
+                .map_err(|source| BackendError::Malformed {
+                    what: format!("{} is not a stack tags file", path.display()),
+                    source,
+                }),
         }
     }
 
@@ -352,7 +364,7 @@ impl StackWriter for FileWriter {
         if let Some(bytes) = read_if_exists(&path)? {
             self.store.archive(project, stack, &bytes)?;
         }
-        fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+        fs::remove_file(&path).io_context(|| format!("removing {}", path.display()))?;
         if let Some(dir) = path.parent() {
             sync_dir(dir)?;
         }
@@ -379,9 +391,9 @@ impl StackWriter for FileWriter {
         if old_history.is_dir() {
             let new_history = store.history_dir(project, new_stack)?;
             fs::create_dir_all(&new_history)
-                .with_context(|| format!("creating {}", new_history.display()))?;
+                .io_context(|| format!("creating {}", new_history.display()))?;
             for entry in fs::read_dir(&old_history)
-                .with_context(|| format!("listing {}", old_history.display()))?
+                .io_context(|| format!("listing {}", old_history.display()))?
             {
                 let from = entry?.path();
                 let Some(name) = from.file_name().and_then(|n| n.to_str()) else {
@@ -392,7 +404,7 @@ impl StackWriter for FileWriter {
                 };
                 let to = new_history.join(format!("{new_stack}-{rest}"));
                 fs::rename(&from, &to)
-                    .with_context(|| format!("moving {} to {}", from.display(), to.display()))?;
+                    .io_context(|| format!("moving {} to {}", from.display(), to.display()))?;
             }
             sync_dir(&new_history)?;
             let _ = fs::remove_dir(&old_history);
@@ -401,7 +413,7 @@ impl StackWriter for FileWriter {
         if old_tags.is_file() {
             let new_tags = store.tags_path(project, new_stack)?;
             fs::rename(&old_tags, &new_tags)
-                .with_context(|| format!("moving {}", old_tags.display()))?;
+                .io_context(|| format!("moving {}", old_tags.display()))?;
         }
         store.remove_journal(project, &self.stack)?;
         remove_if_exists(&store.stack_path(project, &self.stack)?)
@@ -423,8 +435,8 @@ impl StackJournal {
         let path = store.journal_path(project, stack)?;
         let dir = path
             .parent()
-            .ok_or_else(|| anyhow!("{} has no parent directory", path.display()))?;
-        fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            .ok_or_else(|| BackendError::NoParent(path.clone()))?;
+        fs::create_dir_all(dir).io_context(|| format!("creating {}", dir.display()))?;
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -435,7 +447,7 @@ impl StackJournal {
                 sync_dir(dir)?;
                 Ok(file)
             })
-            .with_context(|| format!("creating the journal {}", path.display()))?;
+            .io_context(|| format!("creating the journal {}", path.display()))?;
         Ok(StackJournal {
             store: store.clone(),
             project: project.to_owned(),
@@ -464,7 +476,7 @@ impl Persister for StackJournal {
                 self.store
                     .write_checkpoint(&self.project, &self.stack, &bytes)
             })
-            .map_err(|e| PersistError::new(format!("{e:#}")))?;
+            .map_err(|e| PersistError::new(one_line(&e)))?;
         // A crash before this leaves a journal the checkpoint already contains; it is
         // recognised by its manifest and dropped.
         file.set_len(0)
@@ -477,8 +489,8 @@ impl Persister for StackJournal {
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path
         .parent()
-        .ok_or_else(|| anyhow!("{} has no parent directory", path.display()))?;
-    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        .ok_or_else(|| BackendError::NoParent(path.to_path_buf()))?;
+    fs::create_dir_all(dir).io_context(|| format!("creating {}", dir.display()))?;
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("state");
     let temp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
     let result = (|| -> io::Result<()> {
@@ -491,7 +503,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     if result.is_err() {
         let _ = fs::remove_file(&temp);
     }
-    result.with_context(|| format!("writing {}", path.display()))
+    result.io_context(|| format!("writing {}", path.display()))
 }
 
 /// Makes a rename or removal in `dir` durable.
@@ -584,7 +596,7 @@ fn remove_if_ours(path: &Path, id: FileIdentity) {
 impl FileLock {
     fn acquire(path: PathBuf, stack: &str, me: &LockHolder) -> Result<FileLock> {
         if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            fs::create_dir_all(dir).io_context(|| format!("creating {}", dir.display()))?;
         }
         for _ in 0..LOCK_ATTEMPTS {
             let file = OpenOptions::new()
@@ -593,15 +605,15 @@ impl FileLock {
                 .create(true)
                 .truncate(false)
                 .open(&path)
-                .with_context(|| format!("opening lock {}", path.display()))?;
-            super::test_hook::pause("opened", &path);
+                .io_context(|| format!("opening lock {}", path.display()))?;
+            crate::test_hook::pause("opened", &path);
             match file.try_lock() {
                 Ok(()) => {}
                 Err(std::fs::TryLockError::WouldBlock) => {
                     return Err(held_by_another(&file, stack, &path));
                 }
                 Err(std::fs::TryLockError::Error(e)) => {
-                    return Err(e).with_context(|| {
+                    return Err(e).io_context(|| {
                         format!(
                             "locking {} (the backend's file system must support file locks)",
                             path.display()
@@ -615,29 +627,29 @@ impl FileLock {
             let mine = identity(
                 &file
                     .metadata()
-                    .with_context(|| format!("reading lock {}", path.display()))?,
+                    .io_context(|| format!("reading lock {}", path.display()))?,
             );
             match fs::symlink_metadata(&path) {
                 Ok(meta) if identity(&meta) == mine => {}
                 Ok(_) => continue,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                 Err(e) => {
-                    return Err(e).with_context(|| format!("reading lock {}", path.display()));
+                    return Err(e).io_context(|| format!("reading lock {}", path.display()));
                 }
             }
-            write_holder(&file, me).with_context(|| format!("writing lock {}", path.display()))?;
+            write_holder(&file, me).io_context(|| format!("writing lock {}", path.display()))?;
             held().push((path.clone(), mine));
-            super::test_hook::pause("held", &path);
+            crate::test_hook::pause("held", &path);
             return Ok(FileLock {
                 path,
                 _file: file,
                 identity: mine,
             });
         }
-        bail!(
-            "could not lock stack {stack:?}: the lock file {} kept being replaced",
-            path.display()
-        )
+        Err(BackendError::LockReplaced {
+            stack: stack.to_owned(),
+            path,
+        })
     }
 }
 
@@ -673,7 +685,7 @@ fn write_holder(file: &File, holder: &LockHolder) -> io::Result<()> {
 }
 
 /// The error a second writer gets, naming the holder from the locked file's contents.
-fn held_by_another(file: &File, stack: &str, path: &Path) -> anyhow::Error {
+fn held_by_another(file: &File, stack: &str, path: &Path) -> BackendError {
     // The holder writes its details right after locking: give it a moment to finish.
     let mut holder = None;
     for _ in 0..20 {
@@ -694,18 +706,23 @@ fn held_by_another(file: &File, stack: &str, path: &Path) -> anyhow::Error {
     }
     match holder {
         Some(holder) => holder.refusal(stack, &format!("lock file {}", path.display())),
-        None => anyhow!(
-            "stack {stack:?} is locked by another process (lock file {}, which does not say \
-             which); wait for it to finish",
-            path.display()
-        ),
+        None => BackendError::Locked {
+            stack: stack.to_owned(),
+            holder: None,
+            message: format!(
+                "stack {stack:?} is locked by another process (lock file {}, which does not say \
+                 which); wait for it to finish",
+                path.display()
+            ),
+        },
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::{Backend, StackLock, pending_warning};
+    use crate::error::one_line;
+    use crate::{Backend, StackLock, Warning, Warnings, pending_warning};
     use cairn_engine::deploy::journal;
     use cairn_engine::state::{DeploymentV3, JsonMap, Manifest, Operation};
 
@@ -719,6 +736,7 @@ mod tests {
     fn backend(dir: &Path, history: usize) -> Backend {
         Backend {
             store: Arc::new(store(dir, history)),
+            warnings: Warnings::default(),
         }
     }
 
@@ -984,6 +1002,41 @@ mod tests {
     }
 
     #[test]
+    fn pending_operations_are_reported_as_warnings_each_time_they_are_found() {
+        use cairn_engine::state::OperationKind;
+
+        let dir = tempfile::tempdir().unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let backend = {
+            let seen = seen.clone();
+            backend(dir.path(), 5).with_warnings(move |w: &Warning| {
+                seen.lock().unwrap().push(w.clone());
+            })
+        };
+        let lock = backend.lock("proj", "dev", "test").unwrap();
+        let base = stack_with_two(&backend, &lock);
+        backend.latest("proj", "dev").unwrap();
+        assert!(seen.lock().unwrap().is_empty(), "nothing pending");
+        let m = manager(base, backend.persister(&lock, "proj", "dev").unwrap());
+        m.begin(OperationKind::Creating, &resource("c")).unwrap();
+        drop(m); // the process dies: the create is pending
+
+        backend.latest("proj", "dev").unwrap();
+        backend.list_stacks("proj").unwrap();
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert_eq!(seen[0], seen[1]);
+        assert_eq!(seen[0].stack(), ("proj", "dev"));
+        assert!(
+            seen[0].to_string().starts_with(
+                "warning: the last deployment of stack \"dev\" was interrupted; 1 operation was pending:\n    creating urn:pulumi:dev::proj::random:index/randomId:RandomId::c\n"
+            ),
+            "{}",
+            seen[0]
+        );
+    }
+
+    #[test]
     fn a_deployment_reads_an_interrupted_one_through_its_journal() {
         use cairn_engine::deploy::journal::Mutation;
         use cairn_engine::state::OperationKind;
@@ -1036,8 +1089,8 @@ mod tests {
         fs::write(&path, br#"{"version": 4, "checkpoint": {"stack": "s"}}"#).unwrap();
         let err = backend.stored_secrets_provider("proj", "dev").unwrap_err();
         assert!(
-            format!("{err:#}").contains("unsupported checkpoint version 4"),
-            "{err:#}"
+            one_line(&err).contains("unsupported checkpoint version 4"),
+            "{err}"
         );
     }
 
@@ -1117,7 +1170,7 @@ mod tests {
                 .recover_snapshot(&lock, "proj", "dev", &Plain)
                 .unwrap_err(),
         ] {
-            let message = format!("{err:#}");
+            let message = one_line(&err);
             assert!(
                 message.contains("the state of stack \"dev\" is refused")
                     && message.contains("(2 problems)")
@@ -1159,7 +1212,7 @@ mod tests {
             backend.latest("proj", "dev").unwrap_err(),
             backend.recover(&lock, "proj", "dev").unwrap_err(),
         ] {
-            let message = format!("{err:#}");
+            let message = one_line(&err);
             assert!(
                 message.contains("dev.journal")
                     && message.contains("dev.json is unchanged")

@@ -4,9 +4,7 @@
 //! where the backend turns names into paths, so no name reaches the file system unchecked.
 //! (Plugin names are checked by `cairn_wasm::store`.)
 
-use anyhow::{Result, anyhow};
-
-use crate::terminal::quoted;
+use cairn_engine::text::quoted;
 
 /// Pulumi's rule for stack names, plus no `.` or `..` (which name directories).
 pub const STACK_NAME_RULE: &str =
@@ -36,27 +34,37 @@ fn plain(name: &str, max: usize) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
+/// A name that breaks its rule; `origin` says where it came from (`given to --stack`, `in
+/// Pulumi.yaml`, `for the backend`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("invalid stack name {} {origin}: {STACK_NAME_RULE}", quoted(.name))]
+    Stack { name: String, origin: String },
+    #[error("invalid project name {} {origin}: {PROJECT_NAME_RULE}", quoted(.name))]
+    Project { name: String, origin: String },
+}
+
 /// Checks a stack name; `source` says where it came from (`--stack`, a command's argument,
 /// a file), for the error.
-pub fn check_stack_name(name: &str, source: &str) -> Result<()> {
+pub fn check_stack_name(name: &str, source: &str) -> Result<(), NameError> {
     if is_stack_name(name) {
         return Ok(());
     }
-    Err(anyhow!(
-        "invalid stack name {} {source}: {STACK_NAME_RULE}",
-        quoted(name)
-    ))
+    Err(NameError::Stack {
+        name: name.to_owned(),
+        origin: source.to_owned(),
+    })
 }
 
 /// Checks a project name; `source` says where it came from.
-pub fn check_project_name(name: &str, source: &str) -> Result<()> {
+pub fn check_project_name(name: &str, source: &str) -> Result<(), NameError> {
     if is_project_name(name) {
         return Ok(());
     }
-    Err(anyhow!(
-        "invalid project name {} {source}: {PROJECT_NAME_RULE}",
-        quoted(name)
-    ))
+    Err(NameError::Project {
+        name: name.to_owned(),
+        origin: source.to_owned(),
+    })
 }
 
 #[cfg(test)]

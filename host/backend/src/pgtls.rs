@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use crate::{BackendError, Result};
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
@@ -44,9 +44,11 @@ impl SslMode {
             "require" => SslMode::Require,
             "verify-ca" => SslMode::VerifyCa,
             "verify-full" => SslMode::VerifyFull,
-            other => bail!(
-                "sslmode {other:?} is not an SSL mode (disable, allow, prefer, require, verify-ca, verify-full)"
-            ),
+            other => {
+                return Err(BackendError::Config(format!(
+                    "sslmode {other:?} is not an SSL mode (disable, allow, prefer, require, verify-ca, verify-full)"
+                )));
+            }
         })
     }
 
@@ -76,7 +78,7 @@ impl TlsSettings {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
-            .context("setting up TLS")?;
+            .map_err(|e| tls_error("setting up TLS", e))?;
         let checks = match (self.mode, &self.root_cert) {
             (SslMode::Disable, _) => return Ok(None),
             (SslMode::Prefer, _) | (SslMode::Require, None) => None,
@@ -95,7 +97,7 @@ impl TlsSettings {
         let roots = Arc::new(self.roots()?);
         let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider)
             .build()
-            .context("setting up certificate verification")?;
+            .map_err(|e| tls_error("setting up certificate verification", e))?;
         let verifier: Arc<dyn ServerCertVerifier> = if check_name {
             webpki
         } else {
@@ -114,10 +116,13 @@ impl TlsSettings {
         match &self.root_cert {
             Some(path) => {
                 for cert in read_pem(path)? {
-                    roots.add(cert).with_context(|| {
-                        format!(
-                            "sslrootcert {}: a certificate is not usable",
-                            path.display()
+                    roots.add(cert).map_err(|e| {
+                        tls_error(
+                            format!(
+                                "sslrootcert {}: a certificate is not usable",
+                                path.display()
+                            ),
+                            e,
                         )
                     })?;
                 }
@@ -131,11 +136,25 @@ impl TlsSettings {
 fn read_pem(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
     let certs = CertificateDer::pem_file_iter(path)
         .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .with_context(|| format!("reading sslrootcert {}", path.display()))?;
+        .map_err(|e| tls_error(format!("reading sslrootcert {}", path.display()), e))?;
     if certs.is_empty() {
-        bail!("sslrootcert {} holds no PEM certificate", path.display());
+        return Err(BackendError::Config(format!(
+            "sslrootcert {} holds no PEM certificate",
+            path.display()
+        )));
     }
     Ok(certs)
+}
+
+/// A failed TLS setup step, with its cause.
+fn tls_error(
+    what: impl Into<String>,
+    source: impl std::error::Error + Send + Sync + 'static,
+) -> BackendError {
+    BackendError::Tls {
+        what: what.into(),
+        source: Box::new(source),
+    }
 }
 
 /// `prefer` / `require`: any issuer, any name — but the handshake's signatures are checked.

@@ -6,18 +6,24 @@
 //! kind of storage: a local directory ([`file`], `file://`) or a PostgreSQL database
 //! ([`postgres`], `postgres://`). Writing needs the stack's lock: [`Store::lock`] hands out a
 //! [`StackWriter`], the only way to write a stack, so nothing can write without holding it.
+//!
+//! A library: it never prints. Failures are [`BackendError`]s (their messages are what people
+//! see); what is worth telling but not a failure (an interrupted deployment's pending
+//! operations) is a [`Warning`], handed to the function given to [`Backend::with_warnings`]
+//! as it is found. Stack and project names are checked by [`names`].
 
+mod error;
 pub mod file;
+pub mod names;
 pub mod pgconfig;
 pub mod pgtls;
 pub mod postgres;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
-use anyhow::{Context, Result, anyhow, bail};
 use cairn_engine::deploy::journal::{self, JournalError, Persister};
 use cairn_engine::secrets::Crypter;
 use cairn_engine::state::integrity::verify_resources;
@@ -26,11 +32,10 @@ use cairn_engine::state::{
     SecretsProvider, Snapshot, StateError, VersionedCheckpoint, decode_checkpoint_json,
     decode_deployment, sort_dependencies_first, summarize_checkpoint_json,
 };
+use cairn_engine::text::visible_lines;
 use serde::{Deserialize, Serialize};
 
-use crate::names;
-use crate::terminal::errln;
-
+pub use error::{BackendError, ReplayError, Result};
 pub use file::release_held_locks;
 
 /// The organization name stacks are qualified with, as Pulumi's DIY backends do.
@@ -151,16 +156,21 @@ impl LockHolder {
     }
 
     /// The refusal a second writer gets.
-    fn refusal(&self, stack: &str, place: &str) -> anyhow::Error {
-        anyhow!(
+    fn refusal(self, stack: &str, place: &str) -> BackendError {
+        let message = format!(
             "stack {stack:?} is locked by `{}` (pid {} on {}, user {}, since {}; {place}); \
              wait for it to finish",
-            crate::terminal::text_of(&self.command),
+            visible_lines(&self.command),
             self.pid,
-            crate::terminal::text_of(&self.host),
-            crate::terminal::text_of(&self.user),
-            crate::terminal::text_of(&self.time),
-        )
+            visible_lines(&self.host),
+            visible_lines(&self.user),
+            visible_lines(&self.time),
+        );
+        BackendError::Locked {
+            stack: stack.to_owned(),
+            holder: Some(Box::new(self)),
+            message,
+        }
     }
 }
 
@@ -210,10 +220,59 @@ pub struct StackSummary {
     pub resource_count: usize,
 }
 
+/// Something to tell the user that is not a failure, found while reading a stack. Reported
+/// each time it is found: the receiver decides whether to repeat it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Warning {
+    /// The last deployment of the stack was interrupted with operations pending; `message`
+    /// ([`pending_warning`]) lists them and says what to do.
+    PendingOperations {
+        project: String,
+        stack: String,
+        message: String,
+    },
+}
+
+impl Warning {
+    /// The project and stack the warning is about.
+    pub fn stack(&self) -> (&str, &str) {
+        match self {
+            Warning::PendingOperations { project, stack, .. } => (project, stack),
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::PendingOperations { message, .. } => f.write_str(message),
+        }
+    }
+}
+
+/// A function [`Warning`]s are handed to.
+type WarningSink = Arc<dyn Fn(&Warning) + Send + Sync>;
+
+/// Where a backend's [`Warning`]s go (nowhere, unless [`Backend::with_warnings`] says).
+#[derive(Clone, Default)]
+struct Warnings(Option<WarningSink>);
+
+impl fmt::Debug for Warnings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Warnings(..)"
+        } else {
+            "Warnings(none)"
+        })
+    }
+}
+
 /// A stack store chosen by URL, with the logic every store shares.
 #[derive(Debug, Clone)]
 pub struct Backend {
     store: Arc<dyn Store>,
+    warnings: Warnings,
 }
 
 /// The write lock of one stack, held until dropped. Only its holder can write the stack.
@@ -228,11 +287,10 @@ impl StackLock {
     /// Guards against writing one stack while holding another's lock.
     fn writer(&self, project: &str, stack: &str) -> Result<&dyn StackWriter> {
         if self.project != project || self.stack != stack {
-            bail!(
-                "internal error: writing stack {project}/{stack} under the lock of {}/{}",
-                self.project,
-                self.stack
-            );
+            return Err(BackendError::Internal(format!(
+                "writing stack {project}/{stack} under the lock of {}/{}",
+                self.project, self.stack
+            )));
         }
         Ok(self.writer.as_ref())
     }
@@ -240,12 +298,14 @@ impl StackLock {
 
 impl Backend {
     /// Opens the backend a URL names: `file://DIR` or `postgres://…` (also `postgresql://`).
-    /// Relative directories are relative to `cwd`.
+    /// Relative directories are relative to `cwd`. Its [`Warning`]s go nowhere until
+    /// [`Backend::with_warnings`] says where.
     pub fn from_url(url: &str, cwd: &Path) -> Result<Backend> {
         let history_limit = match std::env::var("CAIRN_STATE_HISTORY") {
-            Ok(value) => value.parse().with_context(|| {
-                format!("CAIRN_STATE_HISTORY must be a number of versions to keep, got {value:?}")
-            })?,
+            Ok(value) => match value.parse() {
+                Ok(limit) => limit,
+                Err(source) => return Err(BackendError::HistoryLimit { value, source }),
+            },
             Err(_) => DEFAULT_HISTORY_LIMIT,
         };
         let store: Arc<dyn Store> = if url.starts_with("file://") {
@@ -253,13 +313,36 @@ impl Backend {
         } else if pgconfig::is_postgres_url(url) {
             Arc::new(postgres::PgStore::open(url, history_limit)?)
         } else {
-            bail!(
-                "unsupported backend URL {}: Cairn keeps state in a local directory \
-                 (file://<directory>) or a PostgreSQL database (postgres://[user@]host[:port]/database)",
-                crate::terminal::quoted(&pgconfig::redact(url))
-            );
+            return Err(BackendError::UnsupportedUrl {
+                url: pgconfig::redact(url),
+            });
         };
-        Ok(Backend { store })
+        Ok(Backend {
+            store,
+            warnings: Warnings::default(),
+        })
+    }
+
+    /// This backend with its [`Warning`]s handed to `warn` as they are found (while the call
+    /// that found them runs, before it returns).
+    pub fn with_warnings(mut self, warn: impl Fn(&Warning) + Send + Sync + 'static) -> Backend {
+        self.warnings = Warnings(Some(Arc::new(warn)));
+        self
+    }
+
+    /// Reports, if any operations are pending, that the stack's last deployment was
+    /// interrupted.
+    fn warn_pending<P>(&self, project: &str, stack: &str, pending: &[Operation<P>]) {
+        if pending.is_empty() {
+            return;
+        }
+        if let Some(warn) = &self.warnings.0 {
+            warn(&Warning::PendingOperations {
+                project: project.to_owned(),
+                stack: stack.to_owned(),
+                message: pending_warning(stack, pending),
+            });
+        }
     }
 
     /// The backend's URL, without any password.
@@ -303,7 +386,7 @@ impl Backend {
 
     /// A stack's latest deployment as a listing shows it (`None` if it has none), including
     /// what an interrupted deployment's journal adds; its resources are counted, not built.
-    /// Warns (once per process) if operations are pending.
+    /// Warns if operations are pending.
     fn summary(&self, project: &str, stack: &str) -> Result<Option<DeploymentSummary>> {
         if self.store.read_journal(project, stack)?.is_some() {
             return Ok(self
@@ -316,7 +399,7 @@ impl Backend {
         }
         let summary = self.read_stored(project, stack, summarize_checkpoint_json)?;
         if let Some(summary) = &summary {
-            warn_pending(project, stack, &summary.pending_operations);
+            self.warn_pending(project, stack, &summary.pending_operations);
         }
         Ok(summary)
     }
@@ -330,11 +413,9 @@ impl Backend {
         read: impl FnOnce(&[u8]) -> Result<T, StateError>,
     ) -> Result<T> {
         self.read_stored_if_any(project, stack, read)?
-            .ok_or_else(|| {
-                anyhow!(
-                    "stack {stack:?} does not exist (no {})",
-                    self.store.checkpoint_location(project, stack)
-                )
+            .ok_or_else(|| BackendError::NoSuchStack {
+                stack: stack.to_owned(),
+                location: Some(self.store.checkpoint_location(project, stack)),
             })
     }
 
@@ -352,15 +433,20 @@ impl Backend {
         let location = || self.store.checkpoint_location(project, stack);
         match read(&bytes) {
             Ok(read) => Ok(Some(read)),
-            Err(StateError::UnsupportedVersion { found }) => bail!(
-                "{}: unsupported checkpoint version {found} (this version of Cairn reads version {DEPLOYMENT_VERSION})",
-                location()
-            ),
-            Err(StateError::Malformed(e)) => Err(anyhow::Error::new(e)
-                .context(format!("{} is not a valid stack checkpoint", location()))),
-            Err(e) => {
-                Err(anyhow::Error::new(e).context(format!("reading the state of stack {stack:?}")))
+            Err(StateError::UnsupportedVersion { found }) => {
+                Err(BackendError::UnsupportedCheckpoint {
+                    location: location(),
+                    found,
+                })
             }
+            Err(StateError::Malformed(source)) => Err(BackendError::MalformedCheckpoint {
+                location: location(),
+                source,
+            }),
+            Err(source) => Err(BackendError::State {
+                stack: stack.to_owned(),
+                source: Box::new(source),
+            }),
         }
     }
 
@@ -408,7 +494,7 @@ impl Backend {
 
     /// The stack's latest deployment, if it has one, including what the journal of an
     /// interrupted deployment adds (replayed in memory: nothing is written), refused unless it
-    /// passes the integrity check. Warns (once per process) if operations are pending.
+    /// passes the integrity check. Warns if operations are pending.
     pub fn latest(&self, project: &str, stack: &str) -> Result<Option<DeploymentV3>> {
         let latest = self.latest_as_stored(project, stack)?;
         checked(stack, latest)
@@ -426,14 +512,14 @@ impl Backend {
             },
         };
         if let Some(deployment) = &latest {
-            warn_pending(project, stack, &deployment.pending_operations);
+            self.warn_pending(project, stack, &deployment.pending_operations);
         }
         Ok(latest)
     }
 
     /// Makes the stack's checkpoint current: if a deployment was interrupted, replays its
     /// journal onto the checkpoint and saves the result (emptying the journal). Returns the
-    /// stack's latest deployment, and warns (once per process) if operations are pending.
+    /// stack's latest deployment, and warns if operations are pending.
     /// Every command that writes a stack calls this first, so none works on a stale checkpoint.
     pub fn recover(
         &self,
@@ -457,8 +543,10 @@ impl Backend {
         decrypter: &dyn Crypter,
     ) -> Result<Option<Snapshot>> {
         let decode = |deployment: DeploymentV3| {
-            decode_deployment(deployment, Some(decrypter))
-                .with_context(|| format!("reading the state of stack {stack:?}"))
+            decode_deployment(deployment, Some(decrypter)).map_err(|source| BackendError::State {
+                stack: stack.to_owned(),
+                source: Box::new(source),
+            })
         };
         lock.writer(project, stack)?;
         if self.store.read_journal(project, stack)?.is_some() {
@@ -469,7 +557,7 @@ impl Backend {
         })?;
         if let Some(snapshot) = &latest {
             refuse_inconsistent(stack, &snapshot.resources)?;
-            warn_pending(project, stack, &snapshot.pending_operations);
+            self.warn_pending(project, stack, &snapshot.pending_operations);
         }
         Ok(latest)
     }
@@ -501,7 +589,7 @@ impl Backend {
             }
         };
         if let Some(deployment) = &latest {
-            warn_pending(project, stack, &deployment.pending_operations);
+            self.warn_pending(project, stack, &deployment.pending_operations);
         }
         Ok(latest)
     }
@@ -515,22 +603,19 @@ impl Backend {
         latest: Option<DeploymentV3>,
         journal: &[u8],
     ) -> Result<Replayed> {
-        let context = || {
-            format!(
-                "cannot recover stack {stack:?} from the journal of its interrupted deployment, {} \
-                 (the checkpoint {} is unchanged); if the journal belongs to another checkpoint, \
-                 move it out of the way",
-                self.store.journal_location(project, stack),
-                self.store.checkpoint_location(project, stack)
-            )
+        let refused = |source: ReplayError| BackendError::Unrecoverable {
+            stack: stack.to_owned(),
+            journal: self.store.journal_location(project, stack),
+            checkpoint: self.store.checkpoint_location(project, stack),
+            source: Box::new(source),
         };
         let Some(base) = latest else {
-            return Err(anyhow!("the checkpoint records no deployment")).with_context(context);
+            return Err(refused(ReplayError::NoDeployment));
         };
         let mut deployment = match journal::replay(&base, journal) {
             Ok(deployment) => deployment,
             Err(JournalError::AlreadyCompacted { .. }) => return Ok(Replayed::Stale(Some(base))),
-            Err(e) => return Err(e).with_context(context),
+            Err(e) => return Err(refused(ReplayError::Journal(e))),
         };
         // Out-of-order states are put in order (nothing is lost by that); any other problem
         // is reported when the state is used, and `cairn state repair` works on this result,
@@ -551,11 +636,11 @@ impl Backend {
     ) -> Result<Arc<dyn Persister>> {
         let writer = lock.writer(project, stack)?;
         if self.store.read_journal(project, stack)?.is_some() {
-            bail!(
-                "internal error: stack {stack:?} still has the journal {} of an earlier deployment; \
+            return Err(BackendError::Internal(format!(
+                "stack {stack:?} still has the journal {} of an earlier deployment; \
                  it must be recovered first",
                 self.store.journal_location(project, stack)
-            );
+            )));
         }
         writer.open_journal()
     }
@@ -569,7 +654,9 @@ impl Backend {
         deployment: DeploymentV3,
     ) -> Result<()> {
         if self.stack_exists(project, stack)? {
-            bail!("stack {stack:?} already exists");
+            return Err(BackendError::StackExists {
+                stack: stack.to_owned(),
+            });
         }
         self.save(lock, project, stack, deployment)
     }
@@ -668,7 +755,10 @@ impl Backend {
         value: Option<&str>,
     ) -> Result<()> {
         if !self.stack_exists(project, stack)? {
-            bail!("stack {stack:?} does not exist");
+            return Err(BackendError::NoSuchStack {
+                stack: stack.to_owned(),
+                location: None,
+            });
         }
         self.store.set_tag(project, stack, name, value)
     }
@@ -687,7 +777,9 @@ impl Backend {
         let writer = old_lock.writer(project, old)?;
         new_lock.writer(project, new)?;
         if self.stack_exists(project, new)? {
-            bail!("stack {new:?} already exists");
+            return Err(BackendError::StackExists {
+                stack: new.to_owned(),
+            });
         }
         writer.rename(new, &checkpoint_bytes(project, new, deployment)?)
     }
@@ -695,7 +787,7 @@ impl Backend {
 
 fn check_names(project: &str, stack: &str) -> Result<()> {
     names::check_project_name(project, "for the backend")?;
-    names::check_stack_name(stack, "for the backend")
+    Ok(names::check_stack_name(stack, "for the backend")?)
 }
 
 /// A stack's checkpoint as stored: `{"version": 3, "checkpoint": …}`, pretty-printed JSON
@@ -754,29 +846,10 @@ fn supported(version: u32) -> Result<(), StateError> {
 
 /// Refuses a state that fails the integrity check, saying how to fix it.
 fn refuse_inconsistent<P>(stack: &str, resources: &[Resource<P>]) -> Result<()> {
-    if let Err(e) = verify_resources(resources) {
-        bail!(
-            "the state of stack {stack:?} is refused: {e}\n`cairn state repair` fixes what can be fixed safely (it shows the changes first); `cairn stack export` and `cairn stack import` let you edit the rest by hand"
-        );
-    }
-    Ok(())
-}
-
-/// The stacks already warned about in this process.
-static WARNED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
-
-/// Tells the user (on stderr, once per stack and process) that a deployment was interrupted.
-fn warn_pending<P>(project: &str, stack: &str, pending: &[Operation<P>]) {
-    if pending.is_empty() {
-        return;
-    }
-    let mut warned = WARNED.lock().unwrap_or_else(PoisonError::into_inner);
-    if warned
-        .get_or_insert_with(HashSet::new)
-        .insert(format!("{project}/{stack}"))
-    {
-        errln!("{}", pending_warning(stack, pending));
-    }
+    verify_resources(resources).map_err(|problems| BackendError::Inconsistent {
+        stack: stack.to_owned(),
+        problems,
+    })
 }
 
 /// The warning about an interrupted deployment's pending operations.

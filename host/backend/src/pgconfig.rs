@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
-use anyhow::{Result, anyhow};
 use postgres::config::Host;
 
-use super::pgtls::{SslMode, TlsSettings};
+use crate::pgtls::{SslMode, TlsSettings};
+use crate::{BackendError, Result};
 
 /// How long connecting may take unless `connect_timeout` or `PGCONNECT_TIMEOUT` says otherwise.
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -99,14 +99,17 @@ pub fn resolve(url: &str, env: &dyn Env) -> Result<PgTarget> {
     // The driver's parser gives hosts without a port 5432; libpq gives them PGPORT.
     let url = &match env.var("PGPORT") {
         Some(port) => {
-            port.parse::<u16>()
-                .map_err(|_| anyhow!("PGPORT must be a port number, got {port:?}"))?;
+            port.parse::<u16>().map_err(|_| {
+                BackendError::Config(format!("PGPORT must be a port number, got {port:?}"))
+            })?;
             with_default_port(url, &port)
         }
         None => url.to_owned(),
     };
     let mut config = postgres::Config::from_str(url).map_err(|e| {
-        anyhow!("backend URL {shown} is not a valid PostgreSQL connection URL: {e}")
+        BackendError::Config(format!(
+            "backend URL {shown} is not a valid PostgreSQL connection URL: {e}"
+        ))
     })?;
     if config.get_hosts().is_empty() {
         let hosts = env.var("PGHOST").unwrap_or_else(|| "localhost".to_owned());
@@ -126,7 +129,7 @@ pub fn resolve(url: &str, env: &dyn Env) -> Result<PgTarget> {
     }
     let user = match config.get_user() {
         Some(user) => user.to_owned(),
-        None => env.var("PGUSER").unwrap_or_else(super::os_user),
+        None => env.var("PGUSER").unwrap_or_else(crate::os_user),
     };
     config.user(&user);
     let database = match config.get_dbname() {
@@ -153,7 +156,9 @@ pub fn resolve(url: &str, env: &dyn Env) -> Result<PgTarget> {
     if config.get_connect_timeout().is_none() {
         let timeout = match env.var("PGCONNECT_TIMEOUT") {
             Some(seconds) => Duration::from_secs(seconds.parse::<u64>().map_err(|_| {
-                anyhow!("PGCONNECT_TIMEOUT must be a number of seconds, got {seconds:?}")
+                BackendError::Config(format!(
+                    "PGCONNECT_TIMEOUT must be a number of seconds, got {seconds:?}"
+                ))
             })?),
             None => DEFAULT_CONNECT_TIMEOUT,
         };
@@ -205,7 +210,8 @@ fn take_tls_parameters(url: &str, env: &dyn Env) -> Result<(String, TlsSettings)
     let mode = match mode {
         Some(mode) => mode,
         None => match env.var("PGSSLMODE") {
-            Some(value) => SslMode::parse(&value).map_err(|e| anyhow!("PGSSLMODE: {e}"))?,
+            Some(value) => SslMode::parse(&value)
+                .map_err(|e| BackendError::Config(format!("PGSSLMODE: {e}")))?,
             None => SslMode::Prefer,
         },
     };
