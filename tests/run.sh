@@ -70,6 +70,23 @@ if [ ! -x /usr/bin/docker-registry ]; then
     $as_root invoke-rc.d docker-registry stop >/dev/null 2>&1 || true
 fi
 
+# Headless Chromium and its WebDriver server (Debian's chromium and chromium-driver), for the
+# web console's browser tests (tests/e2e/console.rs).
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    echo "== installing Chromium (Debian packages chromium and chromium-driver)"
+    as_root=""
+    if [ "$(id -u)" -ne 0 ]; then as_root=sudo; fi
+    browser_apt_install() {
+        $as_root env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y --no-install-recommends chromium chromium-driver
+    }
+    if ! browser_apt_install; then
+        $as_root env DEBIAN_FRONTEND=noninteractive apt-get update &&
+            browser_apt_install ||
+            { echo "error: could not install Debian's chromium and chromium-driver (see above)" >&2; exit 1; }
+    fi
+fi
+
 # oras, the independent OCI client the registry tests exchange artifacts with, built once into
 # target/tools with this machine's Go (skipped, and those checks with it, where there is no Go).
 if [ ! -x target/tools/bin/oras ] && command -v go >/dev/null; then

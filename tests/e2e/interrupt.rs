@@ -54,7 +54,7 @@ fn python_gate_stack() -> (Sandbox, PathBuf) {
 
 /// A stack `dev` of project `prog` described by `project` (its Pulumi.yaml), with the `gate`
 /// provider installed and granted the project's `gates` directory.
-fn gate_stack_of(project: &str) -> (Sandbox, PathBuf) {
+pub(crate) fn gate_stack_of(project: &str) -> (Sandbox, PathBuf) {
     let sandbox = Sandbox::new("prog");
     sandbox.write("Pulumi.yaml", project);
     sandbox.ok(&["stack", "init", "dev"]);

@@ -2,7 +2,9 @@
 //! project, and checks what a user would see: output, exit status, and files written.
 
 mod background;
+mod browser;
 mod config;
+mod console;
 mod crash;
 mod deploy;
 mod gen_sdk;

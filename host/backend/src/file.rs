@@ -194,6 +194,39 @@ impl Store for FileStore {
             .map_or_else(|e| e.to_string(), |p| p.display().to_string())
     }
 
+    fn project_names(&self) -> Result<Vec<String>> {
+        let dir = self.root.join("stacks");
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(e).io_context(|| format!("listing projects in {}", dir.display()));
+            }
+        };
+        let mut projects = Vec::new();
+        for entry in entries {
+            let entry = entry.io_context(|| format!("listing projects in {}", dir.display()))?;
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            if !is_dir {
+                continue;
+            }
+            if !names::is_project_name(&name) {
+                tracing::warn!(
+                    "ignoring {}: {} is not a project name ({})",
+                    entry.path().display(),
+                    quoted(&name),
+                    names::PROJECT_NAME_RULE
+                );
+                continue;
+            }
+            projects.push(name);
+        }
+        Ok(projects)
+    }
+
     fn stack_names(&self, project: &str) -> Result<Vec<String>> {
         let dir = self.root.join("stacks").join(project);
         let entries = match fs::read_dir(&dir) {

@@ -18,6 +18,7 @@ pub mod names;
 pub mod pgconfig;
 pub mod pgtls;
 pub mod postgres;
+pub mod steplog;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -37,6 +38,7 @@ use serde::{Deserialize, Serialize};
 
 pub use error::{BackendError, ReplayError, Result};
 pub use file::release_held_locks;
+pub use steplog::{StepLog, StepRecord};
 
 /// The organization name stacks are qualified with, as Pulumi's DIY backends do.
 pub const ORGANIZATION: &str = "organization";
@@ -55,6 +57,9 @@ pub trait Store: Send + Sync + fmt::Debug {
     fn checkpoint_location(&self, project: &str, stack: &str) -> String;
     /// Where a stack's journal lives, for messages.
     fn journal_location(&self, project: &str, stack: &str) -> String;
+    /// The names of the projects that have stacks here, unsorted; entries that are not
+    /// project names are skipped with a warning.
+    fn project_names(&self) -> Result<Vec<String>>;
     /// The names of the project's stacks, unsorted; entries that are not stack names are
     /// skipped with a warning.
     fn stack_names(&self, project: &str) -> Result<Vec<String>>;
@@ -196,7 +201,8 @@ pub struct UpdateRecord {
     /// Where it ran: `exec.kind`, `cairn.version`, `user`, `host`.
     #[serde(default)]
     pub environment: BTreeMap<String, String>,
-    /// The stack's configuration (Pulumi's DIY backends record it; Cairn leaves it empty).
+    /// The stack's configuration as the update ran with it, as Pulumi's DIY backends record
+    /// it: `project:key` → a string, an object, or `{"secure": "<ciphertext>"}`.
     #[serde(default)]
     pub config: JsonMap,
     /// `succeeded` or `failed`.
@@ -210,6 +216,17 @@ pub struct UpdateRecord {
     /// Changing steps per kind (`create`, `update`, `delete`, `replace`, `same`, …).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub resource_changes: BTreeMap<String, u64>,
+    /// The steps that changed something or failed, with their times and property diffs
+    /// (Cairn's addition; Pulumi's readers ignore it). At most [`steplog::MAX_STEPS`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepRecord>,
+    /// Steps left out of `steps` by its limit.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub steps_omitted: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What `stack ls` shows about a stack.
@@ -361,6 +378,21 @@ impl Backend {
             return Ok(false);
         }
         Ok(self.store.read_checkpoint(project, stack)?.is_some())
+    }
+
+    /// The projects that have stacks in this backend, sorted.
+    pub fn project_names(&self) -> Result<Vec<String>> {
+        let mut projects = self.store.project_names()?;
+        projects.sort();
+        projects.dedup();
+        Ok(projects)
+    }
+
+    /// The journal of the stack's running (or interrupted) deployment, as stored: `None`
+    /// when no deployment is under way. For following a deployment from outside it.
+    pub fn read_journal(&self, project: &str, stack: &str) -> Result<Option<Vec<u8>>> {
+        check_names(project, stack)?;
+        self.store.read_journal(project, stack)
     }
 
     /// The project's stacks, sorted by name.

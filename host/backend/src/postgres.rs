@@ -394,6 +394,30 @@ impl Store for PgStore {
         )
     }
 
+    fn project_names(&self) -> Result<Vec<String>> {
+        let names: Vec<String> = self.reader()?.run("listing projects", |client| {
+            let rows = client.query(
+                "SELECT DISTINCT project FROM cairn_stacks WHERE removed_at IS NULL",
+                &[],
+            )?;
+            rows.iter().map(|r| r.try_get::<_, String>(0)).collect()
+        })?;
+        Ok(names
+            .into_iter()
+            .filter(|name| {
+                let ok = names::is_project_name(name);
+                if !ok {
+                    tracing::warn!(
+                        "ignoring the rows of project {}: not a project name ({})",
+                        quoted(name),
+                        names::PROJECT_NAME_RULE
+                    );
+                }
+                ok
+            })
+            .collect())
+    }
+
     fn stack_names(&self, project: &str) -> Result<Vec<String>> {
         let project = project.to_owned();
         self.reader()?

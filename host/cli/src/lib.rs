@@ -94,6 +94,9 @@ enum Command {
     /// Show the CLI's versions, the host, installed providers, language tools, and the
     /// current project, stack and backend.
     About(commands::about::AboutArgs),
+    /// Serve a read-only web console for the backend's stacks on 127.0.0.1: resources, the
+    /// dependency graph, outputs, configuration, history and running updates.
+    Console(commands::console::ConsoleArgs),
 }
 
 /// Runs the `cairn` command line and returns its exit status.
@@ -144,6 +147,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Whoami(args) => commands::login::whoami(&context, args),
         Command::New(args) => commands::new::run(&context, args),
         Command::About(args) => commands::about::run(&context, args),
+        Command::Console(args) => commands::console::run(&context, args),
     }
 }
 

@@ -10,13 +10,14 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use cairn_engine::config::ConfigKey;
+use cairn_backend::StepLog;
+use cairn_engine::config::{ConfigKey, ConfigValue, StackConfigFile};
 use cairn_engine::deploy::journal::{Persister, SnapshotManager};
 use cairn_engine::deploy::{
     DeployError, Deployment, DeploymentOptions, Outcome, PendingCreate, UrnPattern, UrnTargets,
     default_parallelism,
 };
-use cairn_engine::state::{Manifest, Snapshot, decode_deployment};
+use cairn_engine::state::{JsonMap, Manifest, Snapshot, decode_deployment};
 use cairn_engine::urn::Urn;
 use cairn_engine::value::PropertyValue;
 use clap::Args;
@@ -598,7 +599,7 @@ fn run_deployment(
     }
 
     let persister = workspace.backend.persister(&lock, &project, &stack.name)?;
-    let history = UpdateHistory::start(kind, args.message.as_deref());
+    let history = UpdateHistory::start(kind, args.message.as_deref(), &config_file);
     // `up --refresh`: bring the state up to date with the cloud first, then update from it.
     let snapshot = if kind == Kind::Up && args.refresh {
         runtime.block_on(deploy(
@@ -621,13 +622,15 @@ fn run_deployment(
     } else {
         snapshot
     };
+    let shown = display(false, false);
+    shown.record_steps_in(history.steps.clone());
     let outcome = runtime.block_on(deploy(
         kind,
         options,
         snapshot,
         Some(persister),
         crypter,
-        display(false, false),
+        shown,
         &setup,
         &policies,
         &signals,
@@ -1002,14 +1005,20 @@ struct UpdateHistory {
     kind: &'static str,
     message: String,
     start: i64,
+    /// The configuration it runs with, as Pulumi records it (secrets as ciphertext).
+    config: JsonMap,
+    /// Its steps, as the display sees them.
+    steps: Arc<StepLog>,
 }
 
 impl UpdateHistory {
-    fn start(kind: Kind, message: Option<&str>) -> UpdateHistory {
+    fn start(kind: Kind, message: Option<&str>, config: &StackConfigFile) -> UpdateHistory {
         UpdateHistory {
             kind: kind.verb(),
             message: message.unwrap_or_default().to_owned(),
             start: chrono::Utc::now().timestamp(),
+            config: recorded_config(config),
+            steps: Arc::new(StepLog::new()),
         }
     }
 
@@ -1036,12 +1045,15 @@ impl UpdateHistory {
             }
             Err(_) => ("failed", Default::default()),
         };
+        let (steps, steps_omitted) = self.steps.take();
         let record = cairn_backend::UpdateRecord {
             version: 0,
             kind: self.kind.to_owned(),
             start_time: self.start,
             end_time: chrono::Utc::now().timestamp(),
-            config: Default::default(),
+            config: self.config,
+            steps,
+            steps_omitted,
             message: self.message,
             result: result.to_owned(),
             resource_changes,
@@ -1074,6 +1086,23 @@ impl UpdateHistory {
             }
         }
     }
+}
+
+/// The stack's configuration as an update's history records it (Pulumi's form): strings,
+/// objects, and `{"secure": "<ciphertext>"}` for secrets, which stay encrypted.
+fn recorded_config(config: &StackConfigFile) -> JsonMap {
+    config
+        .config
+        .iter()
+        .map(|(key, value)| {
+            let value = match value {
+                ConfigValue::Plain(text) => serde_json::Value::String(text.clone()),
+                ConfigValue::Secure(ciphertext) => serde_json::json!({ "secure": ciphertext }),
+                ConfigValue::Object(object) => object.clone(),
+            };
+            (key.to_string(), value)
+        })
+        .collect()
 }
 
 #[cfg(test)]

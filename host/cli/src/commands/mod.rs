@@ -2,6 +2,7 @@
 
 pub mod about;
 pub mod config;
+pub mod console;
 pub mod deploy;
 pub mod gen_sdk;
 pub mod import;

@@ -5,18 +5,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, anyhow, bail};
+use cairn_console::layout::{self, SvgStyle};
 use cairn_engine::state::graph::{
-    DEPENDENCY_EDGE_COLOR, DotStyle, EdgeKind, EdgeKinds, PARENT_EDGE_COLOR, ResourceGraph,
+    DEPENDENCY_EDGE_COLOR, DotStyle, EdgeKinds, PARENT_EDGE_COLOR, ResourceGraph,
 };
-use cairn_engine::text::visible_line;
 use clap::{Args, ValueEnum};
-use layout::backends::svg::SVGWriter;
-use layout::core::base::Orientation;
-use layout::core::color::Color;
-use layout::core::geometry::{get_size_for_str, pad_shape_scalar};
-use layout::core::style::StyleAttr;
-use layout::std_shapes::shapes::{Arrow, Element, ShapeKind};
-use layout::topo::layout::VisualGraph;
 
 use crate::stack::Stack;
 use crate::terminal::errln;
@@ -51,9 +44,10 @@ pub struct GraphArgs {
     dot_fragment: Option<String>,
 }
 
-/// From how many resources the SVG layout gets slow (it grows faster than linearly: measured
-/// 0.35 s for 1,000 resources, 5 s for 3,000, 139 s for 10,000).
-const SLOW_LAYOUT_FROM: usize = 2_000;
+/// From how many resources the SVG layout takes seconds (it grows faster than linearly:
+/// measured 0.23 s for 1,000 resources, 1.1 s for 3,000, 5.8 s for 10,000;
+/// `cargo bench -p cairn-console --bench console`).
+const SLOW_LAYOUT_FROM: usize = 5_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum GraphFormat {
@@ -101,7 +95,7 @@ pub fn run(workspace: &Workspace, args: GraphArgs) -> Result<()> {
     };
     if format == GraphFormat::Svg && graph.nodes.len() > SLOW_LAYOUT_FROM {
         errln!(
-            "note: laying out {} resources takes a while (10,000 take minutes); `--format dot` \
+            "note: laying out {} resources takes seconds (10,000 take about 6); `--format dot` \
              with Graphviz's `dot -Tsvg` is faster for a stack this large",
             graph.nodes.len()
         );
@@ -120,55 +114,38 @@ pub fn run(workspace: &Workspace, args: GraphArgs) -> Result<()> {
     Ok(())
 }
 
-/// The graph laid out and drawn as SVG. Every label goes through the SVG writer's escaping,
-/// so a name holding markup stays text.
+/// The graph laid out and drawn as SVG, with the console's layout; every label is escaped.
 fn to_svg(graph: &ResourceGraph, style: &DotStyle) -> Result<String> {
-    let color = |flag: &str, value: &str| {
-        Color::from_name(value).ok_or_else(|| {
-            anyhow!("--{flag}: {value:?} is not a colour (a name such as `red`, or `#RRGGBB`)")
-        })
-    };
-    let dependency = color("dependency-edge-color", &style.dependency_edge_color)?;
-    let parent = color("parent-edge-color", &style.parent_edge_color)?;
-    let mut picture = VisualGraph::new(Orientation::TopToBottom);
-    let look = StyleAttr::simple();
-    let handles: Vec<_> = graph
-        .nodes
-        .iter()
-        .map(|node| {
-            let label = if style.short_node_name {
-                node.urn.name()
-            } else {
-                node.urn.as_str()
-            };
-            // The writer escapes markup; characters unsafe to show are made visible first.
-            let label = visible_line(label);
-            let size = pad_shape_scalar(get_size_for_str(&label, look.font_size), 10.0);
-            picture.add_node(Element::create(
-                ShapeKind::new_box(&label),
-                look.clone(),
-                Orientation::LeftToRight,
-                size,
-            ))
-        })
-        .collect();
-    for node in &graph.nodes {
-        for edge in &node.edges {
-            let mut arrow = Arrow::simple(&visible_line(&edge.properties.join(", ")));
-            arrow.look.line_color = match edge.kind {
-                EdgeKind::Dependency => dependency,
-                EdgeKind::Parent => parent,
-            };
-            picture.add_edge(arrow, handles[edge.from], handles[edge.to]);
+    for (flag, value) in [
+        ("dependency-edge-color", &style.dependency_edge_color),
+        ("parent-edge-color", &style.parent_edge_color),
+    ] {
+        if !is_svg_colour(value) {
+            bail!("--{flag}: {value:?} is not a colour (a name such as `red`, or `#RRGGBB`)");
         }
     }
-    if graph.nodes.is_empty() {
-        // Nothing to lay out (the layout wants a node): an empty picture.
-        return Ok(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"0\" height=\"0\"></svg>\n".into(),
-        );
+    let every: Vec<usize> = (0..graph.nodes.len()).collect();
+    let scene = layout::lay_out(graph, &every, |urn| {
+        if style.short_node_name {
+            urn.name().to_owned()
+        } else {
+            urn.as_str().to_owned()
+        }
+    });
+    Ok(layout::to_svg(
+        &scene,
+        &SvgStyle {
+            dependency_color: style.dependency_edge_color.clone(),
+            parent_color: style.parent_edge_color.clone(),
+            edge_labels: true,
+        },
+    ))
+}
+
+/// A colour SVG understands: a name (letters only) or `#RGB` / `#RRGGBB`.
+fn is_svg_colour(value: &str) -> bool {
+    match value.strip_prefix('#') {
+        Some(hex) => matches!(hex.len(), 3 | 6) && hex.chars().all(|c| c.is_ascii_hexdigit()),
+        None => !value.is_empty() && value.chars().all(|c| c.is_ascii_alphabetic()),
     }
-    let mut svg = SVGWriter::new();
-    picture.do_it(false, false, false, &mut svg);
-    Ok(svg.finalize())
 }

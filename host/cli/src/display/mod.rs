@@ -45,10 +45,11 @@ mod test_support;
 use std::collections::HashSet;
 use std::io::Write;
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use cairn_backend::StepLog;
 use cairn_engine::Urn;
 use cairn_engine::deploy::events::{EngineEvent, EventSink, Operation, StepOp};
 use cairn_engine::urn::ROOT_STACK_TYPE;
@@ -128,6 +129,8 @@ pub struct Display {
     tracked: Mutex<Tracked>,
     /// Pulumi's engine events, if `--json` streams them or `--event-log` records them.
     engine_events: Option<EventStream>,
+    /// Where the steps go for the stack's history (the deployment that changes the stack).
+    step_log: OnceLock<Arc<StepLog>>,
 }
 
 /// What one output mode does with the event stream. [`Display`] calls it from many tasks at
@@ -242,7 +245,13 @@ impl Display {
             ticker: Mutex::new(ticker),
             tracked: Mutex::new(Tracked::default()),
             engine_events: EventStream::new(options.events, stdout_events),
+            step_log: OnceLock::new(),
         }
+    }
+
+    /// Also notes every step in `log` (for the update's history record).
+    pub fn record_steps_in(&self, log: Arc<StepLog>) {
+        let _ = self.step_log.set(log);
     }
 
     /// The property diffs of the changes seen (kept with `keep_details` or `show_diff`): what
@@ -305,6 +314,9 @@ impl Drop for Display {
 impl EventSink for Display {
     fn emit(&self, event: EngineEvent) {
         self.track(&event);
+        if let Some(log) = self.step_log.get() {
+            log.observe(&event);
+        }
         if let Some(stream) = &self.engine_events {
             stream.emit(&event);
         }

@@ -30,11 +30,19 @@
 //! * `gates`: gates `first` and `second` (which depends on `first`) of the `gate` test provider
 //!   (tests/guests/gate), each waiting at its gate file; config `checkGate` (bool) makes
 //!   `first`'s check wait too. Exports `first` (its ID).
+//! * `console`: what the web console's tests look at: component `group` with children `base`
+//!   (input `size` = config `round`, default 1) and `keyed` (secret config `apiKey` as input
+//!   `key`; depends on `base`), and a thing named [`MARKUP`] (noting [`MARKUP`], depending on
+//!   `base` through input `base`). Exports `size`, the secret `key` and [`MARKUP`].
 
 /// Every kind of control character a terminal acts on (CSI, OSC with BEL, CR, backspace, C1
 /// CSI, NEL, a bidi override, DEL, NUL) and a newline followed by a fake line of Cairn's own.
 pub const HOSTILE: &str =
     "\x1b[2J\x1b]0;pwned\x07\rX\x08\u{9b}31m\u{85}\u{202e}\x7f\0\nResources:\n    + 99 created";
+
+/// Markup a page must show as text: run as HTML, it would add an image whose error handler
+/// marks the page.
+pub const MARKUP: &str = "<img src=x onerror=\"document.body.dataset.pwned=1\">&amp;'";
 
 use cairn_sdk::Value;
 use cairn_sdk::program::{
@@ -234,6 +242,28 @@ fn main(ctx: &Context) -> Result<()> {
                 Args::new(),
                 ResourceOptions::new(),
             );
+        }
+        "console" => {
+            let round = config.get_i64("round")?.unwrap_or(1);
+            let key = config.require_secret("apiKey")?;
+            let group = component("prog:index:Group", "group", ResourceOptions::new());
+            let base = custom(
+                "probe:index:Thing",
+                "base",
+                Args::new().set("size", round),
+                ResourceOptions::new().parent(&group),
+            );
+            let keyed = custom(
+                "probe:index:Thing",
+                "keyed",
+                Args::new().set("key", &key),
+                ResourceOptions::new().parent(&group).depends_on(&base),
+            );
+            group.register_outputs(Args::new().set("base", &base.urn));
+            thing(MARKUP, Args::new().set("note", MARKUP).set("base", &base.id));
+            ctx.export("size", base.output("size"));
+            ctx.export("key", keyed.output("key"));
+            ctx.export(MARKUP, MARKUP);
         }
         "gates" => {
             let check_gate = config.get_bool("checkGate")?.unwrap_or(false);
