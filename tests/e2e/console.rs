@@ -569,5 +569,7 @@ fn console_follows_a_running_up_live_in_chromium() {
     touch(&gates.join("second.open"));
     up.wait(START);
     browser.wait_for_text("#live-done", "The update finished");
+    // The page shows the stack as the update left it.
+    browser.wait_for_text("#tree .name", "second");
     browser.screenshot("live-done");
 }

@@ -11,6 +11,8 @@
   const backendLabel = document.getElementById("backend");
   const SVG = "http://www.w3.org/2000/svg";
   let teardown = [];
+  // The live view saw an update end: the next page says so.
+  let justFinished = false;
 
   // ---- DOM helpers: text only ---------------------------------------------------------------
 
@@ -565,11 +567,16 @@
         el("p", { class: "muted" }, "If nothing moves, the update may have been interrupted: the stack's next command recovers it."),
       ]);
     });
+    if (justFinished) {
+      justFinished = false;
+      panel.hidden = false;
+      append(panel, [el("p", { id: "live-done" }, "The update finished; this page shows its result.")]);
+    }
     source.addEventListener("idle", () => {
       if (!wasRunning) return;
-      wasRunning = false;
-      clear(panel);
-      append(panel, [el("p", { id: "live-done" }, "The update finished. ", link("Reload", location.hash, { on: { click: (e) => { e.preventDefault(); route(); } } }))]);
+      // Show the stack as the update left it.
+      justFinished = true;
+      route();
     });
     teardown.push(() => source.close());
   }

@@ -260,7 +260,10 @@ fn main(ctx: &Context) -> Result<()> {
                 ResourceOptions::new().parent(&group).depends_on(&base),
             );
             group.register_outputs(Args::new().set("base", &base.urn));
-            thing(MARKUP, Args::new().set("note", MARKUP).set("base", &base.id));
+            thing(
+                MARKUP,
+                Args::new().set("note", MARKUP).set("base", &base.id),
+            );
             ctx.export("size", base.output("size"));
             ctx.export("key", keyed.output("key"));
             ctx.export(MARKUP, MARKUP);
