@@ -15,7 +15,7 @@ use crate::background::Background;
 use crate::support::repo;
 
 /// How long a page may take to show what a check waits for.
-const PATIENCE: Duration = Duration::from_secs(30);
+const PATIENCE: Duration = Duration::from_secs(60);
 
 /// A headless Chromium session; the driver process stops when this is dropped.
 pub struct Browser {

@@ -573,3 +573,30 @@ fn console_follows_a_running_up_live_in_chromium() {
     browser.wait_for_text("#tree .name", "second");
     browser.screenshot("live-done");
 }
+
+#[test]
+fn console_open_hands_the_url_to_the_browser() {
+    let sandbox = Sandbox::new("prog");
+    let opened = sandbox.root().join("opened");
+    let browser = sandbox.write(
+        "fake-browser",
+        &format!("#!/bin/sh\nprintf '%s' \"$1\" > {}\n", opened.display()),
+    );
+    std::fs::set_permissions(
+        &browser,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let mut command = sandbox.command(&["console", "--port", "0", "--open"]);
+    command.env("BROWSER", &browser);
+    let mut console = Background::spawn(command, sandbox.root(), "console");
+    console.wait_for("the browser to be started", START, || {
+        std::fs::read_to_string(&opened).is_ok_and(|url| url.contains("?token="))
+    });
+    let url = std::fs::read_to_string(&opened).unwrap();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    assert_eq!(
+        process_line(&process_stdout(&sandbox), "http://127.0.0.1:"),
+        url
+    );
+}

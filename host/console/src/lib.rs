@@ -149,7 +149,16 @@ impl Shared {
         }
     }
 
-    /// The stack's latest deployment, read at most every [`FRESH_FOR`].
+    /// Drops the stack's reused view, so the next page reads the stack again.
+    fn forget(&self, project: &str, stack: &str) {
+        self.views
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&(project.to_owned(), stack.to_owned()));
+    }
+
+    /// The stack's latest deployment, read at most every [`FRESH_FOR`] (sooner when the live
+    /// view sees it change).
     fn view(&self, project: &str, stack: &str) -> Result<Arc<StackView>, Failure> {
         let key = (project.to_owned(), stack.to_owned());
         if let Some((at, view)) = self
@@ -430,6 +439,8 @@ async fn live(
                 let data = serde_json::to_string(progress).unwrap_or_default();
                 let text = format!("{name}\n{data}");
                 if last.as_deref() != Some(text.as_str()) {
+                    // The stack is changing (or just changed): the next page reads it again.
+                    shared.forget(&q.project, &q.stack);
                     let event = Event::default().event(name).data(data);
                     return Some((Ok(event), (shared, q, follower, Some(text), false)));
                 }

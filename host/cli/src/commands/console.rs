@@ -22,8 +22,8 @@ pub struct ConsoleArgs {
     #[arg(long)]
     open: bool,
     /// Show secret values (outputs, inputs, configuration) decrypted in the pages; the
-    /// passphrase comes from PULUMI_CONFIG_PASSPHRASE(_FILE). Without it they never leave the
-    /// server.
+    /// passphrase comes from the environment (CAIRN_CONFIG_PASSPHRASE or
+    /// PULUMI_CONFIG_PASSPHRASE, or their _FILE forms). Without it they never leave the server.
     #[arg(long)]
     show_secrets: bool,
 }
