@@ -158,17 +158,8 @@ pub async fn guard(State(access): State<Access>, request: Request, next: Next) -
         Some(refusal) => refusal.response(),
         None if query.as_deref().and_then(query_token).is_some() => {
             // First visit: set the cookie and load the same page without the token.
-            let rest: Vec<&str> = query
-                .as_deref()
-                .unwrap_or_default()
-                .split('&')
-                .filter(|pair| !pair.starts_with("token="))
-                .collect();
-            let mut location = request.uri().path().to_owned();
-            if !rest.is_empty() {
-                location.push('?');
-                location.push_str(&rest.join("&"));
-            }
+            let location =
+                without_token(request.uri().path(), query.as_deref().unwrap_or_default());
             let cookie = format!(
                 "{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict",
                 access.token
@@ -188,6 +179,25 @@ pub async fn guard(State(access): State<Access>, request: Request, next: Next) -
     };
     secure_headers(response.headers_mut());
     response
+}
+
+/// Where the first visit goes once the token is a cookie: the same path and query without the
+/// token, and never another site (`//host` would be one).
+fn without_token(path: &str, query: &str) -> String {
+    let rest: Vec<&str> = query
+        .split('&')
+        .filter(|pair| !pair.is_empty() && !pair.starts_with("token="))
+        .collect();
+    let mut location = if path.starts_with('/') && !path.starts_with("//") && !path.contains('\\') {
+        path.to_owned()
+    } else {
+        "/".to_owned()
+    };
+    if !rest.is_empty() {
+        location.push('?');
+        location.push_str(&rest.join("&"));
+    }
+    location
 }
 
 /// The headers every response carries.
@@ -416,6 +426,20 @@ mod tests {
                 *expected,
                 "case {name}"
             );
+        }
+    }
+
+    #[test]
+    fn the_first_visit_stays_on_this_site_without_the_token() {
+        let cases = [
+            ("/", "token=t", "/"),
+            ("/", "a=1&token=t&b=2", "/?a=1&b=2"),
+            ("//evil.example/x", "token=t", "/"),
+            ("/\\evil.example", "token=t", "/"),
+            ("/app.js", "token=t", "/app.js"),
+        ];
+        for (path, query, expected) in cases {
+            assert_eq!(without_token(path, query), expected, "{path}?{query}");
         }
     }
 
