@@ -213,21 +213,6 @@ impl<T> IoContext<T> for std::result::Result<T, io::Error> {
     }
 }
 
-/// An error and its causes on one line, `: `-separated (for a journal's [`PersistError`],
-/// which carries text).
-///
-/// [`PersistError`]: cairn_engine::deploy::journal::PersistError
-pub(crate) fn one_line(error: &dyn Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,7 +281,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            one_line(&unrecoverable),
+            cairn_engine::text::error_chain(&unrecoverable),
             chain(&unrecoverable).join(": "),
             "one line, as anyhow's {{:#}} wrote it"
         );

@@ -26,11 +26,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use cairn_engine::deploy::journal::{PersistError, Persister};
 use cairn_engine::text::quoted;
 
-use crate::error::{IoContext, one_line};
+use crate::error::IoContext;
 use crate::{
     BackendError, LockHolder, Result, StackWriter, Store, UpdateRecord, checkpoint_bytes_of_json,
     names,
 };
+use cairn_engine::text::error_chain;
 
 /// A stack store rooted at a local directory.
 #[derive(Debug, Clone)]
@@ -509,7 +510,7 @@ impl Persister for StackJournal {
                 self.store
                     .write_checkpoint(&self.project, &self.stack, &bytes)
             })
-            .map_err(|e| PersistError::new(one_line(&e)))?;
+            .map_err(|e| PersistError::new(error_chain(&e)))?;
         // A crash before this leaves a journal the checkpoint already contains; it is
         // recognised by its manifest and dropped.
         file.set_len(0)
@@ -754,10 +755,10 @@ fn held_by_another(file: &File, stack: &str, path: &Path) -> BackendError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::one_line;
     use crate::{Backend, StackLock, Warning, Warnings, pending_warning};
     use cairn_engine::deploy::journal;
     use cairn_engine::state::{DeploymentV3, JsonMap, Manifest, Operation};
+    use cairn_engine::text::error_chain;
 
     fn store(dir: &Path, history: usize) -> FileStore {
         FileStore {
@@ -1122,7 +1123,7 @@ mod tests {
         fs::write(&path, br#"{"version": 4, "checkpoint": {"stack": "s"}}"#).unwrap();
         let err = backend.stored_secrets_provider("proj", "dev").unwrap_err();
         assert!(
-            one_line(&err).contains("unsupported checkpoint version 4"),
+            error_chain(&err).contains("unsupported checkpoint version 4"),
             "{err}"
         );
     }
@@ -1203,7 +1204,7 @@ mod tests {
                 .recover_snapshot(&lock, "proj", "dev", &Plain)
                 .unwrap_err(),
         ] {
-            let message = one_line(&err);
+            let message = error_chain(&err);
             assert!(
                 message.contains("the state of stack \"dev\" is refused")
                     && message.contains("(2 problems)")
@@ -1245,7 +1246,7 @@ mod tests {
             backend.latest("proj", "dev").unwrap_err(),
             backend.recover(&lock, "proj", "dev").unwrap_err(),
         ] {
-            let message = one_line(&err);
+            let message = error_chain(&err);
             assert!(
                 message.contains("dev.journal")
                     && message.contains("dev.json is unchanged")

@@ -37,12 +37,12 @@ use postgres::{Client, NoTls};
 use sha2::{Digest, Sha256};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use crate::error::one_line;
 use crate::pgconfig::{self, PgTarget};
 use crate::{
     BackendError, LockHolder, Result, StackWriter, Store, UpdateRecord, checkpoint_bytes_of_json,
     names,
 };
+use cairn_engine::text::error_chain;
 
 /// The schema's migrations, in order; the version of each is its position, from 1. A
 /// migration, once released, never changes: later ones add to it.
@@ -894,18 +894,18 @@ impl Persister for PgJournal {
                 c.execute(&statement, &[&id, &data])?;
                 Ok(())
             })
-            .map_err(|e| PersistError::new(one_line(&e)))
+            .map_err(|e| PersistError::new(error_chain(&e)))
     }
 
     fn save(&self, deployment: &[u8]) -> Result<(), PersistError> {
         let bytes = checkpoint_bytes_of_json(&self.project, &self.stack, deployment)
-            .map_err(|e| PersistError::new(one_line(&e)))?;
+            .map_err(|e| PersistError::new(error_chain(&e)))?;
         let (p, s, limit) = (self.project.clone(), self.stack.clone(), self.limit);
         self.session
             .run(&format!("saving {}", self.place), move |c| {
                 write_checkpoint(c, &p, &s, &bytes, limit)
             })
-            .map_err(|e| PersistError::new(one_line(&e)))
+            .map_err(|e| PersistError::new(error_chain(&e)))
     }
 }
 

@@ -37,6 +37,7 @@ use crate::state::{
     ResourceState, ResourceV3, SecretsMode, Snapshot, StateError, encode_deployment_json,
     encode_resource, follow_renames, sort_dependencies_first, verify_integrity,
 };
+use crate::text::error_chain;
 use crate::urn::Urn;
 use crate::value::PropertyMap;
 
@@ -1315,18 +1316,6 @@ fn write_until_closed(shared: &WriterShared, persister: &dyn Persister) {
         }
         shared.wake.notify_all();
     }
-}
-
-/// An error and its causes on one line.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]
