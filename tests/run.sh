@@ -101,6 +101,15 @@ if [ ! -x target/tools/bin/wasmsign2 ]; then
     cargo install wasmsign2-cli --version 0.2.8 --locked --root "$PWD/target/tools"
 fi
 
+# mdBook, which builds the book under docs/ (its command examples are run by the e2e test
+# tests/e2e/book.rs), built once into target/tools with only the search feature (no server,
+# no file watcher): about 2 minutes on 2 cores.
+if [ ! -x target/tools/bin/mdbook ]; then
+    echo "== installing mdbook (cargo install mdbook --version 0.5.4)"
+    cargo install mdbook --version 0.5.4 --locked --no-default-features --features search \
+        --root "$PWD/target/tools"
+fi
+
 # Guest crates build for wasm32-wasip2 into one shared target directory (the tests build the
 # same components there, so this work is shared).
 guests=(guest-sdk/Cargo.toml examples/Cargo.toml tests/guests/Cargo.toml host/wasm/tests/guest/Cargo.toml)
@@ -111,6 +120,9 @@ cargo fmt --all -- --check
 for manifest in "${guests[@]}"; do
     cargo fmt --manifest-path "$manifest" --all -- --check
 done
+
+echo "== mdbook build docs"
+target/tools/bin/mdbook build docs -d "$PWD/target/book"
 
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings

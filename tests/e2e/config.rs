@@ -119,6 +119,75 @@ fn set_all_and_rm_all_change_several_values_at_once() {
     assert_eq!(keys, ["aws:region", "web:data"], "{listing}");
 }
 
+/// `config set-all --json` takes what `config --json --show-secrets` prints (plain, secret and
+/// structured values; keys without a namespace are the project's), so a listing copies to
+/// another stack; a bad entry is refused, naming its key, and nothing is written.
+#[test]
+fn set_all_json_sets_what_the_json_listing_prints() {
+    let sandbox = stack("web");
+    sandbox.ok(&[
+        "config",
+        "set-all",
+        "--json",
+        r#"{"name": {"value": "bob", "secret": false},
+            "aws:region": {"value": "us-west-2"},
+            "password": {"value": "hunter2", "secret": true},
+            "data": {"value": "{\"ports\":[80,443]}", "objectValue": {"ports": [80, 443]}, "secret": false}}"#,
+    ]);
+    assert_eq!(sandbox.ok(&["config", "get", "name"]), "bob\n");
+    assert_eq!(sandbox.ok(&["config", "get", "aws:region"]), "us-west-2\n");
+    assert_eq!(sandbox.ok(&["config", "get", "password"]), "hunter2\n");
+    assert_eq!(
+        sandbox.ok(&["config", "get", "--path", "data.ports[1]"]),
+        "443\n"
+    );
+    assert!(!sandbox.read("Pulumi.dev.yaml").contains("hunter2"));
+
+    // The listing of one stack sets another to the same values.
+    let listing = sandbox.ok(&["config", "--json", "--show-secrets"]);
+    sandbox.ok(&["stack", "init", "copy"]);
+    sandbox.ok(&["config", "set-all", "--stack", "copy", "--json", &listing]);
+    assert_eq!(
+        sandbox.ok(&["config", "--json", "--show-secrets", "--stack", "copy"]),
+        listing
+    );
+
+    let before = sandbox.read("Pulumi.dev.yaml");
+    let cases = [
+        (
+            r#"{"ok": {"value": "1"}, "password": {"secret": true}}"#,
+            "--json key \"password\" has no value (a secret listed without --show-secrets has none)",
+        ),
+        (
+            r#"{"count": {"value": 3}}"#,
+            "--json key \"count\": \"value\" must be a string",
+        ),
+        (
+            r#"{"a:b:c": {"value": "x"}}"#,
+            "--json: invalid key \"a:b:c\"",
+        ),
+        (
+            r#"{"data": {"value": "not json", "objectValue": {}}}"#,
+            "--json key \"data\": \"value\" is not the JSON text of a structured value",
+        ),
+        (
+            r#"["name"]"#,
+            "--json: expected a JSON object of `KEY: {\"value\": TEXT, \"secret\": BOOL}`",
+        ),
+    ];
+    for (json, expected) in cases {
+        let err = sandbox.fails(&["config", "set-all", "--json", json]);
+        assert_contains(&err, &[expected]);
+        assert_eq!(
+            sandbox.read("Pulumi.dev.yaml"),
+            before,
+            "{json}: nothing written"
+        );
+    }
+    let err = sandbox.fails(&["config", "set-all", "--json", "{}", "--plaintext", "a=b"]);
+    assert_contains(&err, &["--json", "cannot be used with"]);
+}
+
 #[test]
 fn structured_values_by_path() {
     let sandbox = stack("web");

@@ -64,8 +64,10 @@ fn destroy_deletes_children_before_parents_and_empties_the_stack() {
     assert_eq!(resource_count(&sandbox), 0);
 }
 
+/// As in Pulumi: the protected resource's delete fails, naming it, and what it depends on (its
+/// parent and the stack) stays with it.
 #[test]
-fn destroy_refuses_protected_resources_and_changes_nothing() {
+fn destroy_refuses_protected_resources_and_keeps_what_they_depend_on() {
     let sandbox = stack_with(COMPONENTS);
     sandbox.ok(&[
         "state",
@@ -76,8 +78,9 @@ fn destroy_refuses_protected_resources_and_changes_nothing() {
     assert_contains(
         &err,
         &[
-            "refusing to delete protected resource",
-            "my:index:Page::home",
+            "my:index:Page::home\" cannot be deleted",
+            "because it is protected",
+            "cairn state unprotect 'urn:pulumi:dev::web::my:index:Site$my:index:Page::home'",
         ],
     );
     assert_eq!(resource_count(&sandbox), 3);

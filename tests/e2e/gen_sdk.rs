@@ -1,7 +1,8 @@
 //! `cairn package gen-sdk`: the example SDKs are what the generator writes today, crates are
 //! generated from schema files (JSON, YAML), provider manifests and installed providers, bad
-//! input fails clearly, and crates generated from published Pulumi schemas (kept outside the
-//! repository, see [`real_schemas`]) compile for wasm32-wasip2 and deploy.
+//! input fails clearly, a crate generated with no flags builds as it is (offline), and crates
+//! generated from published Pulumi schemas (kept outside the repository, see
+//! [`real_schemas`]) compile for wasm32-wasip2 and deploy.
 
 /// Says on stderr why a test skipped part of its work (std's printing macros are refused in
 /// this crate).
@@ -114,14 +115,15 @@ fn gen_sdk_writes_a_crate_from_schema_files_manifests_and_installed_providers() 
     );
     let lib = std::fs::read_to_string(out.join("src/lib.rs")).unwrap();
     assert_contains(&lib, &["pub struct Widget {", "pub struct WidgetArgs {"]);
+    // cairn-sdk is on no registry: the crate depends on the copy under the Cairn home.
     let cargo = std::fs::read_to_string(out.join("Cargo.toml")).unwrap();
-    let sdk_version = format!("cairn-sdk = \"{}\"", env!("CARGO_PKG_VERSION"));
     assert_contains(
         &cargo,
         &[
             "name = \"cairn-features\"",
             "version = \"2.3.4\"",
-            &sdk_version,
+            "cairn-sdk = { path = \"",
+            "/sdk/cairn-sdk-",
         ],
     );
 
@@ -249,6 +251,30 @@ fn gen_sdk_refuses_bad_schemas_unknown_providers_and_languages() {
         assert_contains(&error, &expected);
     }
     assert!(!out.exists(), "a failed generation wrote files");
+}
+
+/// A crate generated with no flags builds as it is, offline: its `cairn-sdk` is the copy
+/// cairn writes under its home (the one `cairn new` projects use), not a registry's.
+#[test]
+fn gen_sdk_crate_builds_as_generated() {
+    let sandbox = Sandbox::new("gen-sdk");
+    let out = sandbox.root().join("features");
+    gen_sdk(&sandbox, features_schema().to_str().unwrap(), &out, &[]);
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo
+        .args(["build", "--offline", "--target", "wasm32-wasip2"])
+        .current_dir(&out);
+    clean_cargo_env(&mut cargo);
+    // The shared target directory only saves compiling the SDK's dependencies again.
+    let built = cargo
+        .env("CARGO_TARGET_DIR", guest_target())
+        .output()
+        .expect("running cargo");
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    assert!(
+        built.status.success() && !stderr.contains("warning"),
+        "the generated crate does not build as generated:\n{stderr}"
+    );
 }
 
 /// The generated crates of the feature schema and, when they are there, of the published

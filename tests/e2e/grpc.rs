@@ -273,3 +273,45 @@ fn grpc_plugins_in_the_cairn_plugin_directory_are_found() {
         "{state}"
     );
 }
+
+/// Like Pulumi's provider servers (400 MiB), a wasm provider served over gRPC accepts large
+/// requests: a 10 MB input from a Python program's config reaches it (tonic's default stopped
+/// at 4 MiB).
+#[test]
+fn a_ten_megabyte_input_reaches_a_wasm_provider_served_over_grpc() {
+    const SIZE: usize = 10 * 1024 * 1024;
+    let sandbox = Sandbox::new("prog");
+    let plugins = sandbox.project.join("grpc-plugins");
+    sandbox.ok(&[
+        "plugin",
+        "export-grpc",
+        test_wasm("probe").to_str().unwrap(),
+        "-o",
+        plugins.to_str().unwrap(),
+    ]);
+    let python = python();
+    let venv = python.parent().unwrap().parent().unwrap();
+    sandbox.write(
+        "Pulumi.yaml",
+        &format!(
+            "name: prog\nruntime:\n  name: python\n  options:\n    virtualenv: {}\nplugins:\n  providers:\n    - name: probe\n      path: ./grpc-plugins\n",
+            venv.display()
+        ),
+    );
+    sandbox.write(
+        "__main__.py",
+        "import pulumi\n\
+         big = pulumi.Config().require(\"big\")\n\
+         thing = pulumi.CustomResource(\"probe:index:Thing\", \"t\", {\"payload\": big})\n\
+         pulumi.export(\"id\", thing.id)\n",
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    let set = sandbox.run_with_stdin(&["config", "set", "big"], "x".repeat(SIZE).as_bytes());
+    assert!(
+        set.status.success(),
+        "{}",
+        String::from_utf8_lossy(&set.stderr)
+    );
+    sandbox.ok(&["up", "--yes"]);
+    assert_eq!(outputs(&sandbox, false)["id"], "thing-t");
+}

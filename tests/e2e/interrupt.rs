@@ -7,6 +7,10 @@
 //! once, and the next command reports the create as pending. A signal during a preview stops it
 //! at once. The stack lock is released in every case. With a Python SDK program (a child
 //! process), the program is told (its next request is refused) and no process outlives cairn.
+//!
+//! The other commands that write (state edits, stack rename and removal, configuration) stop at
+//! the first signal too, but never in the middle of a write: one in progress completes (a test
+//! hook holds it open), and the lock is released; a signal before the write stops without it.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -138,8 +142,13 @@ fn a_first_signal_lets_the_create_in_flight_finish_and_records_it() {
         // The summary is printed as usual, with the finished create.
         assert_contains(
             &up.stdout(),
-            &["gate:index:Gate first created", "Duration:"],
+            &[
+                "gate:index:Gate first created",
+                "Duration:",
+                "The update was interrupted.",
+            ],
         );
+        assert!(!up.stdout().contains("failed"), "{signal}: {}", up.stdout());
 
         // Recorded, not pending; `second` (which waited for `first`) never started.
         let state = export(&sandbox);
@@ -207,7 +216,10 @@ fn a_signal_during_a_preview_stops_it_at_once() {
     preview.signal("INT");
     let exit = preview.wait(EXIT);
     assert_eq!(exit.code(), Some(130), "{}", preview.stderr());
-    assert_contains(&preview.stderr(), &["^C received; stopping the preview\n"]);
+    assert_contains(
+        &preview.stderr(),
+        &["^C received; stopping the preview (no write was in progress)\n"],
+    );
     assert_eq!(
         std::fs::read(sandbox.state_file("prog", "dev")).unwrap(),
         before,
@@ -285,4 +297,187 @@ fn a_second_signal_leaves_no_python_program_running() {
     assert_eq!(up.wait(EXIT).code(), Some(130), "{}", up.stderr());
     no_process_in(&sandbox.project, Duration::from_secs(30));
     assert!(!lock_file(&sandbox).exists());
+}
+
+const PW: &str = "urn:pulumi:dev::web::random:index/randomPassword:RandomPassword::pw";
+
+/// Stack `dev` of project `web` recording tests/data/import/valid (a password, protectable).
+fn web_stack() -> Sandbox {
+    let sandbox = Sandbox::new("web");
+    sandbox.ok(&["stack", "init", "dev"]);
+    let state = std::fs::read_to_string(
+        crate::support::repo().join("tests/data/import/valid/deployment.json"),
+    )
+    .unwrap();
+    let file = sandbox.write("state.json", &state);
+    sandbox.ok(&["stack", "import", "--file", file.to_str().unwrap()]);
+    sandbox
+}
+
+/// The temporary files an unfinished write leaves (`.<name>.<pid>.tmp`) under `dir`.
+fn temp_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(temp_files(&path));
+        } else if path.to_string_lossy().ends_with(".tmp") {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// A command held in its first write (`CAIRN_TEST_WRITE_PAUSE`) gets Ctrl-C: it says it waits
+/// for the write, the write completes once released, nothing more is done, the lock is
+/// released, no temporary file is left, and cairn exits 130.
+#[test]
+fn a_signal_mid_write_lets_the_write_complete_then_stops() {
+    type Done = fn(&Sandbox) -> bool;
+    let recorded = |sandbox: &Sandbox| urns(&export(sandbox));
+    let cases: [(&[&str], Done); 5] = [
+        (&["state", "delete", "--yes", PW], |s| {
+            !urns(&export(s)).iter().any(|u| u == PW)
+        }),
+        (&["state", "protect", PW], |s| {
+            export(s)["deployment"]["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["urn"] == PW && r["protect"] == true)
+        }),
+        (&["stack", "rename", "prod"], |s| {
+            s.state_file("web", "prod").exists() && !s.state_file("web", "dev").exists()
+        }),
+        (&["config", "set", "name", "bob"], |s| {
+            s.read("Pulumi.dev.yaml").contains("name: bob")
+        }),
+        (&["stack", "rm", "--yes", "--force"], |s| {
+            !s.state_file("web", "dev").exists()
+        }),
+    ];
+    for (args, done) in cases {
+        let sandbox = web_stack();
+        assert!(recorded(&sandbox).iter().any(|u| u == PW));
+        let release = sandbox.root().join("release");
+        let reached = sandbox.root().join("release.reached");
+        let mut command = sandbox.command(args);
+        command.env("CAIRN_TEST_WRITE_PAUSE", &release);
+        let mut run = Background::spawn(command, sandbox.root(), "write");
+        run.wait_for("the write in progress", START, || reached.exists());
+        run.signal("INT");
+        run.wait_for_stderr("once the write in progress completes", EXIT);
+        assert!(
+            run.child.try_wait().unwrap().is_none(),
+            "{args:?}: cairn did not wait for the write"
+        );
+        touch(&release);
+        let exit = run.wait(EXIT);
+        let stderr = run.stderr();
+        assert_eq!(exit.code(), Some(130), "{args:?}: {stderr}");
+        assert_contains(
+            &stderr,
+            &[
+                "^C received; stopping once the write in progress completes (files are written \
+                 whole, never in part). To stop at once, press ^C again.\n",
+                "The write completed; stopped before anything more was written.\n",
+            ],
+        );
+        assert!(
+            done(&sandbox),
+            "{args:?}: the write did not complete: {stderr}"
+        );
+        assert!(
+            !sandbox.home.join("locks/web/dev.lock").exists(),
+            "{args:?}: the lock is left"
+        );
+        assert_eq!(
+            temp_files(sandbox.root()),
+            Vec::<PathBuf>::new(),
+            "{args:?}"
+        );
+    }
+}
+
+/// Ctrl-C while a command holds the stack's lock but has not started writing: it stops at
+/// once, writes nothing and releases the lock.
+#[test]
+fn a_signal_before_the_write_stops_without_writing() {
+    let sandbox = web_stack();
+    let state = sandbox.state_file("web", "dev");
+    let before = std::fs::read(&state).unwrap();
+    let release = sandbox.root().join("release");
+    let reached = sandbox.root().join("release.reached");
+    let mut command = sandbox.command(&["state", "delete", "--yes", PW]);
+    command.env(
+        "CAIRN_TEST_LOCK_PAUSE",
+        format!("held:{}", release.display()),
+    );
+    let mut run = Background::spawn(command, sandbox.root(), "delete");
+    run.wait_for("the lock held", START, || reached.exists());
+    run.signal("INT");
+    let exit = run.wait(EXIT);
+    let stderr = run.stderr();
+    assert_eq!(exit.code(), Some(130), "{stderr}");
+    assert_contains(
+        &stderr,
+        &["^C received; stopping (no write was in progress)\n"],
+    );
+    assert_eq!(std::fs::read(&state).unwrap(), before, "the state changed");
+    assert!(
+        !sandbox.home.join("locks/web/dev.lock").exists(),
+        "the lock is left"
+    );
+    assert!(urns(&export(&sandbox)).iter().any(|u| u == PW));
+}
+
+/// `destroy` killed with kill -9 while a delete is in flight leaves that delete pending; the
+/// `destroy` that completes it settles it, leaving neither the resources nor the interrupted
+/// delete's record in the state. (The delete's gate holds it in flight, so the kill lands
+/// mid-delete every time rather than in 7 runs of 21.)
+#[test]
+fn a_destroy_that_completes_one_killed_mid_delete_leaves_nothing_pending() {
+    let venv = python().parent().unwrap().parent().unwrap().to_owned();
+    let (sandbox, gates) = gate_stack_of(&format!(
+        "name: prog\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
+        venv.display()
+    ));
+    sandbox.write(
+        "__main__.py",
+        "import pulumi\n\
+         pulumi.CustomResource(\"gate:index:Gate\", \"first\", {\"deleteGate\": True})\n",
+    );
+    touch(&gates.join("first.open"));
+    sandbox.ok(&["up", "--yes"]);
+
+    let mut destroy = Background::spawn(
+        sandbox.command(&["destroy", "--yes"]),
+        sandbox.root(),
+        "destroy",
+    );
+    let deleting = gates.join("first.deleting");
+    destroy.wait_for("the delete of `first` in flight", START, || {
+        deleting.exists()
+    });
+    destroy.signal("KILL");
+    destroy.wait(EXIT);
+    let output = sandbox.run(&["stack", "export"]);
+    assert_contains(
+        &String::from_utf8_lossy(&output.stderr),
+        &["pending", &format!("deleting {FIRST}")],
+    );
+
+    touch(&gates.join("first.delete-open"));
+    sandbox.ok(&["destroy", "--yes"]);
+    let output = sandbox.run(&["stack", "export"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("pending"), "{stderr}");
+    let state: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let pending = &state["deployment"]["pending_operations"];
+    assert!(pending.as_array().is_none_or(Vec::is_empty), "{pending}");
+    assert_eq!(urns(&state), Vec::<String>::new());
+    assert_eq!(lines(gates.join("first.deletes")), 2);
 }

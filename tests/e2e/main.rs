@@ -2,6 +2,7 @@
 //! project, and checks what a user would see: output, exit status, and files written.
 
 mod background;
+mod book;
 mod browser;
 mod config;
 mod console;
@@ -28,10 +29,12 @@ mod plugin_signing;
 mod policy;
 mod postgres;
 mod postgresql_provider;
+mod processes;
 mod program;
 mod pulumi;
 mod python_sdk;
 mod random_sdks;
+mod run_program;
 mod safety;
 mod sdk;
 mod stack;

@@ -223,3 +223,38 @@ fn plugin_install_refuses_a_provider_whose_schema_is_invalid() {
     sandbox.ok(&["plugin", "install", test_wasm("probe").to_str().unwrap()]);
     assert!(sandbox.ok(&["plugin", "ls"]).contains("probe"));
 }
+
+/// `get-schema` asks the guest for its schema; when what it serves disagrees with the copy in
+/// its manifest (which deployments and `plugin install` read), the command fails naming the
+/// provider file and every difference.
+#[test]
+fn get_schema_asks_the_guest_and_refuses_a_manifest_that_disagrees() {
+    let sandbox = Sandbox::new("pkg-mismatch");
+    let wasm = test_wasm("schema-mismatch");
+    let wasm = wasm.to_str().unwrap();
+    let differences = [
+        "differs from its manifest's schema",
+        "/resources/schema-mismatch:index:Thing/properties/size/type: \"integer\" in the manifest, \"string\" from get-schema",
+        "/functions: only in what get-schema serves",
+    ];
+    let err = sandbox.fails(&["package", "get-schema", wasm]);
+    assert_contains(
+        &err,
+        &["schema_mismatch.wasm: provider \"schema-mismatch\"@0.1.0 serves a schema"],
+    );
+    assert_contains(&err, &differences);
+    // check-schema reads the schema the same way.
+    assert_contains(
+        &sandbox.fails(&["package", "check-schema", wasm]),
+        &differences,
+    );
+
+    // Installed, it is asked all the same.
+    sandbox.ok(&["plugin", "install", wasm]);
+    let err = sandbox.fails(&["package", "get-schema", "schema-mismatch"]);
+    assert_contains(
+        &err,
+        &["provider schema-mismatch@0.1.0 (", "): serves a schema"],
+    );
+    assert_contains(&err, &differences);
+}

@@ -1,6 +1,7 @@
 //! Wasm programs end to end: the example programs and a steerable test program deployed by the
-//! real `cairn` binary (up, no-op up, preview with a diff, update, replace, destroy), parallel
-//! registration, and program errors leaving a usable state.
+//! real `cairn` binary (up, no-op up, preview with a diff, update, replace, destroy; the quick
+//! start's without a warning), parallel registration, and program errors leaving a usable
+//! state.
 
 use serde_json::Value;
 
@@ -21,7 +22,27 @@ fn up_building(sandbox: &Sandbox) -> String {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "cairn up failed:\n{stderr}");
     assert_contains(&stderr, &["Building the program"]);
+    assert_no_warning("build", &stderr);
     String::from_utf8(output.stdout).unwrap()
+}
+
+/// Fails if a run a newcomer makes from the quick start printed a warning (its build's
+/// included): the quick start is meant to run clean.
+fn assert_no_warning(what: &str, output: &str) {
+    assert!(
+        !output.to_lowercase().contains("warning"),
+        "the quick start's {what} printed a warning:\n{output}"
+    );
+}
+
+/// `cairn args`, which must succeed and print no warning; its stdout.
+fn quiet(sandbox: &Sandbox, args: &[&str]) -> String {
+    let output = sandbox.run(args);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "cairn {args:?} failed:\n{stderr}");
+    assert_no_warning(args[0], &format!("{stdout}{stderr}"));
+    stdout.into_owned()
 }
 
 #[test]
@@ -37,8 +58,9 @@ fn quick_start_up_noop_preview_update_replace_and_destroy() {
     let index = sandbox.project.join("out/site/index.html");
     let credentials = sandbox.project.join("out/site/credentials.txt");
 
-    // up: everything is created, the files are on disk.
+    // up: everything is created, the files are on disk, and nothing warns.
     let out = up_building(&sandbox);
+    assert_no_warning("up", &out);
     assert_contains(
         &out,
         &[
@@ -72,12 +94,12 @@ fn quick_start_up_noop_preview_update_replace_and_destroy() {
     );
 
     // A second up changes nothing.
-    assert_contains(&sandbox.ok(&["up", "--yes"]), &["8 unchanged"]);
+    assert_contains(&quiet(&sandbox, &["up", "--yes"]), &["8 unchanged"]);
 
     // Edited config: preview shows the update with its diff and leaves state and files alone.
     sandbox.ok(&["config", "set", "greeting", "Howdy"]);
     let before = std::fs::read(sandbox.state_file("quickstart", "dev")).unwrap();
-    let preview = sandbox.ok(&["preview", "--diff"]);
+    let preview = quiet(&sandbox, &["preview", "--diff"]);
     assert_contains(
         &preview,
         &[
@@ -100,7 +122,7 @@ fn quick_start_up_noop_preview_update_replace_and_destroy() {
     );
 
     // up applies it.
-    assert_contains(&sandbox.ok(&["up", "--yes"]), &["1 updated"]);
+    assert_contains(&quiet(&sandbox, &["up", "--yes"]), &["1 updated"]);
     assert!(
         std::fs::read_to_string(&index)
             .unwrap()
@@ -109,7 +131,7 @@ fn quick_start_up_noop_preview_update_replace_and_destroy() {
 
     // A changed input of a random resource replaces it: a new name, and the page follows.
     sandbox.ok(&["config", "set", "petLength", "3"]);
-    let out = sandbox.ok(&["up", "--yes"]);
+    let out = quiet(&sandbox, &["up", "--yes"]);
     assert_contains(&out, &["replace", "random:index/randomPet:RandomPet"]);
     let renamed = outputs(&sandbox, false)["petName"]
         .as_str()
@@ -120,7 +142,7 @@ fn quick_start_up_noop_preview_update_replace_and_destroy() {
     assert!(std::fs::read_to_string(&index).unwrap().contains(&renamed));
 
     // destroy removes everything, files included.
-    assert_contains(&sandbox.ok(&["destroy", "--yes"]), &["8 deleted"]);
+    assert_contains(&quiet(&sandbox, &["destroy", "--yes"]), &["8 deleted"]);
     assert!(!index.exists() && !credentials.exists());
     assert!(!sandbox.project.join("out/site").exists());
     assert_contains(&sandbox.ok(&["stack", "output"]), &["no outputs"]);

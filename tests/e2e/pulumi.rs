@@ -5,6 +5,14 @@
 //! `CAIRN_PULUMI_CASES=a,b` runs only the cases whose names contain one of the words;
 //! `CAIRN_PULUMI_PENDING=1` runs the pending cases too (reported, never failing the test);
 //! `CAIRN_PULUMI_JOBS=N` runs N cases at a time (default 2).
+//!
+//! # The ported suite makes ProgramTest's checks itself
+//!
+//! Pulumi's Go tests rely on ProgramTest for a preview before each update, an export/import round
+//! trip, an empty preview and update, and a refresh that finds nothing. `tests/e2e/pulumi.rs` makes
+//! them by default for every case that follows `tests/integration`, and a case turns one off with
+//! the name of the Go option its test sets. This way every case checks what its original checked,
+//! not only the facts it states.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write as _;
@@ -15,7 +23,9 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::support::{Sandbox, example_wasm, node_modules, python, repo, test_wasm};
+use crate::support::{
+    Sandbox, exact_version, example_wasm, node_modules, node_sdk_modules, python, repo, test_wasm,
+};
 
 /// The longest one command of a case may run.
 const COMMAND_LIMIT: Duration = Duration::from_secs(300);
@@ -34,6 +44,10 @@ struct Case {
     /// The original: its path in pulumi/pulumi and the Go test function.
     follows: String,
     runtime: Runtime,
+    /// A Node.js case's own `@pulumi/pulumi` version (exact), installed once into
+    /// `target/nodeenv-<version>` and used by this case only (default: the shared SDK).
+    #[serde(default)]
+    node_sdk: Option<String>,
     /// The project name when a step has no `Pulumi.yaml` (default: the case's directory name).
     #[serde(default)]
     project: Option<String>,
@@ -315,8 +329,25 @@ fn pulumi_integration_suite() {
     if queue.iter().any(|c| c.case.runtime == Runtime::Python) {
         python();
     }
-    if queue.iter().any(|c| c.case.runtime == Runtime::Nodejs) {
+    if queue
+        .iter()
+        .any(|c| c.case.runtime == Runtime::Nodejs && c.case.node_sdk.is_none())
+    {
         node_modules();
+    }
+    let mut node_sdks: Vec<&str> = queue
+        .iter()
+        .filter_map(|c| c.case.node_sdk.as_deref())
+        .collect();
+    node_sdks.sort();
+    node_sdks.dedup();
+    for version in node_sdks {
+        let began = Instant::now();
+        node_sdk_modules(version);
+        note(format_args!(
+            "pulumi suite: @pulumi/pulumi {version} ready in {:.1}s",
+            began.elapsed().as_secs_f64()
+        ));
     }
     let mut providers: Vec<String> = queue
         .iter()
@@ -415,6 +446,16 @@ fn load(dir: &Path) -> Result<Case, String> {
         }
         case.config.settings()?;
         step.config.settings()?;
+    }
+    if let Some(version) = &case.node_sdk {
+        if case.runtime != Runtime::Nodejs {
+            return Err("`node_sdk` is for `runtime: nodejs`".into());
+        }
+        if !exact_version(version) {
+            return Err(format!(
+                "`node_sdk` is an exact version (3.276.0), not {version:?}"
+            ));
+        }
     }
     Ok(case)
 }
@@ -981,7 +1022,7 @@ impl CaseRun<'_> {
             )
             .map_err(|e| e.to_string())?;
         }
-        prepare_runtimes(project)
+        prepare_runtimes(project, self.loaded.case.node_sdk.as_deref())
     }
 }
 
@@ -1003,12 +1044,13 @@ fn command_name(command: Command) -> &'static str {
 }
 
 /// Every `Pulumi.yaml` and `PulumiPlugin.yaml` under `dir`: a Python runtime gets the shared
-/// virtualenv, a Node.js one the shared `node_modules` beside it.
-fn prepare_runtimes(dir: &Path) -> Result<(), String> {
+/// virtualenv, a Node.js one a link to `node_modules` (the shared one, or that of the case's
+/// `node_sdk`) beside it.
+fn prepare_runtimes(dir: &Path, node_sdk: Option<&str>) -> Result<(), String> {
     for entry in std::fs::read_dir(dir).map_err(|e| e.to_string())?.flatten() {
         let path = entry.path();
         if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            prepare_runtimes(&path)?;
+            prepare_runtimes(&path, node_sdk)?;
             continue;
         }
         let name = entry.file_name();
@@ -1041,7 +1083,11 @@ fn prepare_runtimes(dir: &Path) -> Result<(), String> {
             "nodejs" => {
                 let link = dir.join("node_modules");
                 if !link.exists() {
-                    std::os::unix::fs::symlink(node_modules(), &link)
+                    let target = match node_sdk {
+                        Some(version) => node_sdk_modules(version),
+                        None => node_modules(),
+                    };
+                    std::os::unix::fs::symlink(target, &link)
                         .map_err(|e| format!("linking {}: {e}", link.display()))?;
                 }
             }

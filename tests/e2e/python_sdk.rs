@@ -513,6 +513,7 @@ fn a_python_program_deploys_the_quick_start() {
             "adminPassword: [secret]",
         ],
     );
+    assert!(!out.contains("warning"), "the quick start warns:\n{out}");
     let plain = outputs(&sandbox, false);
     let pet = plain["petName"].as_str().unwrap().to_owned();
     assert_eq!(pet.split('-').count(), 2, "{pet}");

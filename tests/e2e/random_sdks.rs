@@ -458,3 +458,71 @@ fn guest_random_lifecycle(example: &str, password: bool) {
     let out = sandbox.ok(&["destroy", "--yes"]);
     assert_contains(&out, &[if password { "5 deleted" } else { "4 deleted" }]);
 }
+
+/// An import ID that is a secret — a `RandomPassword` imported by its value, with the `import`
+/// option or `cairn import` — is stored nowhere in plain text: not as the state's `importID`
+/// (Pulumi stores it there), not in the journal, not in what the commands print. A later `up`
+/// still recognises the imported password (no second import).
+#[test]
+fn a_password_imported_by_its_value_is_never_stored_in_plain_text() {
+    const OPTION: &str = "opt-imported-pw!";
+    const COMMAND: &str = "cmd-imported-pw!";
+    let sandbox = project(Sdk::Python);
+    sandbox.write(
+        "__main__.py",
+        &format!(
+            "import pulumi\nimport pulumi_random as random\n\
+             pw = random.RandomPassword(\"imp-pw\", length=16, opts=pulumi.ResourceOptions(import_=\"{OPTION}\"))\n\
+             pulumi.export(\"password\", pw.result)\n"
+        ),
+    );
+    let journal = sandbox
+        .state_file("uses-random", "dev")
+        .with_extension("journal");
+    let scan = |what: &str, printed: &str| {
+        let state = std::fs::read_to_string(sandbox.state_file("uses-random", "dev")).unwrap();
+        let journal = std::fs::read_to_string(&journal).unwrap_or_default();
+        for secret in [OPTION, COMMAND] {
+            assert!(
+                !state.contains(secret),
+                "{what}: {secret} in the state:\n{state}"
+            );
+            assert!(!journal.contains(secret), "{what}: {secret} in the journal");
+            assert!(
+                !printed.contains(secret),
+                "{what}: {secret} printed:\n{printed}"
+            );
+        }
+    };
+    let run = |args: &[&str]| {
+        let out = sandbox.run(args);
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "cairn {args:?} failed:\n{printed}");
+        printed
+    };
+
+    let printed = run(&["up", "--yes", "--json"]);
+    assert_eq!(ops_of(&finished_steps(&printed), "imp-pw"), ["import"]);
+    scan("up", &printed);
+    assert_eq!(outputs(&sandbox, true)["password"], OPTION);
+
+    // Recognised as imported: no step, and still nothing in plain text.
+    let printed = run(&["up", "--yes", "--json"]);
+    assert_eq!(ops_of(&finished_steps(&printed), "imp-pw"), ["same"]);
+    scan("the second up", &printed);
+
+    let printed = run(&[
+        "import",
+        "random:index/randomPassword:RandomPassword",
+        "cli-pw",
+        COMMAND,
+        "--yes",
+    ]);
+    scan("cairn import", &printed);
+    let printed = run(&["stack", "export"]);
+    scan("stack export", &printed);
+}

@@ -123,6 +123,71 @@ fn a_ten_megabyte_config_value_reaches_python_and_nodejs_programs() {
     }
 }
 
+/// A component provider written with the Python SDK: `Component` outputs the length of the
+/// stack's config `big`, which reaches it through `Construct`.
+const BIG_COMPONENT: &str = r#"
+import sys
+import pulumi
+import pulumi.provider as provider
+
+
+class Provider(provider.Provider):
+    def __init__(self):
+        super().__init__("0.0.1")
+
+    def construct(self, name, resource_type, inputs, options=None):
+        component = pulumi.ComponentResource(resource_type, name, {}, options)
+        length = len(pulumi.Config().require("big"))
+        component.register_outputs({"bigLength": length})
+        return provider.ConstructResult(urn=component.urn, state={"bigLength": length})
+
+
+if __name__ == "__main__":
+    provider.main(Provider(), sys.argv[1:])
+"#;
+
+/// Large config reaches component providers: a 10 MB value travels in the `Construct` request
+/// (the gRPC message limits are Pulumi's 400 MiB, where tonic's default is 4 MiB).
+#[test]
+fn a_ten_megabyte_config_value_reaches_a_component_provider_through_construct() {
+    const SIZE: usize = 10 * 1024 * 1024;
+    let sandbox = Sandbox::new("bigcfg");
+    let python = python();
+    let venv = python.parent().unwrap().parent().unwrap();
+    let runtime = format!(
+        "runtime:\n  name: python\n  options:\n    virtualenv: {}\n",
+        venv.display()
+    );
+    sandbox.write(
+        "Pulumi.yaml",
+        &format!(
+            "name: bigcfg\n{runtime}plugins:\n  providers:\n    - name: bigcomponent\n      path: ./bigcomponent\n"
+        ),
+    );
+    std::fs::create_dir_all(sandbox.project.join("bigcomponent")).unwrap();
+    sandbox.write("bigcomponent/PulumiPlugin.yaml", &runtime);
+    sandbox.write("bigcomponent/__main__.py", BIG_COMPONENT);
+    sandbox.write(
+        "__main__.py",
+        "import pulumi\n\
+         class Component(pulumi.ComponentResource):\n\
+         \x20   bigLength: pulumi.Output[int]\n\
+         \x20   def __init__(self, name):\n\
+         \x20       super().__init__(\"bigcomponent:index:Component\", name, {\"bigLength\": None}, remote=True)\n\
+         pulumi.export(\"bigLength\", Component(\"c\").bigLength)\n",
+    );
+    sandbox.ok(&["stack", "init", "dev"]);
+    let value = "x".repeat(SIZE);
+    let set = sandbox.run_with_stdin(&["config", "set", "big"], value.as_bytes());
+    assert!(
+        set.status.success(),
+        "{}",
+        String::from_utf8_lossy(&set.stderr)
+    );
+    sandbox.ok(&["up", "--yes"]);
+    assert_eq!(outputs(&sandbox, false)["bigLength"], SIZE);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Processes.
 

@@ -594,6 +594,83 @@ pub fn node_modules() -> PathBuf {
         .clone()
 }
 
+/// Whether `version` is one exact release (`3.276.0`, `3.277.0-alpha.1`), not a range or a tag.
+pub fn exact_version(version: &str) -> bool {
+    let (core, rest) = version
+        .split_once(['-', '+'])
+        .map_or((version, ""), |(c, r)| (c, r));
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        && rest
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
+}
+
+/// `node_modules` with `@pulumi/pulumi` at exactly `version` (`target/nodeenv-<version>`), for
+/// a case of the Pulumi suite that needs a newer SDK than the shared [`node_modules`]: installed
+/// once per version (per test binary, and kept across runs), like the shared one. Releases after
+/// 3.248 declare `engines: node >= 22`; npm only warns about that (EBADENGINE), and the
+/// install goes ahead even where npm's `engine-strict` is configured.
+pub fn node_sdk_modules(version: &str) -> PathBuf {
+    type Ready = std::sync::Arc<std::sync::OnceLock<PathBuf>>;
+    static READY: std::sync::Mutex<Vec<(String, Ready)>> = std::sync::Mutex::new(Vec::new());
+    assert!(
+        exact_version(version),
+        "a Node.js SDK version is exact (`3.276.0`), not {version:?}"
+    );
+    // One lock per version, taken outside the list's: versions install side by side.
+    let once = {
+        let mut ready = READY.lock().unwrap_or_else(|e| e.into_inner());
+        match ready.iter().find(|(v, _)| v == version) {
+            Some((_, once)) => once.clone(),
+            None => {
+                let once = Ready::default();
+                ready.push((version.to_owned(), once.clone()));
+                once
+            }
+        }
+    };
+    once.get_or_init(|| {
+        let dir = repo().join(format!("target/nodeenv-{version}"));
+        let modules = dir.join("node_modules");
+        let ready = dir.join(".pulumi-installed");
+        // Pinned exactly, as the shared package.json pins its SDK.
+        let package = serde_json::to_string_pretty(&serde_json::json!({
+            "name": "cairn-nodeenv",
+            "version": "1.0.0",
+            "private": true,
+            "dependencies": {"@pulumi/pulumi": version},
+        }))
+        .unwrap();
+        if std::fs::read_to_string(&ready).ok().as_deref() != Some(package.as_str()) {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("package.json"), &package).unwrap();
+            let out = Command::new("npm")
+                .args([
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--loglevel=error",
+                    "--engine-strict=false",
+                ])
+                .current_dir(&dir)
+                .output()
+                .expect("running npm install");
+            assert!(
+                out.status.success(),
+                "npm install @pulumi/pulumi@{version} failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            std::fs::write(&ready, &package).unwrap();
+        }
+        modules
+    })
+    .clone()
+}
+
 /// The stack's outputs, as `cairn stack output --json [--show-secrets]` prints them.
 pub fn outputs(sandbox: &Sandbox, show_secrets: bool) -> serde_json::Value {
     let mut args = vec!["stack", "output", "--json"];

@@ -1,7 +1,8 @@
 //! The display as a person sees it: `cairn` run in a pseudo-terminal (util-linux `script`), its
 //! output fed to a terminal emulator (`vt100`), and the final screen compared with a reviewed
 //! snapshot in `tests/e2e/snapshots/` — the live view's final table (the tree by parent), the
-//! colours on and off, the prompt and its details, an error, a cancelled update.
+//! colours on and off, the prompt and its details, an error, a cancelled update — and warnings
+//! in colour.
 //!
 //! Snapshots keep text and, where colour matters, each run of styled text marked as
 //! `«fg,b,u|text»` (`fg`: the ANSI colour number; `b` bold; `u` underlined). Durations are
@@ -294,6 +295,25 @@ fn tty_up_shows_the_tree_in_colour_and_the_prompt_with_details() {
         sandbox.project.join("out/site/index.html").exists(),
         "nothing was destroyed"
     );
+}
+
+/// Warnings in colour: a resource's count in the Info column, the message in Diagnostics and
+/// the summary's count, in yellow (the quick start, which runs warning-free, shows none).
+#[test]
+fn tty_a_warning_is_counted_and_told_in_yellow() {
+    // `program-probe` in `hostile`: a resource whose provider logs warnings.
+    let sandbox = probe_stack("hostile");
+    let run = in_tty(&sandbox, &["up", "--yes", "--skip-preview"], &[], &[]);
+    assert!(run.success, "{}", String::from_utf8_lossy(&run.bytes));
+    let styled = screen(&run.bytes, true);
+    // The program and its resource each log three warnings (and some messages).
+    for wanted in [
+        "loud      «2|created (Ns)»  3 «3|warnings»",
+        "«3|warning: »probe@0.3.0: ",
+        "«3|6 warnings»",
+    ] {
+        assert!(styled.contains(wanted), "no {wanted:?} in:\n{styled}");
+    }
 }
 
 #[test]

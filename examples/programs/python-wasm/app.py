@@ -43,8 +43,10 @@ class File(cairn.CustomResource):
     path = cairn.output_property("path")
     sha256 = cairn.output_property("sha256")
 
-    def __init__(self, name: str, content, path: str, mode: str = "0644", opts: Optional[cairn.ResourceOptions] = None):
-        super().__init__("file:index:File", name, {"content": content, "path": path, "mode": mode}, opts)
+    # No `mode`: WASI has no permission bits, so the file provider could only record it (and
+    # would warn that it did not apply it).
+    def __init__(self, name: str, content, path: str, opts: Optional[cairn.ResourceOptions] = None):
+        super().__init__("file:index:File", name, {"content": content, "path": path}, opts)
 
 
 class Site(cairn.ComponentResource):
@@ -74,7 +76,7 @@ def main(ctx: cairn.Context) -> None:
 
     # Derived from a secret, so the file's content (and its hash) stay secret.
     credentials = password.result.apply(lambda p: f"admin:{p}\n")
-    File("credentials", credentials, "site/credentials.txt", mode="0600",
+    File("credentials", credentials, "site/credentials.txt",
          opts=cairn.ResourceOptions(parent=site, depends_on=[site.dir]))
 
     cairn.log(f"deploying the site for stack {ctx.stack}")

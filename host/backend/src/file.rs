@@ -15,6 +15,21 @@
 //! crash leaves either the old or the new checkpoint, never a torn one. Journal lines are appended
 //! and fdatasync'ed by the journal's writer, one append for every record queued meanwhile
 //! (`cairn_engine::deploy::journal`: group commit).
+//!
+//! # Atomic, locked writes
+//!
+//! Checkpoints and settings files are written to a temp file, fsynced, renamed, and the directory
+//! fsynced. Writers hold an exclusive advisory lock (`flock`) on `locks/<project>/<stack>.lock`,
+//! which names the holder for the error a second writer sees. Why `flock` rather than `O_EXCL`
+//! files judged stale by their pid: the kernel releases the lock when its holder dies however it
+//! dies, so there is no staleness to judge and no takeover to race (judging, then unlinking, let a
+//! delayed process remove a live lock); the descriptor is close-on-exec, so no child process keeps
+//! it. Only the holder removes the file, while still holding the lock and only if the path still
+//! names the file it locked (device and inode); a process that locks a file which was removed
+//! meanwhile starts again, so two writers never both hold a stack. A process stopping at once (a
+//! second Ctrl-C) removes its lock files first. `CAIRN_TEST_LOCK_PAUSE=<opened|held>:<file>` is a
+//! test hook (it stops the process at that point until `<file>` exists) for the race tests in
+//! `tests/e2e/lock.rs`.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -494,6 +509,7 @@ impl StackJournal {
 
 impl Persister for StackJournal {
     fn append(&self, lines: &[u8]) -> Result<(), PersistError> {
+        let _writing = crate::writes::section();
         let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
         file.write_all(lines)
             .and_then(|()| file.sync_data())
@@ -503,6 +519,7 @@ impl Persister for StackJournal {
     }
 
     fn save(&self, deployment: &[u8]) -> Result<(), PersistError> {
+        let _writing = crate::writes::section();
         // Held throughout, so no append lands between the checkpoint and the truncation.
         let file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
         checkpoint_bytes_of_json(&self.project, &self.stack, deployment)
@@ -521,6 +538,7 @@ impl Persister for StackJournal {
 
 /// Writes `bytes` to `path` so that readers see either the old or the new contents.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let _writing = crate::writes::section();
     let dir = path
         .parent()
         .ok_or_else(|| BackendError::NoParent(path.to_path_buf()))?;

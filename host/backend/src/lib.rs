@@ -19,6 +19,7 @@ pub mod pgconfig;
 pub mod pgtls;
 pub mod postgres;
 pub mod steplog;
+pub mod writes;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -612,10 +613,13 @@ impl Backend {
                 tracing::info!(
                     "recovered stack {stack:?} from the journal of its interrupted deployment"
                 );
-                writer.write_checkpoint(&checkpoint_bytes(project, stack, &deployment)?)?;
+                let bytes = checkpoint_bytes(project, stack, &deployment)?;
+                let _writing = writes::section();
+                writer.write_checkpoint(&bytes)?;
                 Some(deployment)
             }
             Replayed::Stale(latest) => {
+                let _writing = writes::section();
                 writer.drop_journal()?;
                 latest
             }
@@ -703,7 +707,9 @@ impl Backend {
         deployment: DeploymentV3,
     ) -> Result<()> {
         let writer = lock.writer(project, stack)?;
-        writer.write_checkpoint(&checkpoint_bytes(project, stack, &deployment)?)
+        let bytes = checkpoint_bytes(project, stack, &deployment)?;
+        let _writing = writes::section();
+        writer.write_checkpoint(&bytes)
     }
 
     /// Saves two stacks of a project together (`state move`): one transaction on PostgreSQL;
@@ -717,6 +723,7 @@ impl Backend {
     ) -> Result<()> {
         let writer = first.0.writer(project, first.1)?;
         second.0.writer(project, second.1)?;
+        let _writing = writes::section();
         writer.write_checkpoint_with(
             &checkpoint_bytes(project, first.1, first.2)?,
             second.1,
@@ -726,7 +733,9 @@ impl Backend {
 
     /// Deletes a stack's checkpoint, journal and tags (its history stays as a backup).
     pub fn remove(&self, lock: &StackLock, project: &str, stack: &str) -> Result<()> {
-        lock.writer(project, stack)?.remove()
+        let writer = lock.writer(project, stack)?;
+        let _writing = writes::section();
+        writer.remove()
     }
 
     /// Takes the stack's write lock, refusing if another live process holds it.
@@ -768,6 +777,7 @@ impl Backend {
             .last()
             .map_or(0, |u| u.version)
             + 1;
+        let _writing = writes::section();
         writer.record_update(&record)?;
         Ok(record.version)
     }
@@ -792,6 +802,7 @@ impl Backend {
                 location: None,
             });
         }
+        let _writing = writes::section();
         self.store.set_tag(project, stack, name, value)
     }
 
@@ -813,7 +824,9 @@ impl Backend {
                 stack: new.to_owned(),
             });
         }
-        writer.rename(new, &checkpoint_bytes(project, new, deployment)?)
+        let bytes = checkpoint_bytes(project, new, deployment)?;
+        let _writing = writes::section();
+        writer.rename(new, &bytes)
     }
 }
 

@@ -3,6 +3,16 @@
 //! reference, a directory listing) with an error naming where it came from, and checked again
 //! where the backend turns names into paths, so no name reaches the file system unchecked.
 //! (Plugin names are checked by `cairn_wasm::store`.)
+//!
+//! # Names never become paths unchecked
+//!
+//! Stack and project names (`host/backend/src/names.rs`: `[A-Za-z0-9_.-]`, 1–100, not `.`/`..`) are
+//! checked where they enter (`--stack`, command arguments, Pulumi.yaml, a program's StackReference,
+//! directory listings) and again in `FileStore::path`, the one place the backend joins them into
+//! paths. Plugin names are checked by `PluginStore` (`host/wasm/src/store.rs`: the manifest's
+//! package-name rule) before any join, store listings skip entries that break it, and removal
+//! refuses symbolic links; a `plugin inspect` argument is a file only if it ends in `.wasm`;
+//! versions are parsed as semver.
 
 use cairn_engine::text::quoted;
 

@@ -26,6 +26,36 @@
 //!
 //! The driver (`postgres`) is synchronous and starts its own runtime, so each connection lives on
 //! a thread of its own ([`Session`]) and is used from any context, async or not.
+//!
+//! # PostgreSQL writes are transactions on the lock's session
+//!
+//! A stack's checkpoint, its history copy and the emptying of its journal commit together; journal
+//! appends commit before `append` returns; every write of a locked stack runs on the connection
+//! that holds its advisory lock, so none can happen without the lock. Passwords never leave
+//! `pgconfig`/the driver: every URL shown is rebuilt without one or redacted.
+//!
+//! # The PostgreSQL backend has tables of its own, not Pulumi's blob layout
+//!
+//! Pulumi's DIY PostgreSQL backend (PR #19581) is a gocloud blob bucket: one key-value table
+//! (`pulumi_state`: `key`, base64 `data`, `updated_at`) holding the DIY files under their
+//! `.pulumi/…` paths, lock files included (check, write, check again), no migrations. Cairn keeps
+//! stacks, journal rows, checkpoint history, update records, tags and lock holders in tables of
+//! their own (`backend/postgres.rs`): a journal append is one small INSERT rather than a rewrite of
+//! a whole blob, a save is one transaction (checkpoint in, previous one to the history, journal
+//! emptied) where a blob store needs a file-then-truncate dance, and locks are the server's own.
+//! The checkpoint bytes are exactly the file backend's, so a stack moves between Cairn's two
+//! backends, and between Pulumi's and Cairn's, by `stack export` / `stack import`; the file backend
+//! keeps Pulumi's DIY file layout (`.pulumi-tags`, `.history.json`), so there the files are shared.
+//!
+//! # Session-bound advisory locks, not leases with heartbeats
+//!
+//! A lease needs a renewal thread, an expiry judged against clocks, and a fencing check on every
+//! write, and a holder paused past its expiry (a long provider call, a stopped laptop) loses its
+//! lock while it still writes. An advisory lock lives exactly as long as the holder's database
+//! session: the server releases it when the session ends (exit, kill -9, lost connection),
+//! keepalives bound how long a vanished host's session lingers (~30 s), and since every write of a
+//! locked stack goes through that same session, a holder that lost its session cannot write. The
+//! lock holder's details go in `cairn_locks` only to name it in a second writer's error.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc;
@@ -880,6 +910,7 @@ struct PgJournal {
 impl Persister for PgJournal {
     fn append(&self, lines: &[u8]) -> Result<(), PersistError> {
         let (id, data, insert) = (self.stack_id, lines.to_vec(), self.insert.clone());
+        let _writing = crate::writes::section();
         self.session
             .run(&self.appending, move |c| {
                 let mut prepared = insert.lock().unwrap_or_else(PoisonError::into_inner);
@@ -901,6 +932,7 @@ impl Persister for PgJournal {
         let bytes = checkpoint_bytes_of_json(&self.project, &self.stack, deployment)
             .map_err(|e| PersistError::new(error_chain(&e)))?;
         let (p, s, limit) = (self.project.clone(), self.stack.clone(), self.limit);
+        let _writing = crate::writes::section();
         self.session
             .run(&format!("saving {}", self.place), move |c| {
                 write_checkpoint(c, &p, &s, &bytes, limit)

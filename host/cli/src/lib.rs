@@ -107,20 +107,29 @@ pub fn main() -> ExitCode {
     };
     terminal::set_colors(cli.color.enabled());
     init_tracing();
-    match run(cli) {
+    let result = run(cli);
+    if let Err(err) = &result {
+        terminal::err(&error_report(err));
+    }
+    // A signal that arrived while the command ended (its last write, say) stops it as it does
+    // any other command: with the signal's status, not the command's.
+    interrupt::await_stop();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            terminal::err(&error_report(&err));
-            // A command ended by a signal exits as conventional (130 for SIGINT, 143 for SIGTERM).
-            match err.downcast_ref::<interrupt::Interrupted>() {
-                Some(interrupted) => ExitCode::from(interrupted.signal.exit_code()),
-                None => ExitCode::FAILURE,
-            }
-        }
+        // A command ended by a signal exits as conventional (130 for SIGINT, 143 for SIGTERM).
+        Err(err) => match err.downcast_ref::<interrupt::Interrupted>() {
+            Some(interrupted) => ExitCode::from(interrupted.signal.exit_code()),
+            None => ExitCode::FAILURE,
+        },
     }
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
+    // First, so that a signal ends any command that writes in order: after the write in
+    // progress, locks released (see `interrupt`). The servers keep the default action.
+    if !matches!(cli.command, Command::Provider(_) | Command::Console(_)) {
+        interrupt::install()?;
+    }
     let context = Context::new(cli.cwd, cli.stack, cli.backend, cli.non_interactive)?;
     match cli.command {
         Command::Stack(args) => commands::stack::run(&context, args),

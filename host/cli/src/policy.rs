@@ -9,6 +9,16 @@
 //! `--policy-pack-config FILE` belongs to the `--policy-pack` in the same position; the pack's
 //! configuration is reconciled (`cairn_engine::deploy::analyzer::config`) and checked against
 //! its policies' schemas before anything runs.
+//!
+//! # Policy components: a `.wasm` file, not a manifest
+//!
+//! `--policy-pack` takes the component itself (or a directory holding exactly one `.wasm` and no
+//! `PulumiPolicy.yaml`). A component describes itself through `info` (name, version, policies,
+//! schemas), so a `PulumiPolicy.yaml` naming it would only repeat that or disagree with it; a
+//! directory with a `PulumiPolicy.yaml` stays a Pulumi pack. Components have no remediation (no WIT
+//! call for it): a remediate level in the configuration counts as mandatory, as an unremediated
+//! violation does in Pulumi. The pack keeps its configuration in its one instance; calls are serial
+//! (one mutex), which costs nothing measurable next to the providers' round trips.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

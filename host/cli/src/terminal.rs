@@ -18,6 +18,26 @@
 //!
 //! [`crate::display`] renders engine events with the same functions, and its writer applies
 //! `visible_text` to everything but its own cursor movements.
+//!
+//! # Terminal output never carries raw control characters from untrusted sources
+//!
+//! Names, types, values, log lines, errors and file contents from guests, plugins, programs and
+//! state, settings or lock files are printed with control characters (C0, DEL, C1, bidi overrides)
+//! made visible by `cairn_engine::text`. Enforced in `host/cli/src/terminal.rs`: every byte the CLI
+//! prints goes through it (`outln!`/`errln!`/`prompt`; `host/cli/clippy.toml` refuses `println!`
+//! and friends), every display mode writes through one `Output` (`display/mod.rs`:
+//! `terminal::styled_text_of`: only the live area's own cursor movements are raw, and with colour
+//! on only the SGR sequences `Style::paint` writes — reset, bold, underline, one of 16 foreground
+//! colours — survive; any other escape, and every escape when colour is off, is made visible),
+//! `--json` output and exports escape DEL/C1/bidi as `\uXXXX` too (lossless), the `tracing` writer
+//! prints one visible line per event, and `main.rs` prints errors with every line inside a message
+//! indented, so untrusted text cannot fake a line of Cairn's own.
+//!
+//! # Colour is decided once
+//!
+//! Colour is decided once (`--color`, `NO_COLOR`, `TERM=dumb`, stdout a terminal) in
+//! `terminal::set_colors`, and applied where text is formatted (`Style::paint`); the writers keep
+//! only those sequences. Log lines and `error:`/`warning:` prefixes are coloured the same.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;

@@ -8,6 +8,15 @@
 //! neighbourhood of one resource (what it depends on, what depends on it, its parent and
 //! children, two hops out, at most [`NEIGHBOURHOOD_LIMIT`] resources), since a picture of
 //! 10,000 boxes shows nothing anyway.
+//!
+//! # The console lays graphs out on the server, with Sugiyama's method
+//!
+//! A layered drawing (`rust-sugiyama`, on petgraph) is what people expect of a dependency graph,
+//! and doing it on the server keeps the browser's main thread free and the page a drawing of boxes
+//! and numeric paths. `layout-rs`, used first for `stack graph --format svg`, added a dummy node
+//! per layer a long edge crosses and took 139 s for 10,000 resources (39 s for one 120-resource
+//! neighbourhood with a long chain); `rust-sugiyama` takes 5.8 s and 16 ms. Graphs above 1,000
+//! resources are shown as neighbourhoods: 10,000 boxes are not readable anyway.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::fmt::Write as _;

@@ -2,6 +2,13 @@
 //! provider operation begins and ends (the same lines that recover an interrupted deployment),
 //! so the console sees an `up` or `destroy` in progress on any backend without the deployment
 //! doing anything for it.
+//!
+//! # A running update is followed through its journal
+//!
+//! The journal already records each provider operation's start and end durably, on both backends,
+//! for recovery; the console reads it (parsing only the lines added since it last looked) rather
+//! than the deployment publishing a second stream. A journal left by a killed deployment reads as
+//! "in progress" until the next command recovers it, which the page says.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 

@@ -30,14 +30,30 @@
 //! * An archive whose source is a single archive *file* (a path or URI naming a `.tar`,
 //!   `.tar.gz`/`.tgz` or `.zip`/`.jar`) hashes to the SHA-256 of that file's raw bytes.
 //! * A directory or a literal map hashes to the SHA-256 of its *canonical tar*: the flattened
-//!   members, sorted by name, each written as a GNU-header regular file with mode `0o644`,
-//!   mtime 0, uid/gid 0 and empty user/group names (names longer than 100 bytes use GNU
-//!   long-name entries), followed by the two zero blocks that end a tar stream. Equal contents
+//!   members, sorted by name, each written as a USTAR regular file with mode `0o600`, mtime 0,
+//!   uid/gid 0, device numbers 0 and empty user/group names, followed by the two zero blocks
+//!   that end a tar stream — the bytes Pulumi's engine hashes (Go's `archive/tar` writing
+//!   `{Name, Mode: 0600, Size}`), so a state moved between the engines records the same hash.
+//!   Names longer than 100 bytes are split into USTAR's prefix and name where they can be,
+//!   else written as GNU long-name entries (where Go would write a PAX header). Equal contents
 //!   therefore give equal hashes regardless of map order or file-system metadata.
 //!   [`ArchiveExt::write`] with [`ArchiveFormat::Tar`] emits exactly this stream.
 //!
 //! [`fill_hashes`] fills in the missing hashes of every asset and archive in a value, where
 //! values are admitted, so the state always records them.
+//!
+//! # The spec's "hello" hash
+//!
+//! The type-system spec says the asset "hello" hashes to `5891b5b5…6be03`; that is the SHA-256 of
+//! `hello\n`. The SHA-256 of the five bytes `hello` is `2cf24dba…9824`. Cairn hashes the bytes
+//! exactly; the asset tests check both strings.
+//!
+//! # Archive hashes
+//!
+//! A file archive (`.tar`, `.tar.gz`/`.tgz`, `.zip`/`.jar`) hashes to the SHA-256 of the file. A
+//! directory or literal asset map hashes to the SHA-256 of a canonical tar of its flattened members
+//! (sorted names, mode 0600, mtime 0, no owners), so equal contents give equal hashes whatever
+//! their order or origin. Nested archives flatten under their key as a directory.
 
 use std::fmt;
 use std::fs;
@@ -789,16 +805,32 @@ fn write_tar(
     let write_error = |reason: String| AssetError::Write { format, reason };
     let mut builder = tar::Builder::new(out);
     for (name, data) in members {
-        let mut header = tar::Header::new_gnu();
+        let mut header = tar::Header::new_ustar();
         header.set_entry_type(tar::EntryType::Regular);
-        header.set_mode(0o644);
+        header.set_mode(0o600);
         header.set_uid(0);
         header.set_gid(0);
         header.set_mtime(0);
         header.set_size(data.len() as u64);
-        builder
-            .append_data(&mut header, name, data.as_slice())
-            .map_err(|e| write_error(format!("member {name:?}: {e}")))?;
+        // Written as octal zeros, as Go writes them; a USTAR header always has these fields.
+        for set in [tar::Header::set_device_major, tar::Header::set_device_minor] {
+            set(&mut header, 0).map_err(|e| write_error(format!("member {name:?}: {e}")))?;
+        }
+        let appended = if header.set_path(name).is_ok() {
+            // Go writes the checksum as six octal digits, NUL, space; the tar crate as seven
+            // digits and NUL: the same number, but other bytes, so another hash.
+            header.set_cksum();
+            let sum = header
+                .cksum()
+                .map_err(|e| write_error(format!("member {name:?}: {e}")))?;
+            let field = format!("{sum:06o}\0 ");
+            header.as_old_mut().cksum.copy_from_slice(field.as_bytes());
+            builder.append(&header, data.as_slice())
+        } else {
+            // Too long for USTAR's prefix and name: a GNU long-name entry.
+            builder.append_data(&mut header, name, data.as_slice())
+        };
+        appended.map_err(|e| write_error(format!("member {name:?}: {e}")))?;
     }
     builder
         .into_inner()
@@ -848,8 +880,8 @@ pub struct HashError {
 /// state records carries its SHA-256 `hash` (Pulumi's SDK programs send assets without one;
 /// Pulumi's engine computes it where it receives them).
 ///
-/// Walks objects, arrays, secrets and known outputs. A hash already present is kept. An
-/// archive's members are not hashed one by one: the archive's hash covers them (as in Pulumi).
+/// Walks objects, arrays, secrets, known outputs and the members of literal archives (each
+/// hashed, as Pulumi's engine hashes them). A hash already present is kept.
 /// Relative paths resolve against `ctx.base_dir` (the program's directory); remote URIs are
 /// fetched through `ctx.fetcher`. Stops at the first failure, naming its property path.
 pub fn fill_hashes(
@@ -877,35 +909,9 @@ fn fill_value(
     path: &mut Vec<PathStep>,
 ) -> Result<(), HashError> {
     use crate::value::PropertyValue;
-    let failed = |what: &'static str, path: &[PathStep], source: AssetError| {
-        let steps: Vec<crate::limits::Step<'_>> = path
-            .iter()
-            .map(|step| match step {
-                PathStep::Key(key) => crate::limits::Step::Key(key),
-                PathStep::Index(i) => crate::limits::Step::Index(*i),
-            })
-            .collect();
-        HashError {
-            path: crate::limits::format_path(&steps),
-            what,
-            source,
-        }
-    };
     match value {
-        PropertyValue::Asset(asset) => {
-            if asset.hash.is_none() {
-                asset
-                    .ensure_hash(ctx)
-                    .map_err(|e| failed("asset", &path[..], e))?;
-            }
-        }
-        PropertyValue::Archive(archive) => {
-            if archive.hash.is_none() {
-                archive
-                    .ensure_hash(ctx)
-                    .map_err(|e| failed("archive", &path[..], e))?;
-            }
-        }
+        PropertyValue::Asset(asset) => fill_asset(asset, ctx, path)?,
+        PropertyValue::Archive(archive) => fill_archive(archive, ctx, path)?,
         PropertyValue::Object(map) => {
             for (key, item) in map.iter_mut() {
                 path.push(PathStep::Key(key.clone()));
@@ -934,6 +940,59 @@ fn fill_value(
         | PropertyValue::Computed => {}
     }
     Ok(())
+}
+
+fn fill_asset(
+    asset: &mut Asset,
+    ctx: &AssetContext<'_>,
+    path: &[PathStep],
+) -> Result<(), HashError> {
+    if asset.hash.is_none() {
+        asset
+            .ensure_hash(ctx)
+            .map_err(|e| hash_failed("asset", path, e))?;
+    }
+    Ok(())
+}
+
+/// Hashes an archive and, as Pulumi's engine does, each member of a literal archive (nested
+/// literal archives too), so the state records every member's hash.
+fn fill_archive(
+    archive: &mut Archive,
+    ctx: &AssetContext<'_>,
+    path: &mut Vec<PathStep>,
+) -> Result<(), HashError> {
+    if let ArchiveSource::Assets(members) = &mut archive.source {
+        for (name, member) in members.iter_mut() {
+            path.push(PathStep::Key(name.clone()));
+            match member {
+                ArchiveMember::Asset(asset) => fill_asset(asset, ctx, path)?,
+                ArchiveMember::Archive(nested) => fill_archive(nested, ctx, path)?,
+            }
+            path.pop();
+        }
+    }
+    if archive.hash.is_none() {
+        archive
+            .ensure_hash(ctx)
+            .map_err(|e| hash_failed("archive", path, e))?;
+    }
+    Ok(())
+}
+
+fn hash_failed(what: &'static str, path: &[PathStep], source: AssetError) -> HashError {
+    let steps: Vec<crate::limits::Step<'_>> = path
+        .iter()
+        .map(|step| match step {
+            PathStep::Key(key) => crate::limits::Step::Key(key),
+            PathStep::Index(i) => crate::limits::Step::Index(*i),
+        })
+        .collect();
+    HashError {
+        path: crate::limits::format_path(&steps),
+        what,
+        source,
+    }
 }
 
 #[cfg(test)]
@@ -1315,6 +1374,33 @@ mod tests {
         assert_ne!(renamed.compute_hash(&ctx()).unwrap(), want);
     }
 
+    /// The hashes Pulumi's engine records for the same archives (read from its state after
+    /// an `up` of a Node.js dynamic resource with these inputs).
+    #[test]
+    fn archives_hash_as_pulumi_hashes_them() {
+        let dir = tempfile::tempdir().unwrap();
+        write_file(dir.path(), "one.txt", b"one\n");
+        write_file(dir.path(), "two.txt", b"two\n");
+        let from_dir = Archive::from_path(dir.path().to_str().unwrap());
+        let mut dbg = Vec::new();
+        from_dir
+            .write(&ctx(), ArchiveFormat::Tar, &mut dbg)
+            .unwrap();
+        fs::write("/tmp/p9/rust.tar", &dbg).unwrap();
+        assert_eq!(
+            from_dir.compute_hash(&ctx()).unwrap(),
+            "65f843259b60bc18e806210e867c80ae72dece11999586b144a9257d6a07a2df"
+        );
+        let mixed = Archive::from_assets(super::Members::from_iter([
+            ("a.txt".to_string(), Asset::from_text("a").into()),
+            ("sub".to_string(), from_dir.into()),
+        ]));
+        assert_eq!(
+            mixed.compute_hash(&ctx()).unwrap(),
+            "9436d64f480e66ee48715dcd3ca2b402c59a49e43bf205074fe8e97d2c84f9df"
+        );
+    }
+
     #[test]
     fn canonical_tar_headers_are_fixed() {
         let dir = tempfile::tempdir().unwrap();
@@ -1336,9 +1422,9 @@ mod tests {
             let entry = entry.unwrap();
             let header = entry.header();
             names.push(String::from_utf8(entry.path_bytes().into_owned()).unwrap());
-            assert!(header.as_gnu().is_some());
+            assert!(header.as_ustar().is_some());
             assert_eq!(header.entry_type(), tar::EntryType::Regular);
-            assert_eq!(header.mode().unwrap(), 0o644);
+            assert_eq!(header.mode().unwrap(), 0o600);
             assert_eq!(header.mtime().unwrap(), 0);
             assert_eq!((header.uid().unwrap(), header.gid().unwrap()), (0, 0));
             assert_eq!(header.username_bytes(), Some(&b""[..]));
@@ -1759,7 +1845,7 @@ mod fill_tests {
             matches!(list[1], PropertyValue::Secret(_)),
             "the secret stays secret"
         );
-        // The members stay as they came: the archive's hash covers them.
+        // Each member gets its own hash too, as Pulumi records them.
         let PropertyValue::Archive(archive) = &values["literal"] else {
             panic!("literal is an archive")
         };
@@ -1771,8 +1857,8 @@ mod fill_tests {
             panic!("literal is a literal archive")
         };
         assert!(members.values().all(|m| match m {
-            ArchiveMember::Asset(a) => a.hash.is_none(),
-            ArchiveMember::Archive(a) => a.hash.is_none(),
+            ArchiveMember::Asset(a) => a.hash.is_some(),
+            ArchiveMember::Archive(a) => a.hash.is_some(),
         }));
         assert_eq!(values["unknown"], PropertyValue::Computed);
     }

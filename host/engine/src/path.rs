@@ -13,6 +13,16 @@
 //!
 //! `[*]`, `["*"]` and a bare `*` key are all wildcards: they match every element of an array and every value of
 //! an object. Evaluation descends transparently through secrets and outputs with known values.
+//!
+//! # `[*]` and `["*"]`
+//!
+//! `[*]` and `["*"]` both parse to a wildcard (as Pulumi does); the canonical print is `[*]`.
+//!
+//! # One path grammar
+//!
+//! `config set --path` parses with `PropertyPath` too, but evaluates on the stored JSON (not
+//! `PropertyValue`) so integers stay integers, `{secure: …}` leaves stay opaque, and an index may
+//! only append; wildcards are refused there.
 
 use std::fmt;
 use std::str::FromStr;

@@ -368,23 +368,7 @@ struct Parser<'a> {
 impl Parser<'_> {
     fn project(&self, mut top: IndexMap<String, Yaml>) -> Result<Project, ProjectError> {
         let file = self.file;
-        let name = match top.shift_remove("name") {
-            None => return Err(self.missing("name", &top)),
-            Some(Yaml::String(s)) if !s.is_empty() => s,
-            Some(_) => {
-                return Err(invalid(
-                    file,
-                    "name",
-                    "project is missing a non-empty string 'name' attribute",
-                ));
-            }
-        };
-        validate_project_name(&name).map_err(|reason| ProjectError::InvalidName {
-            file: file.to_owned(),
-            name: name.clone(),
-            reason,
-        })?;
-
+        let name = self.name(&mut top)?;
         let runtime = match top.shift_remove("runtime") {
             None => return Err(self.missing("runtime", &top)),
             Some(v) => self.runtime(v)?,
@@ -400,81 +384,14 @@ impl Parser<'_> {
         let main = self.optional_string(&mut top, "main")?;
         let description = self.optional_string(&mut top, "description")?;
         let mut stack_config_dir = self.optional_string(&mut top, "stackConfigDir")?;
-
-        let mut config = IndexMap::new();
-        match top.shift_remove("config") {
-            None | Some(Yaml::Null) => {}
-            // Legacy: `config: <dir>` meant what `stackConfigDir` means now.
-            Some(Yaml::String(dir)) => {
-                if stack_config_dir.is_some() {
-                    return Err(invalid(
-                        file,
-                        "config",
-                        "should not use both config and stackConfigDir to define the stack directory; use only stackConfigDir",
-                    ));
-                }
-                stack_config_dir = Some(dir);
-            }
-            Some(Yaml::Mapping(m)) => {
-                for (k, v) in m {
-                    let Yaml::String(key) = k else {
-                        return Err(invalid(
-                            file,
-                            "config",
-                            format!("expected string keys, got {}", yaml_kind(&k)),
-                        ));
-                    };
-                    let decl = self.declaration(&name, &key, v)?;
-                    config.insert(key, decl);
-                }
-            }
-            Some(other) => {
-                return Err(invalid(
-                    file,
-                    "config",
-                    format!("expected a mapping, got {}", yaml_kind(&other)),
-                ));
-            }
-        }
-
-        let backend = match top.shift_remove("backend") {
-            None | Some(Yaml::Null) => None,
-            Some(Yaml::Mapping(m)) => {
-                let mut spec = BackendSpec::default();
-                for (k, v) in m {
-                    match (k.as_str(), v) {
-                        (Some("url"), Yaml::String(url)) => spec.url = Some(url),
-                        (Some("url"), Yaml::Null) => {}
-                        (Some("url"), other) => {
-                            return Err(invalid(
-                                file,
-                                "backend.url",
-                                format!("expected a string, got {}", yaml_kind(&other)),
-                            ));
-                        }
-                        (_, _) => {
-                            return Err(invalid(
-                                file,
-                                "backend",
-                                format!(
-                                    "additional property {} not allowed; the only allowed attribute is 'url'",
-                                    describe_key(&k)
-                                ),
-                            ));
-                        }
-                    }
-                }
-                Some(spec)
-            }
-            Some(other) => {
-                return Err(invalid(
-                    file,
-                    "backend",
-                    format!("expected a mapping, got {}", yaml_kind(&other)),
-                ));
-            }
+        let config = match top.shift_remove("config") {
+            Some(value) => self.config(&name, value, &mut stack_config_dir)?,
+            None => IndexMap::new(),
         };
-
+        let backend = match top.shift_remove("backend") {
+            Some(value) => self.backend(value)?,
+            None => None,
+        };
         let plugins = match top.shift_remove("plugins") {
             None | Some(Yaml::Null) => None,
             Some(v @ Yaml::Mapping(_)) => Some(v),
@@ -500,6 +417,116 @@ impl Parser<'_> {
         };
         self.check_declarations(&project)?;
         Ok(project)
+    }
+
+    /// `name`: present, a non-empty string, and a valid project name.
+    fn name(&self, top: &mut IndexMap<String, Yaml>) -> Result<String, ProjectError> {
+        let file = self.file;
+        let name = match top.shift_remove("name") {
+            None => return Err(self.missing("name", top)),
+            Some(Yaml::String(s)) if !s.is_empty() => s,
+            Some(_) => {
+                return Err(invalid(
+                    file,
+                    "name",
+                    "project is missing a non-empty string 'name' attribute",
+                ));
+            }
+        };
+        validate_project_name(&name).map_err(|reason| ProjectError::InvalidName {
+            file: file.to_owned(),
+            name: name.clone(),
+            reason,
+        })?;
+        Ok(name)
+    }
+
+    /// `config`: the declarations of project `name`'s keys, or (legacy) a directory, which
+    /// goes to `stack_config_dir`.
+    fn config(
+        &self,
+        name: &str,
+        value: Yaml,
+        stack_config_dir: &mut Option<String>,
+    ) -> Result<IndexMap<String, ConfigDeclaration>, ProjectError> {
+        let file = self.file;
+        let mut config = IndexMap::new();
+        match value {
+            Yaml::Null => {}
+            // Legacy: `config: <dir>` meant what `stackConfigDir` means now.
+            Yaml::String(dir) => {
+                if stack_config_dir.is_some() {
+                    return Err(invalid(
+                        file,
+                        "config",
+                        "should not use both config and stackConfigDir to define the stack directory; use only stackConfigDir",
+                    ));
+                }
+                *stack_config_dir = Some(dir);
+            }
+            Yaml::Mapping(m) => {
+                for (k, v) in m {
+                    let Yaml::String(key) = k else {
+                        return Err(invalid(
+                            file,
+                            "config",
+                            format!("expected string keys, got {}", yaml_kind(&k)),
+                        ));
+                    };
+                    let decl = self.declaration(name, &key, v)?;
+                    config.insert(key, decl);
+                }
+            }
+            other => {
+                return Err(invalid(
+                    file,
+                    "config",
+                    format!("expected a mapping, got {}", yaml_kind(&other)),
+                ));
+            }
+        }
+        Ok(config)
+    }
+
+    /// `backend`: a mapping whose only attribute is `url`.
+    fn backend(&self, value: Yaml) -> Result<Option<BackendSpec>, ProjectError> {
+        let file = self.file;
+        let m = match value {
+            Yaml::Null => return Ok(None),
+            Yaml::Mapping(m) => m,
+            other => {
+                return Err(invalid(
+                    file,
+                    "backend",
+                    format!("expected a mapping, got {}", yaml_kind(&other)),
+                ));
+            }
+        };
+        let mut spec = BackendSpec::default();
+        for (k, v) in m {
+            match (k.as_str(), v) {
+                (Some("url"), Yaml::String(url)) => spec.url = Some(url),
+                (Some("url"), Yaml::Null) => {}
+                (Some("url"), other) => {
+                    return Err(invalid(
+                        file,
+                        "backend.url",
+                        format!("expected a string, got {}", yaml_kind(&other)),
+                    ));
+                }
+                (_, _) => {
+                    return Err(invalid(
+                        file,
+                        "backend",
+                        format!(
+                            "additional property {} not allowed; the only allowed attribute is 'url'",
+                            describe_key(&k)
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(Some(spec))
     }
 
     fn missing(&self, field: &'static str, top: &IndexMap<String, Yaml>) -> ProjectError {

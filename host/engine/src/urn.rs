@@ -1,6 +1,15 @@
 //! URNs (`urn:pulumi:<stack>::<project>::<qualified type>::<name>`) and type tokens.
 //!
 //! Parsing follows the spec's EBNF; every error names the part at fault.
+//!
+//! # Type tokens
+//!
+//! What a provider manages — custom resources, providers, remote components, reads, function tokens
+//! — has a module-member type following the metaschema pattern (`TypeToken::parse_member`; two-part
+//! tokens, `pkg:Type`, too, since the URN grammar allows them): its package names the provider. A
+//! component's type may be anything a URN can hold (`TypeToken::parse`: printable, no white space,
+//! no `$` or `::`, not starting or ending with `:`, ≤ 1 KiB), since Pulumi accepts any format for
+//! components (`"component"`) and its states hold such URNs.
 
 use std::fmt;
 use std::str::FromStr;

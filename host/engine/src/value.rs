@@ -2,6 +2,18 @@
 //!
 //! Codecs (state JSON, protobuf `Struct`, WIT node lists) live at the edges and convert to and
 //! from this type; nothing in the engine works on encoded values.
+//!
+//! # Secrets survive providers
+//!
+//! What a provider returns — checked inputs, outputs, read inputs and outputs, refreshed state —
+//! keeps the secretness of what it was given (`value::restore_secrets`, Pulumi's `annotateSecrets`
+//! rule: objects key by key, anything else secret whole), for every provider, so a provider that
+//! drops markers (acceptSecrets false) cannot put a program's secret into the state, the display or
+//! the stack outputs in plain text. Beyond Pulumi, a returned text equal to a secret text the
+//! provider was given, or containing one of 5+ characters, is secret too
+//! (`value::mark_secret_copies`), whatever its key: a copy or a derivation under another name does
+//! not leak. The e2e and lifecycle suites scan every checkpoint, journal line, history file and
+//! output for known secret plaintexts.
 
 use crate::asset::{Archive, Asset};
 use crate::ordered_map::OrderedMap;

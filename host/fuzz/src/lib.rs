@@ -6,6 +6,15 @@
 //! decode → encode → decode fixed point where the codec promises one, `decode(encode(v)) == v`
 //! for generated values, and that what a boundary decoder accepts can be stored as state and
 //! read back.
+//!
+//! # Every decoder of untrusted bytes is fuzzed
+//!
+//! Every decoder of untrusted bytes is fuzzed (`host/fuzz`, `guest-sdk/fuzz`): URNs, paths, state
+//! values, deployments and journals, WIT tables (the shared validator and reader once,
+//! `wire_table`; each side's decoding, `wit_value` and the SDK's `wire`), protobuf `Struct`s,
+//! manifests, project, stack and grants files. What a boundary decoder (WIT, gRPC) accepts passes
+//! `limits::check_value` and can be stored and read back; a new decoder gets a target, and the test
+//! command runs every target briefly.
 
 pub mod generate;
 pub mod targets;

@@ -20,8 +20,8 @@
 //! whose stack holds a frame of `cairn_engine::`, the monitor service or the value conversions
 //! (`cairn_grpc::monitor`, `convert`, `wire`, `EngineService`), divided by the sampling rate
 //! and the Cairn registrations of the run (perf follows the language processes too: count the
-//! bench's threads only). README.md's Benchmarks section has the figures and what the
-//! profiles showed.
+//! bench's threads only). The book's benchmarks page (docs/src/benchmarks.md) has the figures
+//! and what the profiles showed.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -260,6 +260,12 @@ impl ResourceMonitor for InstantMonitor {
         _: Request<rpc::Callback>,
     ) -> Result<Response<()>, Status> {
         Err(Status::unimplemented("transforms"))
+    }
+    async fn register_resource_hook(
+        &self,
+        _: Request<rpc::RegisterResourceHookRequest>,
+    ) -> Result<Response<()>, Status> {
+        Err(Status::unimplemented("resource hooks"))
     }
     async fn signal_and_wait_for_shutdown(&self, _: Request<()>) -> Result<Response<()>, Status> {
         Ok(Response::new(()))

@@ -16,6 +16,25 @@
 //! policies'), enforcement levels, URNs, message sizes and counts. A pack that crashes, hangs
 //! past the call timeout, or answers what cannot be accepted fails the deployment with an
 //! error naming it.
+//!
+//! # Policy packs are untrusted
+//!
+//! What a pack answers is checked where it enters (`host/grpc/src/analyzer.rs`, `analyzer::admit`):
+//! pack and policy names (Pulumi's pack-name rule, lengths, no control characters), enforcement
+//! levels that exist, URNs that parse (a stack violation naming no resource of the stack is about
+//! the stack), messages capped, at most 10,000 violations per call, remediated inputs that pass
+//! `limits::check_properties` and keep the program's secrets. A pack that exits, hangs past the
+//! call timeout or answers garbage fails the deployment with an error naming it. Packs get the
+//! stack configuration (secrets decrypted, as Pulumi gives it) on stdin, never in their arguments
+//! or environment.
+//!
+//! # Policy packs without a language host
+//!
+//! Pulumi starts a pack through its language host's `RunPlugin` and a policy proxy that intercepts
+//! `ConfigureStack` to put the stack's config into the pack's environment. Cairn starts the same
+//! SDK entry points (`pulumi.policy`, `run-policy-pack`) directly through small bootstraps that
+//! read the config from stdin into the process's own environment; the pack's gRPC protocol is
+//! unchanged.
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -1,7 +1,8 @@
-//! The program's callbacks: transforms an SDK program hands the monitor as `Callback`s (the
-//! address of the `Callbacks` service it serves and a token), which the engine runs through
-//! that service. A transform request is serialized into `CallbackInvokeRequest.request`, its
-//! answer read from `CallbackInvokeResponse.response`.
+//! The program's callbacks: transforms and resource hooks an SDK program hands the monitor as
+//! `Callback`s (the address of the `Callbacks` service it serves and a token), which the
+//! engine runs through that service. A request (`TransformRequest`, `ResourceHookRequest`) is
+//! serialized into `CallbackInvokeRequest.request`, its answer read from
+//! `CallbackInvokeResponse.response`.
 //!
 //! Everything a callback answers is checked as the program's own request would be: values in
 //! [`crate::convert`], every option with [`crate::wire`], naming the field
@@ -13,11 +14,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
+use cairn_engine::deploy::hooks::{HookArgs, HookBinding, HookKind, ResourceHook};
+use cairn_engine::deploy::migrations::{Migrated, Migration, StateMigration};
 use cairn_engine::deploy::program::{
     Alias, InvokeTransform, ProgramInvokeRequest, ResourceOptions, ResourceTransform, Transform,
     TransformRequest, Transformed,
 };
 use cairn_engine::state::CustomTimeouts;
+use cairn_engine::urn::Urn;
 use indexmap::IndexMap;
 use prost::Message;
 use tonic::transport::{Channel, Endpoint};
@@ -69,6 +73,30 @@ impl Callbacks {
     /// A resource transform the program serves (`transforms[i]`, `RegisterStackTransform`).
     pub fn transform(&self, field: &str, callback: rpc::Callback) -> Result<Transform, FieldError> {
         Ok(Transform(Arc::new(GrpcTransform(
+            self.callback(field, callback)?,
+        ))))
+    }
+
+    /// A resource hook the program serves (`RegisterResourceHook`), named `name`.
+    pub fn resource_hook(
+        &self,
+        field: &str,
+        name: &str,
+        callback: rpc::Callback,
+    ) -> Result<Arc<dyn ResourceHook>, FieldError> {
+        Ok(Arc::new(GrpcHook {
+            remote: self.callback(field, callback)?,
+            name: name.to_owned(),
+        }))
+    }
+
+    /// A state migration the program serves (`state_migrations[i]` of a registration).
+    pub fn state_migration(
+        &self,
+        field: &str,
+        callback: rpc::Callback,
+    ) -> Result<Migration, FieldError> {
+        Ok(Migration(Arc::new(GrpcMigration(
             self.callback(field, callback)?,
         ))))
     }
@@ -151,6 +179,67 @@ impl ResourceTransform for GrpcTransform {
             None => request.options,
         };
         Ok(Transformed { inputs, options })
+    }
+}
+
+struct GrpcHook {
+    remote: Remote,
+    name: String,
+}
+
+#[async_trait]
+impl ResourceHook for GrpcHook {
+    fn describe(&self) -> String {
+        self.remote.describe(&format!("hook {:?}", self.name))
+    }
+
+    async fn call(&self, _kind: HookKind, args: &HookArgs) -> Result<(), String> {
+        let values = |map: &Option<cairn_engine::value::PropertyMap>| {
+            map.as_ref().map(|m| to_struct(m, Marshal::ALL))
+        };
+        let sent = rpc::ResourceHookRequest {
+            urn: args.urn.to_string(),
+            id: args.id.clone().unwrap_or_default(),
+            name: args.urn.name().to_owned(),
+            r#type: args.urn.resource_type().to_string(),
+            new_inputs: values(&args.new_inputs),
+            old_inputs: values(&args.old_inputs),
+            new_outputs: values(&args.new_outputs),
+            old_outputs: values(&args.old_outputs),
+        };
+        let answer: rpc::ResourceHookResponse = self.remote.invoke(sent).await?;
+        if answer.error.is_empty() {
+            Ok(())
+        } else {
+            Err(answer.error)
+        }
+    }
+}
+
+struct GrpcMigration(Remote);
+
+#[async_trait]
+impl StateMigration for GrpcMigration {
+    fn describe(&self) -> String {
+        self.0.describe("state migration")
+    }
+
+    async fn migrate(&self, urn: &Urn, old_state: Vec<u8>) -> Result<Option<Migrated>, String> {
+        let sent = rpc::StateMigrationRequest {
+            urn: urn.to_string(),
+            old_state,
+        };
+        let answer: rpc::StateMigrationResponse = self.0.invoke(sent).await?;
+        if answer.new_state.is_empty() && answer.successors.is_empty() {
+            return Ok(None);
+        }
+        // Protobuf maps arrive in any order.
+        let mut successors: IndexMap<String, String> = answer.successors.into_iter().collect();
+        successors.sort_keys();
+        Ok(Some(Migrated {
+            new_state: answer.new_state,
+            successors,
+        }))
     }
 }
 
@@ -268,7 +357,54 @@ fn options_to_rpc(o: &ResourceOptions) -> rpc::TransformResourceOptions {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         import: o.import_id.clone().unwrap_or_default(),
+        hooks: o.hooks.as_deref().map(hooks_to_rpc),
     }
+}
+
+/// A hook binding as the protocol carries it.
+pub(crate) fn hooks_to_rpc(
+    b: &HookBinding,
+) -> rpc::register_resource_request::ResourceHooksBinding {
+    rpc::register_resource_request::ResourceHooksBinding {
+        before_create: b.before_create.clone(),
+        after_create: b.after_create.clone(),
+        before_update: b.before_update.clone(),
+        after_update: b.after_update.clone(),
+        before_delete: b.before_delete.clone(),
+        after_delete: b.after_delete.clone(),
+        on_error: Vec::new(),
+    }
+}
+
+/// A hook binding from a request (`field`: `hooks`, `options.hooks`), none if it binds no
+/// hook; error hooks are not offered, so a binding of one is refused.
+pub(crate) fn hooks_from_rpc(
+    field: &str,
+    b: Option<rpc::register_resource_request::ResourceHooksBinding>,
+) -> Result<Option<Box<HookBinding>>, FieldError> {
+    let Some(b) = b else {
+        return Ok(None);
+    };
+    if !b.on_error.is_empty() {
+        return Err(FieldError {
+            field: format!("{field}.on_error"),
+            problem: "error hooks are not supported".to_owned(),
+        });
+    }
+    let binding = HookBinding {
+        before_create: b.before_create,
+        after_create: b.after_create,
+        before_update: b.before_update,
+        after_update: b.after_update,
+        before_delete: b.before_delete,
+        after_delete: b.after_delete,
+    };
+    for kind in HookKind::ALL {
+        for (i, name) in binding.names(kind).iter().enumerate() {
+            wire::hook_name(&format!("{field}.{}[{i}]", kind.name()), name)?;
+        }
+    }
+    Ok((!binding.is_empty()).then(|| Box::new(binding)))
 }
 
 /// The options a transform answered, checked as a registration's are.
@@ -322,6 +458,8 @@ fn options_from_rpc(o: rpc::TransformResourceOptions) -> Result<ResourceOptions,
         version: optional_version("options.version", o.version)?,
         plugin_download_url: crate::monitor::optional_download_url(o.plugin_download_url)?,
         transforms: Vec::new(),
+        hooks: hooks_from_rpc("options.hooks", o.hooks)?,
+        state_migrations: Vec::new(),
     })
 }
 
@@ -335,7 +473,6 @@ fn prefixed(prefix: &str, e: FieldError) -> FieldError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cairn_engine::urn::Urn;
 
     #[test]
     fn options_cross_to_a_transform_and_back_unchanged() {
@@ -376,6 +513,12 @@ mod tests {
             import_id: Some("i-1".into()),
             version: Some("1.2.3".into()),
             transforms: Vec::new(),
+            hooks: Some(Box::new(HookBinding {
+                before_create: vec!["check".into()],
+                after_delete: vec!["notify".into(), "log".into()],
+                ..Default::default()
+            })),
+            state_migrations: Vec::new(),
         };
         assert_eq!(options_from_rpc(options_to_rpc(&options)).unwrap(), options);
     }

@@ -15,8 +15,11 @@
 //!   child's own children included; [`ProcessGroup::stop`] asks first (SIGTERM) and kills after
 //!   a grace period.
 //!
-//! The parent-death signal reaches only the direct child (the kernel clears it across fork);
-//! the grandchildren of a child are stopped with its group while cairn lives.
+//! * **Grandchildren too** ([`watchdog`]): the parent-death signal reaches only the direct
+//!   child (the kernel clears it across fork). Every child registers its group, between fork
+//!   and exec, with a watchdog process that kills each registered group once cairn has gone,
+//!   so what a child started itself dies with cairn as well, even when cairn is killed with
+//!   kill -9. A descendant that leaves its group (`setsid`, `setpgid`) is out of its reach.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,6 +28,12 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use tokio::process::{Child, Command};
+
+#[cfg(target_os = "linux")]
+mod watchdog;
+
+#[cfg(target_os = "linux")]
+use watchdog::Watchdog;
 
 /// A child's process group (its ID is the child's PID). Dropping it kills the group, or, when
 /// made with a grace period ([`ProcessGroup::with_grace_on_drop`]), asks it to stop (SIGTERM)
@@ -62,7 +71,9 @@ impl ProcessGroup {
     /// Kills every process of the group (SIGKILL).
     pub fn kill(&self) {
         self.signal(libc::SIGKILL);
-        self.done.store(true, Ordering::SeqCst);
+        if !self.done.swap(true, Ordering::SeqCst) {
+            forget(self.pgid);
+        }
     }
 
     /// Asks the group to stop (SIGTERM), waits up to `grace` for `child` (the group's leader)
@@ -85,10 +96,12 @@ impl Drop for ProcessGroup {
             self.kill();
             return;
         };
+        let pgid = self.pgid;
         if !self.signal(libc::SIGTERM) {
+            // The group is gone already: the watchdog need not kill it at cairn's death.
+            forget(pgid);
             return;
         }
-        let pgid = self.pgid;
         let stopper = std::thread::Builder::new()
             .name("cairn-stop-group".into())
             .spawn(move || {
@@ -99,6 +112,7 @@ impl Drop for ProcessGroup {
                 }
                 // SAFETY: as above; SIGKILL to what is left of the group.
                 unsafe { libc::kill(-pgid, libc::SIGKILL) };
+                forget(pgid);
             });
         if stopper.is_err() {
             self.kill();
@@ -114,8 +128,9 @@ pub fn spawn(mut command: Command) -> io::Result<(Child, ProcessGroup)> {
     {
         // SAFETY: getpid has no preconditions.
         let cairn = unsafe { libc::getpid() };
+        let watchdog = Watchdog::get().map(Watchdog::fd);
         // SAFETY: the hook runs in the forked child before exec and calls only
-        // async-signal-safe functions (prctl, getppid), allocating nothing.
+        // async-signal-safe functions (prctl, getppid, getpid, send), allocating nothing.
         unsafe {
             command.pre_exec(move || {
                 let signal = libc::SIGKILL as libc::c_ulong;
@@ -125,6 +140,12 @@ pub fn spawn(mut command: Command) -> io::Result<(Child, ProcessGroup)> {
                 // Cairn died between fork and prctl: the signal will never come.
                 if libc::getppid() != cairn {
                     return Err(io::Error::from_raw_os_error(libc::ESRCH));
+                }
+                // Registered before exec, so before the child can start anything. The group's
+                // ID is the child's PID (`process_group(0)`). A watchdog that has gone cannot
+                // be told; the child still dies with cairn by the signal above.
+                if let Some(fd) = watchdog {
+                    let _ = watchdog::send(fd, libc::getpid());
                 }
                 Ok(())
             });
@@ -143,6 +164,15 @@ pub fn spawn(mut command: Command) -> io::Result<(Child, ProcessGroup)> {
             grace_on_drop: None,
         },
     ))
+}
+
+/// Tells the watchdog that group `pgid` was killed (it is not killed again at cairn's death).
+#[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
+fn forget(pgid: libc::pid_t) {
+    #[cfg(target_os = "linux")]
+    if let Some(watchdog) = Watchdog::get() {
+        watchdog.forget(pgid);
+    }
 }
 
 type Job = Box<dyn FnOnce() + Send>;

@@ -122,18 +122,37 @@ sys.argv = [main]
 def program():
     runpy.run_path(main, run_name="__main__")
 
+def module_path(path):
+    path, ext = os.path.splitext(path)
+    return os.path.abspath(path if ext else os.path.join(path, "__main__"))
+
+def user_traceback():
+    # As Pulumi's language host does: the traceback from the program's first frame on, not
+    # the SDK's and the bootstrap's frames that lead to it.
+    frames = traceback.extract_tb(sys.exc_info()[2])
+    for i, frame in enumerate(frames):
+        if module_path(frame.filename) == module_path(main):
+            return traceback.format_exc(limit=-(len(frames) - i))
+    return traceback.format_exc()
+
 loop = asyncio.new_event_loop()
 asyncio.set_event_loop(loop)
 try:
     loop.run_until_complete(run_in_stack(program))
 except RunError as e:
-    print(f"error: {e}", file=sys.stderr)
+    # As Pulumi's language host does: an error diagnostic of the stack (stderr would show it
+    # as a warning).
+    try:
+        from pulumi import log
+        log.error(str(e))
+    except BaseException:
+        print(f"error: {e}", file=sys.stderr)
     sys.exit(1)
 except BaseException:
     # As Pulumi's language host does: the traceback is logged once, as the stack's error.
     try:
         from pulumi import log
-        log.error("Program failed with an unhandled exception:\n" + traceback.format_exc())
+        log.error("Program failed with an unhandled exception:\n" + user_traceback())
     except BaseException:
         traceback.print_exc()
     sys.exit(32)

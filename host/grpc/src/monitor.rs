@@ -4,8 +4,9 @@
 //! deploy in parallel.
 //!
 //! Features offered through `SupportsFeature` (and `GetDeploymentInfo`): secrets, resource
-//! references, alias specs, `deletedWith`, transforms and invoke transforms (run through the
-//! program's `Callbacks` service, [`crate::callbacks`]). Output values are not offered, so SDKs
+//! references, alias specs, `deletedWith`, transforms, invoke transforms and resource hooks
+//! (run through the program's `Callbacks` service, [`crate::callbacks`]); `GetDeploymentInfo`
+//! also lists state migrations, which have no string id. Output values are not offered, so SDKs
 //! send plain values with property dependencies alongside. `pulumi:pulumi:getResource` is an
 //! invoke the engine answers; `StreamInvoke` (which SDKs before Pulumi 3.161 had) streams the
 //! one result of the invoke.
@@ -37,7 +38,7 @@ use crate::proto::pulumirpc::resource_monitor_server::{ResourceMonitor, Resource
 use crate::wire::{self, FieldError};
 
 /// The features `SupportsFeature` answers yes to, and the same as `GetDeploymentInfo` lists them.
-pub const FEATURES: [(&str, rpc::ResourceMonitorFeature); 6] = [
+pub const FEATURES: [(&str, rpc::ResourceMonitorFeature); 7] = [
     ("secrets", rpc::ResourceMonitorFeature::Secrets),
     (
         "resourceReferences",
@@ -50,6 +51,7 @@ pub const FEATURES: [(&str, rpc::ResourceMonitorFeature); 6] = [
         "invokeTransforms",
         rpc::ResourceMonitorFeature::InvokeTransforms,
     ),
+    ("resourceHooks", rpc::ResourceMonitorFeature::ResourceHooks),
 ];
 
 /// The monitor service of one deployment.
@@ -360,6 +362,12 @@ fn register_request(
         .enumerate()
         .map(|(i, callback)| callbacks.transform(&format!("transforms[{i}]"), callback))
         .collect::<Result<_, _>>()?;
+    let state_migrations = r
+        .state_migrations
+        .into_iter()
+        .enumerate()
+        .map(|(i, callback)| callbacks.state_migration(&format!("state_migrations[{i}]"), callback))
+        .collect::<Result<_, _>>()?;
     Ok(RegisterResourceRequest {
         resource_type,
         name: r.name,
@@ -386,6 +394,8 @@ fn register_request(
             version: optional_version("version", r.version)?,
             plugin_download_url: optional_download_url(r.plugin_download_url)?,
             transforms,
+            hooks: crate::callbacks::hooks_from_rpc("hooks", r.hooks)?,
+            state_migrations,
         },
     })
 }
@@ -679,6 +689,37 @@ impl ResourceMonitor for MonitorService {
         self.monitor
             .register_resource_outputs(&urn, outputs)
             .map_err(|e| self.failed(e))?;
+        // A component is finished once it has its outputs: the after hooks of its creation or
+        // update run now.
+        self.monitor
+            .run_component_hooks(&urn)
+            .await
+            .map_err(|e| self.failed(e))?;
+        Ok(Response::new(()))
+    }
+
+    async fn register_resource_hook(
+        &self,
+        request: Request<rpc::RegisterResourceHookRequest>,
+    ) -> Result<Response<()>, Status> {
+        let r = request.into_inner();
+        let what = format!("RegisterResourceHook {:?}", shown(&r.name, 200));
+        wire::hook_name("name", &r.name).map_err(|e| self.refused(&what, e))?;
+        let Some(callback) = r.callback else {
+            return Err(self.refused(&what, "callback: missing"));
+        };
+        let callback = self
+            .callbacks
+            .resource_hook("callback", &r.name, callback)
+            .map_err(|e| self.refused(&what, e))?;
+        let hook = cairn_engine::deploy::hooks::RegisteredHook {
+            callback,
+            on_dry_run: r.on_dry_run,
+            ignore_errors: r.ignore_errors,
+        };
+        self.monitor
+            .register_resource_hook(&r.name, hook)
+            .map_err(|e| self.failed(e))?;
         Ok(Response::new(()))
     }
 
@@ -687,7 +728,9 @@ impl ResourceMonitor for MonitorService {
         _request: Request<()>,
     ) -> Result<Response<()>, Status> {
         // Every registration is answered only once the engine has handled it, so nothing the
-        // program sent is still outstanding here.
+        // program sent is still outstanding here. A program with resource hooks waits until
+        // the deployment has run the deletes that may call them.
+        self.monitor.signal_and_wait_for_shutdown().await;
         Ok(Response::new(()))
     }
 
@@ -704,7 +747,12 @@ impl ResourceMonitor for MonitorService {
             config_secret_keys: secret_keys,
             dry_run: self.monitor.is_preview(),
             parallel: self.parallel,
-            supported_features: FEATURES.iter().map(|(_, f)| *f as i32).collect(),
+            // State migrations have no string id: SDKs learn of them only here.
+            supported_features: FEATURES
+                .iter()
+                .map(|(_, f)| *f as i32)
+                .chain([rpc::ResourceMonitorFeature::StateMigrations as i32])
+                .collect(),
         }))
     }
 }

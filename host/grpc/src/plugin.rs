@@ -7,6 +7,14 @@
 //! lines are cut at `MAX_MESSAGE_BYTES`, and each plugin's output is shown up to the log limit
 //! (`CAIRN_GRPC_LOG_MB`), then dropped with a note (the pipes are still drained, so the plugin
 //! never blocks on them). On Linux, the port must be one the plugin's own processes listen on.
+//!
+//! # A plugin that misbehaves is named
+//!
+//! Start-up problems (no port, garbage, early exit, missing binary) and deaths mid-call become
+//! errors naming the plugin, quoting the end of its stderr; a language program that keeps running
+//! after a failed request is stopped after a grace period. A plugin that dies, or whose connection
+//! breaks, during `Create`, `Update` or `Delete` (outside a preview) yields
+//! `ProviderError::OutcomeUnknown`: the operation stays pending.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

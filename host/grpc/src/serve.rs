@@ -20,6 +20,7 @@ use crate::convert::{ConvertError, Marshal, from_struct, to_struct};
 use crate::engine::{ServeError, Served, serve};
 use crate::proto::pulumirpc as rpc;
 use crate::proto::pulumirpc::resource_provider_server::{ResourceProvider, ResourceProviderServer};
+use crate::wire;
 
 /// `google.rpc.Status`, as carried in the `grpc-status-details-bin` trailer.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -68,8 +69,13 @@ impl ProviderService {
 
 /// Serves `provider` on a loopback port until the handle is dropped.
 pub async fn serve_provider(provider: Arc<dyn Provider>) -> Result<Served, ServeError> {
-    let router = tonic::transport::Server::builder()
-        .add_service(ResourceProviderServer::new(ProviderService::new(provider)));
+    // The engine is the client: like Pulumi's provider servers (rpcutil's 400 MiB), accept its
+    // large requests (10 MB of config or inputs), where tonic's default stops at 4 MiB.
+    let router = tonic::transport::Server::builder().add_service(
+        ResourceProviderServer::new(ProviderService::new(provider))
+            .max_decoding_message_size(wire::max_message_bytes().max(wire::PULUMI_MESSAGE_BYTES))
+            .max_encoding_message_size(usize::MAX),
+    );
     serve("provider", router).await
 }
 

@@ -29,9 +29,12 @@ use crate::convert::shown;
 /// Default for `CAIRN_GRPC_MAX_MESSAGE_MB`.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
+/// The largest message Pulumi's servers and clients accept (`rpcutil.MaxRPCMessageSize`).
+pub const PULUMI_MESSAGE_BYTES: usize = 400 * 1024 * 1024;
+
 /// The largest `GetSchema` answer accepted whatever the setting: large providers' schemas run to
 /// tens of megabytes, and Pulumi accepts messages up to this size.
-pub const SCHEMA_MESSAGE_BYTES: usize = 400 * 1024 * 1024;
+pub const SCHEMA_MESSAGE_BYTES: usize = PULUMI_MESSAGE_BYTES;
 
 /// The largest set of response headers and trailers accepted (as gRPC-Go's default): a
 /// status's message and its details (a partial resource state) travel in trailers.
@@ -253,6 +256,22 @@ pub fn callback_token(field: &str, text: &str) -> Result<(), FieldError> {
             field,
             format!(
                 "{:?} is not a callback token (printable, not empty)",
+                shown(text, 200)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A resource hook's name (`RegisterResourceHookRequest.name`, a binding's names): printable,
+/// non-empty, at most [`MAX_NAME_BYTES`] (it is recorded in the state and shown in messages).
+pub fn hook_name(field: &str, text: &str) -> Result<(), FieldError> {
+    check_len("hook name", text, MAX_NAME_BYTES).map_err(|e| field_error(field, e.to_string()))?;
+    if text.is_empty() || has_unsafe(text) {
+        return Err(field_error(
+            field,
+            format!(
+                "{:?} is not a hook name (printable, not empty)",
                 shown(text, 200)
             ),
         ));

@@ -31,6 +31,12 @@
 //! Built components are cached ([`crate::Cache`]), keyed by the directory's files, the SDK and
 //! the Go version: a dependency replaced by a directory outside the module is not part of the
 //! key (edit a file of the module to build again).
+//!
+//! # A Go guest never runs its collector while the host allocates in it
+//!
+//! A Go guest never runs its collector while the host allocates in it cabi_realloc serves an arena,
+//! automatic collection is on only while the user's code runs, and the WASI adapter allocates from
+//! a reserved region, never through Go (wasmtime issue 14318).
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};

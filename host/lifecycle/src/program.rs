@@ -500,6 +500,8 @@ async fn run_decl(
         version: decl.version.clone(),
         plugin_download_url: None,
         transforms: Vec::new(),
+        hooks: Default::default(),
+        state_migrations: Vec::new(),
     };
     let request = RegisterResourceRequest {
         resource_type,

@@ -42,6 +42,15 @@
 //! note of what was dropped. A `create` or `update` whose resource exists but whose result
 //! cannot be accepted becomes an [`Unrecorded`] carrying the partial state the engine can still
 //! record.
+//!
+//! # Values are checked where they cross the wasm boundary
+//!
+//! Everything a provider or program sends is decoded with the engine's limits
+//! (`cairn_engine::limits`): NaN/±Inf, over-long keys and over-deep values are refused with the
+//! property path; IDs, names, keys, lists, timeouts and messages are bounded. A `create`/`update`
+//! that succeeded but whose result cannot be accepted fails with partial state (its ID and the
+//! outputs that can be kept), so the resource is recorded, never left pending; an ID that cannot
+//! name a resource is refused loudly.
 
 use cairn_engine::asset::{Archive, ArchiveMember, ArchiveSource, Members};
 use cairn_engine::deploy::provider as p;

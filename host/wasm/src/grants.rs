@@ -498,6 +498,14 @@ impl HttpPolicy {
 }
 
 impl Sandbox {
+    /// Whether the guest can change anything outside its sandbox: it may send HTTP requests,
+    /// open TCP connections or write to a granted directory. A guest that cannot, and whose
+    /// call dies, changed nothing: the outcome of that call is known.
+    pub fn reaches_out(&self) -> bool {
+        let http = !self.http.requested.is_empty() && !self.http.granted.is_empty();
+        http || self.tcp.enabled() || self.directories.iter().any(|d| d.write)
+    }
+
     /// Intersects `manifest`'s requests with `grant`. Fails when a granted host directory does not
     /// exist or is not a directory.
     /// A program's sandbox: everything in `grant` (the user wrote the program and the grant;

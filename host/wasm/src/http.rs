@@ -22,6 +22,16 @@
 //!
 //! A refusal in step 1 or 2 is recorded as a violation, which fails the call even if the guest
 //! carries on.
+//!
+//! # Outbound HTTP reaches only what was granted and checked
+//!
+//! A guest's request goes out only if its host is requested (providers) and granted; the host is
+//! resolved once, and unless the user granted that exact host every address must be public — not
+//! loopback, private, link-local, unique- or site-local, CGNAT, multicast, broadcast, unspecified,
+//! `0.0.0.0/8`, documentation, benchmarking or reserved, and not an IPv6 address embedding such an
+//! IPv4 address (mapped, compatible, NAT64, 6to4, Teredo). The client is handed the checked socket
+//! address, never the name, so DNS rebinding cannot redirect it; at most 64 requests of one
+//! provider or program are open at once.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;

@@ -1,5 +1,16 @@
 //! Where provider output goes: `host.log` calls, captured stdout/stderr and sandbox notices,
 //! as [`LogRecord`]s handed to a [`LogSink`] the loader is given.
+//!
+//! # Guests cannot flood the log
+//!
+//! `host.log` messages are cut to 64 KiB, at most 1 MiB per call is kept, and at most 16 MiB of log
+//! output (`host.log`, stdout, stderr) per provider or program run per deployment; what is dropped
+//! is counted in a note.
+//!
+//! # Log floods are dropped, not fatal
+//!
+//! Stdout/stderr over 1 MiB in a call still trap (as before); `host.log` over its caps is dropped
+//! with a note, so a chatty provider keeps working.
 
 use std::sync::Arc;
 

@@ -12,6 +12,18 @@
 //! a policy the pack declared. A violation's enforcement level is the host's: the level the
 //! reconciled configuration gives the policy (a pack cannot make a violation more or less
 //! severe than configured, and a disabled policy's violations are dropped).
+//!
+//! # Policy components are sandboxed like providers, with nothing granted
+//!
+//! No directories, environment, sockets or HTTP; a memory limit and a deadline per call (epoch
+//! interruption, `CAIRN_POLICY_MEMORY_MIB`, `CAIRN_POLICY_TIMEOUT`), logs capped as a provider's. A
+//! call that traps or overruns fails naming the pack and the limit, and the instance is never
+//! called again (its state may be half-updated). What it answers is checked in
+//! `host/wasm/src/policy.rs`: the pack name (Pulumi's rule), policy names (no control or
+//! bidirectional characters, unique, at most 1,000), schemas (JSON, 1 MiB), violations (a declared
+//! policy of the called kind, at most 10,000, messages capped to 64 KiB and escaped there). The
+//! enforcement level of a violation is the host's: the reconciled configuration's level for the
+//! policy, never the pack's say.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -25,6 +25,27 @@
 //! count against its deadline) until earlier ones finish, so a program that issues a million
 //! requests without waiting cannot exhaust the host's memory. Requests never depend on later
 //! ones, so the wait always ends.
+//!
+//! # Programs are throttled, not refused
+//!
+//! A wasm program may have 10,000 requests (holding 1 GiB of inputs) running at once; more wait in
+//! `register-resource` & co. (not counted against its deadline), since requests never depend on
+//! later ones. 200,000 requests whose completions it never collects stop it with an error.
+//!
+//! # Programs pull completions
+//!
+//! DESIGN.md leaves open how a wasm program learns that a registration finished. The host could
+//! call an exported callback, but a component instance cannot be re-entered while its `run` is on
+//! the stack; so `register-resource` & co. return a handle and the guest pulls finished handles
+//! with `monitor.wait`, which returns everything finished so far (one host round trip per batch,
+//! not per resource). The SDK owns the event loop and the `Output` graph; the host stays a thin,
+//! stateless-per-request bridge to `Monitor`.
+//!
+//! # A program never blocks the engine
+//!
+//! Its requests return handles at once and run as engine tasks; `wait` suspends only the program's
+//! fiber, and time spent there does not count against its deadline. The SDK reports a failure only
+//! after every request it made has finished, so a failing program leaves no registration half-done.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -561,6 +582,10 @@ fn register_request(r: wm::RegisterResourceRequest) -> Result<RegisterResourceRe
         plugin_download_url: None,
         // A wasm program's SDK runs its transforms itself.
         transforms: Vec::new(),
+        // Hooks and state migrations are functions of an SDK program over gRPC; the WIT has
+        // none.
+        hooks: Default::default(),
+        state_migrations: Vec::new(),
     };
     Ok(RegisterResourceRequest {
         resource_type: type_token("resource-type", &r.resource_type)?,

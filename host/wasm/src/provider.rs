@@ -19,8 +19,10 @@
 //! A call's deadline is the request's `timeout` when positive (create, update, delete), else
 //! the grant's `timeoutSeconds`, else [`DEFAULT_TIMEOUT`](crate::grants::DEFAULT_TIMEOUT).
 //! Wasm code is interrupted by epoch interruption within one [`EPOCH_TICK`] of the deadline; a
-//! guest blocked in a host call is abandoned by a watchdog shortly after. Time spent in the
-//! engine on the guest's behalf (`register-resource` during `construct`) does not count.
+//! guest blocked in a host call is abandoned by a watchdog shortly after. Only the guest's own
+//! time counts: not the host's copying of the request in and of the result out (the clock
+//! stops when the guest returns, so a large result lifted after it returned in time is kept),
+//! nor time spent in the engine on the guest's behalf (`register-resource` during `construct`).
 //!
 //! Every trap, limit and sandbox violation becomes an error with a message that names the
 //! provider (`name@version`), the method, the resource URN when there is one, and the
@@ -28,8 +30,11 @@
 //! `random@1.0.0 create urn:…: exceeded its 256 MiB memory limit (raise it under cairn:grants.random.memoryMiB)`.
 //! An instance that dies (traps, overruns its deadline or memory, or is abandoned) during a
 //! `create`, `update` or `delete` that is not a preview may have acted before it died, so that
-//! error is `ProviderError::OutcomeUnknown` and the engine leaves the operation pending; every
-//! other failure, and every error the guest returns, is `ProviderError::Failed`.
+//! error is `ProviderError::OutcomeUnknown` and the engine leaves the operation pending —
+//! unless its sandbox grants nothing that reaches outside it ([`Sandbox::reaches_out`]: no
+//! HTTP, no TCP, no writable directory), when it cannot have changed anything and the error is
+//! a plain failure. Every other failure, and every error the guest returns, is
+//! `ProviderError::Failed`.
 //! A violation (an ungranted HTTP host, a socket) fails the call even when the guest handled
 //! the refusal and returned normally — with partial state when the call was a `create` or
 //! `update` that says it succeeded, so the resource is recorded. Errors the provider itself
@@ -258,6 +263,10 @@ pub(crate) fn new_store(engine: &Engine, state: InstanceState) -> Store<Instance
     let mut store = Store::new(engine, state);
     store.set_hostcall_fuel(fuel);
     store.limiter(|s| &mut s.limits);
+    store.call_hook(|mut ctx, hook| {
+        ctx.data_mut().on_call_hook(hook);
+        Ok(())
+    });
     store.epoch_deadline_callback(|ctx| {
         if ctx.data().deadline.check_expired() {
             Err(wasmtime::Error::new(DeadlineExceeded))
@@ -549,7 +558,7 @@ impl WasmProvider {
                 self.release(instance);
                 Ok((result, report.violations))
             }
-            Err(Failure(why)) if acts => {
+            Err(Failure(why)) if acts && self.inner.sandbox.reaches_out() => {
                 self.inner.discarded.fetch_add(1, Ordering::Relaxed);
                 drop(instance);
                 // It may have acted before it died: the engine leaves the operation pending.
@@ -557,6 +566,19 @@ impl WasmProvider {
                     "{}: {why}",
                     self.context(method, urn)
                 )))
+            }
+            Err(Failure(why)) if acts => {
+                self.inner.discarded.fetch_add(1, Ordering::Relaxed);
+                drop(instance);
+                // Granted nothing that reaches outside its sandbox, it changed nothing before
+                // it died: the operation failed, and nothing is left to resolve.
+                Err(self.failed(
+                    method,
+                    urn,
+                    &format!(
+                        "{why} (it is granted nothing that reaches outside its sandbox, so it changed nothing)"
+                    ),
+                ))
             }
             Err(Failure(why)) => {
                 self.inner.discarded.fetch_add(1, Ordering::Relaxed);

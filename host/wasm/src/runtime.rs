@@ -41,6 +41,21 @@
 //! CI cache. The runtime protects it from the guests it runs: a directory grant that would
 //! expose the cache directory (or another directory given to [`WasmRuntime::protect`], such as
 //! the plugin store) to a guest is refused.
+//!
+//! # A cached artifact runs only for the bytes it was compiled from
+//!
+//! Each `.cwasm` records the SHA-256 of its component in a trailer; a load opens the file once,
+//! compares that digest with the bytes being loaded and maps the very file it checked (only the
+//! code a run executes becomes resident), else recompiles. Whoever can write the Cairn home can run
+//! native code as the user, so it must be the user's alone; no guest may be granted a directory
+//! that shows the cache or the plugin store.
+//!
+//! # Hostcall fuel is the memory limit
+//!
+//! wasmtime bounds the bytes it copies out of a guest in one call ("hostcall fuel", 128 MiB by
+//! default). Cairn sets it to the instance's memory limit: a guest cannot hold more than that, so
+//! passing more means the same bytes counted many times (list entries aliasing one string) — the
+//! error names the limit and `memoryMiB`.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};

@@ -443,7 +443,9 @@ impl CallLimit {
 }
 
 /// A call's deadline, shared between the store's epoch callback and the host-side watchdog.
-/// It is paused while the guest waits for the engine (`register-resource` in `construct`).
+/// It counts the guest's own time only: it is paused while no guest code is running (the host
+/// copying the request in and the result out, see [`InstanceState::on_call_hook`]) and while the
+/// guest waits for the engine (`register-resource` in `construct`).
 pub(crate) struct Deadline {
     inner: Mutex<DeadlineState>,
 }
@@ -628,6 +630,10 @@ pub struct InstanceState {
     pub(crate) monitor: Option<Monitor>,
     /// A program's requests in flight (program instances only).
     pub(crate) program: Option<ProgramSession>,
+    /// Guest frames on the stack (wasm entered from the host and not yet returned).
+    wasm_depth: u32,
+    /// When the deadline was paused because no guest code was running.
+    host_since: Option<Instant>,
 }
 
 impl InstanceState {
@@ -710,6 +716,8 @@ impl InstanceState {
             deadline: Arc::new(Deadline::new()),
             monitor: None,
             program: None,
+            wasm_depth: 0,
+            host_since: None,
         })
     }
 
@@ -722,7 +730,36 @@ impl InstanceState {
     ) {
         crate::runtime::lock(&self.shared.call).urn = urn.cloned();
         self.deadline.start(limit);
+        // The clock starts when the guest does: lowering the request is the host's work.
+        self.wasm_depth = 0;
+        self.host_since = Some(self.deadline.pause());
         self.monitor = monitor;
+    }
+
+    /// Stops the deadline's clock whenever no guest code is on the stack and restarts it when
+    /// the guest is entered again, so that the host's copying of a request into the guest and
+    /// of its result out of it (a 250 MB result takes a while) never counts against the
+    /// guest's time: a guest that returned in time is not reported as having overrun, and its
+    /// result is kept. (What the host copies is bounded by the store's hostcall fuel.)
+    pub(crate) fn on_call_hook(&mut self, hook: wasmtime::CallHook) {
+        match hook {
+            wasmtime::CallHook::CallingWasm => {
+                if self.wasm_depth == 0
+                    && let Some(since) = self.host_since.take()
+                {
+                    self.deadline.resume(since);
+                }
+                self.wasm_depth = self.wasm_depth.saturating_add(1);
+            }
+            wasmtime::CallHook::ReturningFromWasm => {
+                self.wasm_depth = self.wasm_depth.saturating_sub(1);
+                if self.wasm_depth == 0 && self.host_since.is_none() {
+                    self.host_since = Some(self.deadline.pause());
+                }
+            }
+            // Host functions the guest calls run on its behalf and count.
+            wasmtime::CallHook::CallingHost | wasmtime::CallHook::ReturningFromHost => {}
+        }
     }
 
     /// Marks the end of a call and returns what it left behind.

@@ -37,6 +37,58 @@
 //! [`MemberState`]) and the lifecycle vocabulary [`CheckFailure`], [`DiffChanges`],
 //! [`DiffKind`]. What only one side does stays there: the host decodes into the engine's
 //! values with the engine's limits, the guest into lazy properties and its own `Value`.
+//!
+//! # Values as a node table in lists of primitives
+//!
+//! WIT has no recursive types, so a value is a table of nodes referring to each other by index
+//! (root first, children after parents, each node used once): `nodes` (five `u32` per node: kind,
+//! two operands, the span of the node's key in its parent object), one `strings` buffer, and
+//! `extras` for the rare kinds that carry strings of their own (assets, archives, references,
+//! outputs). Why, measured: with a `list<node>` of variants (0.1.0) moving a 20-node object cost
+//! ~250 ns a node in wasmtime's typed lowering and wit-bindgen's lifting; lists of primitives are
+//! copied as blocks on both sides, so moving a value is a few `memcpy`s whatever its size. What a
+//! call costs then is mostly the number of lists: wasmtime calls the guest's `realloc` once per
+//! list it lowers (~0.1 µs each, empty lists included), so 0.3.0 folded the separate `kinds` byte
+//! column (0.2.0) into `nodes` — three lists per value instead of four, and a `check-request` small
+//! enough to pass in registers rather than through a guest allocation — which took ~0.3 µs off
+//! Check and Diff for 3 bytes more per node. Both sides validate what they receive (the guest when
+//! it first reads it): lengths, ranges, forward references, single use, UTF-8 spans; the guest
+//! checks the whole string buffer once and then only character boundaries. The WIT version
+//! is 0.3.0: older components are refused with a message naming both versions.
+//!
+//! # One wire crate, thin adapters
+//!
+//! The table format is defined once, in `cairn-wire` (`wit/wire/`, next to the WIT it implements):
+//! kind codes, validation, reading in place, encoding, its errors, and the data both sides mean the
+//! same by (assets and archives, `CheckFailure`, `DiffChanges`, `DiffKind`). It was two ~1,600-line
+//! copies (host `convert.rs`, SDK `wire.rs`) sharing ten runs of identical logic and each with its
+//! own malformed-table tests. It is `no_std` + `alloc` so the host workspace and the wasm32-wasip2
+//! guest workspaces build the very same code. The host's (wasmtime `bindgen!`) and the guest's
+//! (wit-bindgen) generated types differ, so the crate reads and builds tables through two small
+//! traits, `Columns` (a side's `value` record) and `WitExtra` (its `extra` variant), and walks
+//! values to encode through `Walk` (a side's value type, as a `Shape`, implemented on a marker type
+//! so the host can describe the engine's `PropertyValue`); all generic and monomorphised, no
+//! dynamic dispatch, no allocation per node. `bind_wit!` writes each side's adapter from the names
+//! the WIT gives (identical in both generators), so the mapping exists once too. What differs
+//! between the sides is data, not code: `Rules` (the SDK reads the trusted host's tables strictly —
+//! every node used, 512 levels; the host reads a guest's at 128 levels, ignores unused nodes as it
+//! always did, and hashes keys with a random key since the guest chooses them) and the wording of
+//! faults (the SDK displays `WireError`; the host renders the same faults in the engine's words,
+//! which tests assert). What is each side's own stays there: the host's decoding into
+//! `PropertyValue` with the engine's limits and size bound, its request/result conversions; the
+//! SDK's lazy `Properties` and `Value` decoding. The engine keeps reading, hashing and writing
+//! assets as extension traits (`AssetExt`, `ArchiveExt`): a foreign type takes no inherent methods,
+//! and a trait keeps `asset.ensure_hash(ctx)` and the tests as they were, where free functions
+//! would have changed every call. Archive member maps (`Members`) need an explicit hasher without
+//! std: `MemberState`, SipHash-1-3 (std's algorithm) keyed once per process from the OS
+//! (`getrandom`: `getrandom(2)`, `wasi:random`), because member names come from untrusted guests
+//! and a known key (FNV, a fixed SipHash key, or `foldhash`, which says it does not aim at flooding
+//! resistance) would let a guest make every insertion collide. The suite in `wit/wire/tests` runs
+//! natively (`cargo test -p cairn-wire`) and in wasm: cairn-wasm's `wire` test builds the crate's
+//! test binaries for wasm32-wasip2 into `target/guests`, runs each as a command component in
+//! wasmtime with WASI, and checks it exits 0, passes every test it lists, and that together they
+//! ran every `#[test]` in `wit/wire` — it found a `u32` sum that overflowed `usize` only on the
+//! 32-bit guest.
 
 #![no_std]
 

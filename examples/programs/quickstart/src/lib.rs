@@ -37,9 +37,7 @@ fn site(name: &str, title: Output<String>, port: Output<i64>, options: ResourceO
     });
     let index = File::new(
         &format!("{name}-index"),
-        FileArgs::new(html)
-            .path(format!("{name}/index.html"))
-            .mode("0644"),
+        FileArgs::new(html).path(format!("{name}/index.html")),
         child.depends_on(&dir.resource),
     );
     resource.register_outputs(
@@ -88,9 +86,9 @@ fn main(ctx: &Context) -> Result<()> {
     let credentials = password.result.apply(|p| format!("admin:{p}\n"));
     File::new(
         "credentials",
-        FileArgs::new(credentials)
-            .path("site/credentials.txt")
-            .mode("0600"),
+        // No `mode`: WASI has no permission bits, so the file provider could only record it
+        // (and would warn that it did not apply it).
+        FileArgs::new(credentials).path("site/credentials.txt"),
         ResourceOptions::new()
             .parent(&site.resource)
             .depends_on(&site.dir.resource),

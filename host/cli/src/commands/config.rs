@@ -2,7 +2,7 @@
 
 use std::io::{IsTerminal, Read};
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use cairn_engine::config::ConfigKey;
 use clap::{Args, Subcommand};
 use serde_json::json;
@@ -57,7 +57,7 @@ enum ConfigCommand {
         path: bool,
     },
     /// Set several values at once (`--plaintext KEY=VALUE`, `--secret KEY=VALUE`, each
-    /// repeatable), written together or not at all.
+    /// repeatable, or `--json`), written together or not at all.
     SetAll {
         /// A plain value.
         #[arg(long = "plaintext", value_name = "KEY=VALUE")]
@@ -68,6 +68,15 @@ enum ConfigCommand {
         /// Treat each KEY as a property path into a structured value.
         #[arg(long)]
         path: bool,
+        /// The values as `cairn config --json` prints them: `{"KEY": {"value": "TEXT",
+        /// "secret": BOOL}, ...}`, with `objectValue` set for a structured value (whose
+        /// `value` is its JSON text). Not with --plaintext, --secret or --path.
+        #[arg(
+            long,
+            value_name = "JSON",
+            conflicts_with_all = ["plaintexts", "secrets", "path"]
+        )]
+        json: Option<String>,
     },
     /// Remove a value (removing one that is not set is not an error).
     Rm {
@@ -110,9 +119,13 @@ pub fn run(context: &Context, args: ConfigArgs) -> Result<()> {
             path,
         }) => set(&stack, &key, value, secret, path),
         Some(ConfigCommand::SetAll {
+            json: Some(json), ..
+        }) => set_all_json(&stack, &json),
+        Some(ConfigCommand::SetAll {
             plaintexts,
             secrets,
             path,
+            json: None,
         }) => set_all(&stack, &plaintexts, &secrets, path),
         Some(ConfigCommand::Rm { key, path }) => rm(&stack, std::slice::from_ref(&key), path),
         Some(ConfigCommand::RmAll { keys, path }) => rm(&stack, &keys, path),
@@ -219,6 +232,96 @@ fn set_all(stack: &Stack<'_>, plaintexts: &[String], secrets: &[String], path: b
     let mut settings = key_values("--plaintext", plaintexts, false)?;
     settings.extend(key_values("--secret", secrets, true)?);
     save_settings(stack, settings, path)
+}
+
+/// One value `config set-all --json` sets.
+#[derive(Debug, PartialEq)]
+enum JsonSetting {
+    /// A plain or secret text.
+    Text { value: String, secret: bool },
+    /// A structured value (maps and lists).
+    Object(serde_json::Value),
+}
+
+/// `config set-all --json`: the values of a listing as `cairn config --json` prints it,
+/// checked (and secrets encrypted) before anything is written, then saved at once.
+fn set_all_json(stack: &Stack<'_>, text: &str) -> Result<()> {
+    let settings = parse_json_settings(text)?;
+    let mut config = stack.load_config()?;
+    let any_secret = settings
+        .iter()
+        .any(|(_, s)| matches!(s, JsonSetting::Text { secret: true, .. }));
+    let crypter = if any_secret {
+        stack.secrets_or_create(&mut config)?
+    } else {
+        stack.secrets(&config)?
+    };
+    for (key, setting) in settings {
+        let parsed = parse_key(stack, &key)
+            .with_context(|| format!("--json: invalid key {}", quoted(&key)))?;
+        match setting {
+            JsonSetting::Text { value, secret } => {
+                config.set(&parsed, &value, secret, Some(&crypter))?;
+            }
+            JsonSetting::Object(value) => {
+                config
+                    .config
+                    .insert(parsed, cairn_engine::config::ConfigValue::Object(value));
+            }
+        }
+    }
+    stack.save_config(&config)
+}
+
+/// The settings of `config set-all --json`, as Pulumi reads them: every entry needs a string
+/// `value` (a secret listed without `--show-secrets` has none, and cannot be set back); with
+/// `objectValue` present, `value` is the structured value's JSON text. Errors name the key.
+fn parse_json_settings(text: &str) -> Result<Vec<(String, JsonSetting)>> {
+    use serde_json::Value;
+    let entries: serde_json::Map<String, Value> = serde_json::from_str(text).context(
+        "--json: expected a JSON object of `KEY: {\"value\": TEXT, \"secret\": BOOL}`, as \
+         `cairn config --json` prints",
+    )?;
+    entries
+        .into_iter()
+        .map(|(key, entry)| {
+            let shown = quoted(&key);
+            let Value::Object(fields) = entry else {
+                bail!("--json key {shown}: expected {{\"value\": TEXT, \"secret\": BOOL}}");
+            };
+            let secret = match fields.get("secret") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(secret)) => *secret,
+                Some(_) => bail!("--json key {shown}: \"secret\" must be true or false"),
+            };
+            let value = match fields.get("value") {
+                None | Some(Value::Null) => bail!(
+                    "--json key {shown} has no value (a secret listed without --show-secrets \
+                     has none)"
+                ),
+                Some(Value::String(value)) => value.clone(),
+                Some(_) => bail!("--json key {shown}: \"value\" must be a string"),
+            };
+            let structured = fields.get("objectValue").is_some_and(|v| !v.is_null());
+            let setting = if structured {
+                if secret {
+                    bail!(
+                        "--json key {shown}: a secret structured value cannot be set at once; \
+                         set its secret leaves with `cairn config set --path --secret`"
+                    );
+                }
+                let object = serde_json::from_str(&value).with_context(|| {
+                    format!(
+                        "--json key {shown}: \"value\" is not the JSON text of a structured value"
+                    )
+                })?;
+                JsonSetting::Object(object)
+            } else {
+                JsonSetting::Text { value, secret }
+            };
+            Ok((key, setting))
+        })
+        .collect()
 }
 
 /// `KEY=VALUE` arguments of `flag` as settings (split at the first `=`).
@@ -377,4 +480,67 @@ fn cp(stack: &Stack<'_>, key: Option<&str>, dest: &str, path: bool) -> Result<()
         target.config.insert(key, copied);
     }
     dest.save_config(&target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_settings_read_what_the_listing_prints() {
+        let settings = parse_json_settings(
+            r#"{"a": {"value": "1", "secret": false}, "p:s": {"value": "x", "secret": true},
+                "o": {"value": "{\"k\":[1]}", "objectValue": {"k": [1]}, "secret": false},
+                "n": {"value": "2"}}"#,
+        )
+        .unwrap();
+        let text = |value: &str, secret| JsonSetting::Text {
+            value: value.to_owned(),
+            secret,
+        };
+        let keys: Vec<&str> = settings.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys.len(), 4);
+        for (key, setting) in &settings {
+            let expected = match key.as_str() {
+                "a" => text("1", false),
+                "p:s" => text("x", true),
+                "o" => JsonSetting::Object(json!({"k": [1]})),
+                "n" => text("2", false),
+                other => panic!("unexpected key {other}"),
+            };
+            assert_eq!(setting, &expected, "{key}");
+        }
+    }
+
+    #[test]
+    fn json_settings_errors_name_the_key() {
+        let cases = [
+            (r#"[1]"#, "--json: expected a JSON object"),
+            (r#"{"k": "v"}"#, "--json key \"k\": expected"),
+            (
+                r#"{"k": {"secret": true}}"#,
+                "--json key \"k\" has no value",
+            ),
+            (
+                r#"{"k": {"value": 1}}"#,
+                "--json key \"k\": \"value\" must be a string",
+            ),
+            (
+                r#"{"k": {"value": "v", "secret": "yes"}}"#,
+                "--json key \"k\": \"secret\" must be true or false",
+            ),
+            (
+                r#"{"k": {"value": "nope", "objectValue": {}}}"#,
+                "--json key \"k\": \"value\" is not the JSON text",
+            ),
+            (
+                r#"{"k": {"value": "{}", "objectValue": {}, "secret": true}}"#,
+                "--json key \"k\": a secret structured value",
+            ),
+        ];
+        for (json, expected) in cases {
+            let err = parse_json_settings(json).unwrap_err().to_string();
+            assert!(err.starts_with(expected), "{json}: {err}");
+        }
+    }
 }

@@ -185,6 +185,15 @@ pub struct RefreshArgs {
     /// Adopt the resource an interrupted create made, by its provider ID (repeatable).
     #[arg(long = "import-pending-creates", num_args = 2, value_names = ["URN", "ID"])]
     import_pending_creates: Vec<String>,
+    /// Run the program first, as Pulumi's `--run-program`: the providers take the program's
+    /// configuration (and the program's hooks are there), while the program creates and
+    /// updates nothing (also set by PULUMI_RUN_PROGRAM).
+    #[arg(
+        long,
+        env = "PULUMI_RUN_PROGRAM",
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
+    run_program: bool,
 }
 
 /// `cairn destroy`.
@@ -199,6 +208,15 @@ pub struct DestroyArgs {
     /// Leave the protected resources and what they depend on; destroy the rest.
     #[arg(long)]
     exclude_protected: bool,
+    /// Run the program first, as Pulumi's `--run-program`: the providers take the program's
+    /// configuration (and the program's hooks are there), while the program creates and
+    /// updates nothing (also set by PULUMI_RUN_PROGRAM).
+    #[arg(
+        long,
+        env = "PULUMI_RUN_PROGRAM",
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
+    run_program: bool,
 }
 
 /// Every deploying command's options, whichever command took them (a command's own flags are
@@ -233,6 +251,8 @@ pub struct DeployArgs {
     exclude_protected: bool,
     message: Option<String>,
     continue_on_error: bool,
+    /// `refresh --run-program`, `destroy --run-program`.
+    run_program: bool,
 }
 
 impl DeployArgs {
@@ -300,6 +320,7 @@ impl From<RefreshArgs> for DeployArgs {
             expect_no_changes: args.expect_no_changes,
             clear_pending_creates: args.clear_pending_creates,
             import_pending_creates: args.import_pending_creates,
+            run_program: args.run_program,
             ..DeployArgs::from_groups(args.targets, args.output, Some(args.apply))
         }
     }
@@ -309,6 +330,7 @@ impl From<DestroyArgs> for DeployArgs {
     fn from(args: DestroyArgs) -> Self {
         DeployArgs {
             exclude_protected: args.exclude_protected,
+            run_program: args.run_program,
             ..DeployArgs::from_groups(args.targets, args.output, Some(args.apply))
         }
     }
@@ -414,7 +436,7 @@ fn run_deployment(
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let signals = Signals::install(&runtime)?;
+    let signals = crate::interrupt::install()?;
     // Created first: a path that cannot be written fails before anything else happens.
     let event_log = args
         .event_log
@@ -499,7 +521,7 @@ fn run_deployment(
         runtime: &wasm,
     };
     // Built (if need be) and compiled before anything runs, so a broken program fails early.
-    let program = if kind.runs_program() {
+    let program = if kind.runs_program() || args.run_program {
         Some(crate::program::ProgramSource::prepare(
             &wasm,
             &context.home,
@@ -586,7 +608,7 @@ fn run_deployment(
             preview_display.clone(),
             &setup,
             &policies,
-            &signals,
+            signals,
         ));
         let outcome = outcome?;
         if kind.previews_only() {
@@ -602,6 +624,13 @@ fn run_deployment(
     let history = UpdateHistory::start(kind, args.message.as_deref(), &config_file);
     // `up --refresh`: bring the state up to date with the cloud first, then update from it.
     let snapshot = if kind == Kind::Up && args.refresh {
+        // Its refresh reads with the recorded providers, as Pulumi's `up --refresh` does.
+        let without_program = |events: Arc<Display>| -> Result<Setup> {
+            setup(events).map(|setup| Setup {
+                program: None,
+                ..setup
+            })
+        };
         runtime.block_on(deploy(
             Kind::Refresh,
             options.clone(),
@@ -609,9 +638,9 @@ fn run_deployment(
             Some(persister.clone()),
             crypter.clone(),
             display(false, false),
-            &setup,
+            &without_program,
             &Policies::none(&wasm),
-            &signals,
+            signals,
         ))?;
         let refreshed = workspace
             .backend
@@ -633,7 +662,7 @@ fn run_deployment(
         shown,
         &setup,
         &policies,
-        &signals,
+        signals,
     ));
     history.record(&workspace.backend, &lock, &project, &stack.name, &outcome)?;
     let outcome = outcome?;
@@ -773,8 +802,10 @@ async fn deploy(
             (Kind::Up | Kind::Preview | Kind::Import | Kind::ImportPreview, None) => {
                 unreachable!("up, preview and import have a program")
             }
-            (Kind::Refresh, _) => deployment.refresh().await,
-            (Kind::Destroy, _) => deployment.destroy().await,
+            (Kind::Refresh, Some(program)) => deployment.refresh_with_program(program).await,
+            (Kind::Refresh, None) => deployment.refresh().await,
+            (Kind::Destroy, Some(program)) => deployment.destroy_with_program(program).await,
+            (Kind::Destroy, None) => deployment.destroy().await,
         }
     };
     events.finish();

@@ -1,6 +1,10 @@
 //! `cairn package gen-sdk`: reads a package schema (any source `cairn package` resolves: a
 //! schema file, a provider manifest, a `.wasm`, an installed provider or a gRPC plugin) and
 //! writes the typed Rust crate `cairn_codegen::sdk` generates for it.
+//!
+//! By default the crate depends on the guest SDK (`cairn-sdk`) by path, at the copy this cairn
+//! writes under its home (as `cairn new` does): cairn-sdk is published on no registry, and a
+//! generated crate must build as it is.
 
 use std::path::{Path, PathBuf};
 
@@ -26,11 +30,12 @@ pub struct GenSdkArgs {
     /// The directory to write the crate into (created if missing).
     #[arg(short, long, value_name = "DIR")]
     out: PathBuf,
-    /// Depend on the guest SDK (`cairn-sdk`) at this path, relative to DIR (or absolute),
-    /// instead of the registry version matching this cairn.
+    /// Depend on the guest SDK (`cairn-sdk`) at this path, relative to DIR (or absolute)
+    /// [default: the copy of the SDK this cairn writes under its home, as `cairn new` does].
     #[arg(long, value_name = "PATH", conflicts_with = "sdk_version")]
     sdk_path: Option<String>,
-    /// The `cairn-sdk` version requirement to depend on (default: this cairn's version).
+    /// Depend on `cairn-sdk` from a registry, with this version requirement, instead of by
+    /// path (for a registry that carries it).
     #[arg(long, value_name = "VERSION")]
     sdk_version: Option<String>,
 }
@@ -55,7 +60,11 @@ pub fn run(context: &Context, args: GenSdkArgs) -> Result<()> {
     let sdk = match (args.sdk_path, args.sdk_version) {
         (Some(path), _) => SdkDependency::Path(path),
         (None, Some(version)) => SdkDependency::Version(version),
-        (None, None) => SdkDependency::Version(env!("CARGO_PKG_VERSION").to_owned()),
+        (None, None) => SdkDependency::Path(
+            crate::guest_sdk::materialise(&context.home)?
+                .display()
+                .to_string(),
+        ),
     };
     let options = SdkOptions {
         version: provider_version,

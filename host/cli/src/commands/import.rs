@@ -5,6 +5,20 @@
 //! imported resources are protected unless `--protect=false`. Afterwards it prints (or writes
 //! with `--out`) program code declaring them, in the project's language
 //! (`cairn_codegen::program`).
+//!
+//! # `cairn import` is a program, not a second engine
+//!
+//! Pulumi runs `pulumi import` as a deployment of its own (every existing resource stepped as
+//! `same`, providers created by hand, then import steps). Cairn runs the engine's ordinary
+//! deployment with a program the CLI writes (`commands/import/program.rs`): it registers what the
+//! imports refer to as recorded (parents, explicit providers — registration is how a reference
+//! becomes valid), then the file's components, providers and resources with the `import` option,
+//! and `Deployment::import` deletes nothing, so what the program does not register stays as it is.
+//! A registration named in `DeploymentOptions::planned_imports` is imported as Pulumi's planned
+//! imports are: the read inputs (or `--properties` of them) become the inputs, Check's failures are
+//! warnings, no Diff is taken (the spec's §5.2 describes an older Diff-driven algorithm; Pulumi's
+//! current engine does this), and no import ID is recorded. Previews, confirmation, journaling,
+//! interruption and the display are `up`'s.
 
 mod file;
 mod program;

@@ -34,7 +34,9 @@ enum PackageCommand {
         /// plugin in the Cairn plugin directory or on PATH).
         source: String,
     },
-    /// Print a provider's package schema as JSON (as the provider serves it).
+    /// Print a provider's package schema as JSON, as the provider serves it: a wasm
+    /// provider is asked (its exported `get-schema`), and what it serves must agree with its
+    /// manifest's schema.
     GetSchema {
         /// A `.wasm` provider, a provider manifest, or an installed provider
         /// `NAME[@VERSION]` (else a `pulumi-resource-NAME` plugin).
@@ -81,16 +83,21 @@ pub fn load(context: &Context, source: &str) -> Result<LoadedSchema> {
         .any(|ext| source.ends_with(ext))
         || source.contains('/');
     if path.is_file() || looks_like_file {
-        return load_file(&path, source);
+        return load_file(context, &path, source);
     }
     load_provider(context, source)
 }
 
-fn load_file(path: &Path, shown: &str) -> Result<LoadedSchema> {
+fn load_file(context: &Context, path: &Path, shown: &str) -> Result<LoadedSchema> {
     let origin = field(shown).into_owned();
     if shown.ends_with(".wasm") {
         let plugin = WasmPlugin::from_file(path)?;
-        return served(&plugin, origin);
+        let named = format!(
+            "provider {}@{} ",
+            quoted(&plugin.manifest().name),
+            plugin.manifest().version
+        );
+        return served(context, &plugin, origin, &named);
     }
     let size = std::fs::metadata(path)
         .with_context(|| format!("reading {origin}"))?
@@ -131,17 +138,129 @@ fn load_file(path: &Path, shown: &str) -> Result<LoadedSchema> {
     Ok(LoadedSchema { document, origin })
 }
 
-/// The schema a wasm provider serves, from its manifest.
-fn served(plugin: &WasmPlugin, origin: String) -> Result<LoadedSchema> {
+/// The schema a wasm provider serves: asked of the guest (its exported `get-schema`, run in
+/// the sandbox with no grants), and checked against the copy its manifest carries, which
+/// deployments and `plugin install` read without running the guest: the two must agree.
+/// `named` names the provider in messages, when `origin` does not (`provider "x"@1.0.0 `).
+fn served(
+    context: &Context,
+    plugin: &WasmPlugin,
+    origin: String,
+    named: &str,
+) -> Result<LoadedSchema> {
+    use cairn_engine::deploy::provider::{Provider as _, ProviderError};
     let manifest = plugin.manifest();
-    let document = manifest.served_schema().ok_or_else(|| {
-        anyhow!(
-            "{origin}: provider {}@{} has no package schema in its manifest",
-            quoted(&manifest.name),
-            manifest.version
+    let runtime = crate::providers::runtime(&context.home)?;
+    let provider = runtime
+        .instantiate(
+            plugin,
+            &cairn_wasm::PackageGrant::default(),
+            cairn_wasm::tracing_log_sink(),
         )
+        .with_context(|| format!("{origin}: starting the provider"))?;
+    let tokio = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let answer = tokio.block_on(provider.get_schema());
+    let in_manifest = manifest.served_schema();
+    let text = match (answer, &in_manifest) {
+        (Ok(text), _) => text,
+        (Err(ProviderError::Unimplemented { .. }), None) => {
+            bail!(
+                "{origin}: {named}has no package schema in its manifest, and its get-schema \
+                 serves none"
+            )
+        }
+        (Err(e), None) => bail!(
+            "{origin}: {named}has no package schema in its manifest, and its get-schema \
+             failed: {e}"
+        ),
+        (Err(e), Some(_)) => bail!("{origin}: {named}get-schema failed: {e}"),
+    };
+    let document: Value = serde_json::from_str(&text).map_err(|e| {
+        anyhow!("{origin}: {named}the schema its get-schema returned is not valid JSON: {e}")
     })?;
+    if let Some(in_manifest) = in_manifest {
+        let differences = schema_differences(&in_manifest, &document);
+        if !differences.is_empty() {
+            bail!(
+                "{origin}: {named}serves a schema (get-schema) that differs from its manifest's schema (which deployments read):\n  {}",
+                differences.join("\n  ")
+            );
+        }
+    }
     Ok(LoadedSchema { document, origin })
+}
+
+/// How many differences a mismatch reports.
+const MAX_DIFFERENCES: usize = 10;
+
+/// Where the manifest's schema and the served one differ, as `path: what` lines (at most
+/// [`MAX_DIFFERENCES`], then a count of the rest).
+fn schema_differences(manifest: &Value, served: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    differ(manifest, served, &mut String::new(), &mut found);
+    if found.len() > MAX_DIFFERENCES {
+        let rest = found.len() - MAX_DIFFERENCES;
+        found.truncate(MAX_DIFFERENCES);
+        found.push(format!("… and {rest} more"));
+    }
+    found
+}
+
+fn differ(manifest: &Value, served: &Value, path: &mut String, found: &mut Vec<String>) {
+    let at = |path: &str| {
+        if path.is_empty() {
+            "the schema".to_owned()
+        } else {
+            path.to_owned()
+        }
+    };
+    match (manifest, served) {
+        (Value::Object(left), Value::Object(right)) => {
+            for (key, value) in left {
+                let len = path.len();
+                path.push_str(&format!("/{}", key_shown(key)));
+                match right.get(key) {
+                    Some(other) => differ(value, other, path, found),
+                    None => found.push(format!("{path}: only in the manifest")),
+                }
+                path.truncate(len);
+            }
+            for key in right.keys().filter(|k| !left.contains_key(*k)) {
+                found.push(format!(
+                    "{path}/{}: only in what get-schema serves",
+                    key_shown(key)
+                ));
+            }
+        }
+        (Value::Array(left), Value::Array(right)) if left.len() == right.len() => {
+            for (i, (a, b)) in left.iter().zip(right).enumerate() {
+                let len = path.len();
+                path.push_str(&format!("/{i}"));
+                differ(a, b, path, found);
+                path.truncate(len);
+            }
+        }
+        (left, right) if left != right => found.push(format!(
+            "{}: {} in the manifest, {} from get-schema",
+            at(path),
+            brief(left),
+            brief(right)
+        )),
+        _ => {}
+    }
+}
+
+/// A key of the guest's JSON in a path of a message.
+fn key_shown(key: &str) -> String {
+    cairn_engine::text::shown(key, 80)
+}
+
+/// A JSON value in a line of a message (cut when long).
+fn brief(value: &Value) -> String {
+    cairn_engine::text::shown(&value.to_string(), 60)
 }
 
 /// An installed wasm provider `NAME[@VERSION]`, else (no version given) a gRPC plugin.
@@ -175,7 +294,8 @@ fn load_provider(context: &Context, source: &str) -> Result<LoadedSchema> {
             installed.version,
             field(&installed.path.display().to_string())
         );
-        return served(&plugin, origin);
+        // The origin names the provider already.
+        return served(context, &plugin, origin, "");
     }
     if version.is_none()
         && let Some(plugin) = grpc_plugin(&context.home, name)
@@ -282,4 +402,32 @@ fn crate_version(dir: &Path) -> Option<String> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn schema_differences_name_each_path() {
+        let manifest = json!({"name": "p", "resources": {"p:index:T": {"properties": {
+            "size": {"type": "integer"}, "gone": {"type": "string"}}}}, "list": [1, 2]});
+        let served = json!({"name": "p", "resources": {"p:index:T": {"properties": {
+            "size": {"type": "string"}}}}, "functions": {}, "list": [1, 3]});
+        assert_eq!(
+            schema_differences(&manifest, &served),
+            vec![
+                "/resources/p:index:T/properties/size/type: \"integer\" in the manifest, \"string\" from get-schema",
+                "/resources/p:index:T/properties/gone: only in the manifest",
+                "/list/1: 2 in the manifest, 3 from get-schema",
+                "/functions: only in what get-schema serves",
+            ]
+        );
+        assert!(schema_differences(&manifest, &manifest).is_empty());
+        assert_eq!(
+            schema_differences(&json!(1), &json!("x")),
+            vec!["the schema: 1 in the manifest, \"x\" from get-schema"]
+        );
+    }
 }

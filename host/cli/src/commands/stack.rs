@@ -290,6 +290,8 @@ fn rm(
     if !yes {
         confirm(workspace, &name)?;
     }
+    // The state, the settings file and the selection go together: Ctrl-C waits for all three.
+    let _writing = cairn_backend::writes::section();
     workspace.backend.remove(&lock, project, &name)?;
     let stack = Stack {
         workspace,
@@ -349,6 +351,8 @@ fn rename(workspace: &Workspace, new_name: &str) -> Result<()> {
     verify_integrity(&snapshot)
         .context("the renamed state is inconsistent; nothing was changed")?;
     let stored = encode_deployment(&snapshot, SecretsMode::Encrypt(&crypter))?;
+    // The state, the settings file and the selection move together: Ctrl-C waits for all.
+    let _writing = cairn_backend::writes::section();
     backend.rename(&old_lock, &new_lock, project, &stack.name, &new, &stored)?;
     if old_settings.exists() {
         std::fs::rename(&old_settings, &new_settings).with_context(|| {

@@ -562,6 +562,7 @@ impl Converter {
                 unchanged,
                 duration,
                 succeeded,
+                ..
             } => {
                 // Refresh and import run no policy packs (Pulumi leaves them out there).
                 let policy_packs = match operation {

@@ -34,6 +34,8 @@ pub(super) struct SummaryInfo {
     pub unchanged: usize,
     pub duration: Duration,
     pub succeeded: bool,
+    /// It stopped because it was interrupted (then `succeeded` is false).
+    pub interrupted: bool,
     /// Steps that failed (0 when unknown).
     pub failed_steps: usize,
     /// Resources with an error (a failed step or an error diagnostic; the stack's row holds
@@ -645,18 +647,100 @@ fn rank(level: Enforcement) -> u8 {
     }
 }
 
-/// The stack outputs section: `Outputs:` then `    name: value` per output.
-pub(super) fn format_outputs(outputs: &PropertyMap, show_secrets: bool, colors: bool) -> String {
-    let mut out = format!("{}\n", Style::HEADLINE.paint(colors, "Outputs:"));
-    for (name, value) in outputs {
-        let _ = writeln!(
-            out,
-            "    {}: {}",
-            terminal::field(name),
-            format_value(value, show_secrets)
+/// The stack outputs section, as Pulumi prints it: `Outputs:`, then a line per output in key
+/// order, the keys aligned. With the outputs the stack had before (`old`), those that changed
+/// show how: `  + name: value` added, `  - name: value` removed, `  ~ name: old => new` changed,
+/// and unchanged ones as `    name: value` only if `show_sames` (an update shows them, a
+/// preview does not; then no change means no section: `None`). Without `old` every output shows
+/// as `    name: value`. Keys are padded to the longest, shown or not. Empty values (null, `""`, `[]`, `{}`) that did not change are left out,
+/// as Pulumi leaves them out; in a preview an output whose new value is not known yet does not
+/// count as changed.
+pub(super) fn format_outputs(
+    old: Option<&PropertyMap>,
+    new: &PropertyMap,
+    show_sames: bool,
+    show_secrets: bool,
+    colors: bool,
+) -> Option<String> {
+    enum Line<'a> {
+        Same(&'a PropertyValue),
+        Add(&'a PropertyValue),
+        Delete(&'a PropertyValue),
+        Update(&'a PropertyValue, &'a PropertyValue),
+    }
+    let mut keys: Vec<&str> = new.keys().map(String::as_str).collect();
+    if let Some(old) = old {
+        keys.extend(
+            old.keys()
+                .map(String::as_str)
+                .filter(|k| new.get(k).is_none()),
         );
     }
-    out
+    keys.sort_unstable();
+    // Pulumi aligns to every key, those it leaves out too.
+    let width = keys
+        .iter()
+        .map(|k| terminal::field(k).chars().count())
+        .max()
+        .unwrap_or(0);
+    keys.retain(|k| !is_internal_key(k));
+    let lines: Vec<(&str, Line)> = keys
+        .iter()
+        .map(|&key| {
+            let line = match (old.map(|o| o.get(key)), new.get(key)) {
+                (None, Some(value)) => Line::Same(value),
+                (Some(None), Some(value)) => Line::Add(value),
+                (Some(Some(value)), None) => Line::Delete(value),
+                (Some(Some(before)), Some(after)) if before != after && !is_unknown(after) => {
+                    Line::Update(before, after)
+                }
+                (_, Some(value)) => Line::Same(value),
+                (_, None) => unreachable!("every key is in the old or the new outputs"),
+            };
+            (key, line)
+        })
+        .collect();
+    let changed = lines.iter().any(|(_, l)| !matches!(l, Line::Same(_)));
+    if old.is_some() && !changed && !show_sames {
+        return None;
+    }
+    let mut out = String::new();
+    let value = |v: &PropertyValue| format_value(v, show_secrets);
+    for (key, line) in lines {
+        let key = format!("{:<width$}", terminal::field(key));
+        let (style, text) = match line {
+            Line::Same(v) if !show_sames && old.is_some() || is_empty_value(v) => continue,
+            Line::Same(v) => (Style::PLAIN, format!("  {key}: {}", value(v))),
+            Line::Add(v) => (Style::CREATE, format!("+ {key}: {}", value(v))),
+            Line::Delete(v) => (Style::DELETE, format!("- {key}: {}", value(v))),
+            Line::Update(a, b) => (
+                Style::UPDATE,
+                format!("~ {key}: {} => {}", value(a), value(b)),
+            ),
+        };
+        let _ = writeln!(out, "  {}", style.paint(colors, &text));
+    }
+    (!out.is_empty()).then(|| format!("{}\n{out}", Style::HEADLINE.paint(colors, "Outputs:")))
+}
+
+/// A value Pulumi does not list among unchanged outputs: null, `""`, `[]` or `{}`.
+fn is_empty_value(value: &PropertyValue) -> bool {
+    match value {
+        PropertyValue::Null => true,
+        PropertyValue::String(s) => s.is_empty(),
+        PropertyValue::Array(items) => items.is_empty(),
+        PropertyValue::Object(map) => map.is_empty(),
+        _ => false,
+    }
+}
+
+/// A value not known yet (in a preview).
+fn is_unknown(value: &PropertyValue) -> bool {
+    match value {
+        PropertyValue::Computed => true,
+        PropertyValue::Output(output) => output.value.is_none(),
+        _ => false,
+    }
 }
 
 /// Summary lines per step kind: symbol, words in a preview, words after an update. Replacement
@@ -736,7 +820,13 @@ pub(super) fn format_summary(summary: &SummaryInfo) -> String {
             0 => String::new(),
             n => format!(": {}", plural(n, "step failed", "steps failed")),
         };
-        let _ = writeln!(out, "\nThe {what} failed{detail}.");
+        // An interruption is the user's doing, not a failure.
+        let ended = if summary.interrupted {
+            "was interrupted"
+        } else {
+            "failed"
+        };
+        let _ = writeln!(out, "\nThe {what} {ended}{detail}.");
     }
     out
 }
@@ -1102,6 +1192,7 @@ mod tests {
                 unchanged,
                 duration: ms(1234),
                 succeeded,
+                interrupted: false,
                 failed_steps,
                 resources_errored: 0,
                 warnings: 0,
@@ -1187,6 +1278,13 @@ mod tests {
                     ..info(false, &[], 1, false, 1)
                 },
                 "Resources:\n    1 unchanged\n    2 errored, 1 warning\n\nDuration: 1.2s\n\nThe update failed: 1 step failed.\n",
+            ),
+            (
+                SummaryInfo {
+                    interrupted: true,
+                    ..info(false, &[(StepOp::Create, 1)], 0, false, 0)
+                },
+                "Resources:\n    + 1 created\n\nDuration: 1.2s\n\nThe update was interrupted.\n",
             ),
         ];
         for (summary, expected) in cases {

@@ -6,6 +6,19 @@
 //! when there are more rows than lines, the running and failed rows are kept, then the
 //! latest. When the deployment ends, the area is replaced by the whole table (diagnostic
 //! counts in the Info column) and the closing sections.
+//!
+//! # The live view redraws on a clock, not per event
+//!
+//! An event only updates the rows (O(1)): only the display's ticker redraws, every 100 ms while
+//! something changed or runs, so the engine's tasks never wait for a redraw of their own and a
+//! 10,000-resource deployment with an instant provider pays for ~10 redraws a second, not 20,000. A
+//! redraw is one walk over the rows with no allocation that grows with them: siblings are kept in
+//! lists sorted (by URN) only when drawn — mostly sorted already, so the sort is near linear — the
+//! walk's working space is kept between redraws, and tree prefixes are built only for the lines
+//! shown. The area fits the terminal: more rows than lines keeps the running and failed rows, then
+//! the last of the tree; the whole tree is printed once at the end, as Pulumi leaves it. Measured
+//! with `cargo bench -p cairn-cli --bench deploy -- --display suppressed --display live --runs 21
+//! 10000` (the median of the run-by-run wall ratios).
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

@@ -32,6 +32,21 @@
 //! mode writes through [`Output`], which passes all text through `visible_text` (only the live
 //! area's own cursor movements are written raw). JSON lines escape DEL, C1 controls and bidi
 //! characters too (as `\uXXXX`, which decodes to the original).
+//!
+//! # The display is split by output mode
+//!
+//! Plain lines, the interactive live view and JSON events change apart, so each mode is one file
+//! behind `Renderer` (what it does with an event, on a tick, at the end, its details), chosen once
+//! in `Display::new`. Both human modes keep the same `Human` transcript (rows, diagnostics, closing
+//! sections); text they share lives in `format.rs`, rows and the tree in `rows.rs`.
+//!
+//! # Diagnostics are told once, at the end, grouped by resource
+//!
+//! Diagnostics are told once, at the end, grouped by resource (Pulumi's `Diagnostics:` section);
+//! while running, a row's Info column carries only the latest message's first line (plain) or
+//! nothing (live), and at the end the counts. A program's unhandled exception is logged once as the
+//! stack's error by the Python bootstrap (as Pulumi's language host does); the command's own error
+//! names its last line instead of repeating it.
 
 pub mod engine_events;
 pub mod format;

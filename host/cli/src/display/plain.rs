@@ -78,6 +78,8 @@ pub(super) struct Human {
     failed_steps: usize,
     warnings: usize,
     stack_outputs: Option<PropertyMap>,
+    /// The outputs the stack had before (from its step), to show how they changed.
+    old_stack_outputs: Option<PropertyMap>,
     policies: PolicyReport,
     /// Steps with changes, for `Changes:` and the prompt's details.
     details: Vec<StepInfo>,
@@ -96,6 +98,7 @@ impl Human {
             failed_steps: 0,
             warnings: 0,
             stack_outputs: None,
+            old_stack_outputs: None,
             policies: PolicyReport::default(),
             details: Vec::new(),
             detailed: HashSet::new(),
@@ -184,6 +187,7 @@ impl Human {
                 unchanged,
                 duration,
                 succeeded,
+                interrupted,
             } => {
                 let summary = SummaryInfo {
                     operation,
@@ -192,6 +196,7 @@ impl Human {
                     unchanged,
                     duration,
                     succeeded,
+                    interrupted,
                     failed_steps: self.failed_steps,
                     resources_errored: self.rows.errored(),
                     warnings: self.warnings,
@@ -208,8 +213,14 @@ impl Human {
     }
 
     fn note_root(&mut self, step: &StepInfo) {
-        if self.root.is_none() && step.urn.qualified_type() == ROOT_STACK_TYPE {
+        if step.urn.qualified_type() != ROOT_STACK_TYPE {
+            return;
+        }
+        if self.root.is_none() {
             self.root = Some(step.urn.clone());
+        }
+        if let Some(old) = &step.old {
+            self.old_stack_outputs = Some(old.outputs.clone());
         }
     }
 
@@ -321,11 +332,20 @@ impl Human {
             out.push('\n');
             out.push_str(&format_policies(&policies));
         }
+        // An update shows every output; a preview only those that change.
+        let old = self.old_stack_outputs.take();
         if let Some(outputs) = self.stack_outputs.take()
-            && !outputs.is_empty()
+            && (!outputs.is_empty() || old.as_ref().is_some_and(|o| !o.is_empty()))
+            && let Some(section) = format_outputs(
+                old.as_ref(),
+                &outputs,
+                !summary.preview,
+                self.options.show_secrets,
+                colors,
+            )
         {
             out.push('\n');
-            out.push_str(&format_outputs(&outputs, self.options.show_secrets, colors));
+            out.push_str(&section);
         }
         out.push('\n');
         out.push_str(&format_summary(summary));

@@ -202,6 +202,7 @@ pub(super) fn summary_event(
         unchanged,
         duration: ms(1234),
         succeeded,
+        interrupted: false,
     }
 }
 

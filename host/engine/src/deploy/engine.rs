@@ -57,6 +57,10 @@ pub(crate) struct Engine {
     pub cancelled: AtomicBool,
     /// Set by an interruption (Ctrl-C): new work is refused, work in flight finishes.
     pub interrupted: AtomicBool,
+    /// Set while `refresh --run-program` or `destroy --run-program` runs the program: its
+    /// registrations configure providers (and their old states take the new configuration)
+    /// but create, update or record nothing else, as Pulumi's refresh and destroy modes.
+    pub configuring: AtomicBool,
     /// Every monitor request runs as a task of its own, tracked here: a caller that goes away
     /// (a program that dies, a connection that drops) cannot abandon a step half-way, and the
     /// deployment waits for all of them before it deletes or saves.
@@ -74,6 +78,10 @@ pub(crate) struct Engine {
     pub defaults: Mutex<HashMap<DefaultKey, DefaultSlot>>,
     /// The program's transforms (stack, invoke, and those registrations brought).
     pub transforms: super::monitor::transforms::Transforms,
+    /// The program's resource hooks ([`super::hooks`]).
+    pub hooks: super::hooks::Hooks,
+    /// Old states as state migrations rewrote them ([`super::migrations`]).
+    pub migrated: super::migrations::MigratedStates,
     pub root_urn: Urn,
 }
 
@@ -125,6 +133,7 @@ impl Engine {
             window: (16 * parallel).max(256),
             cancelled: AtomicBool::new(false),
             interrupted: AtomicBool::new(false),
+            configuring: AtomicBool::new(false),
             in_flight: tokio_util::task::TaskTracker::new(),
             failures: Mutex::new(Vec::new()),
             continued: Mutex::new(HashMap::new()),
@@ -133,6 +142,8 @@ impl Engine {
             tally: Mutex::new(Tally::default()),
             defaults: Mutex::new(HashMap::new()),
             transforms: Default::default(),
+            hooks: Default::default(),
+            migrated: Default::default(),
             root_urn,
         })
     }
@@ -200,6 +211,11 @@ impl Engine {
 
     pub fn preview(&self) -> bool {
         self.options.preview
+    }
+
+    /// Whether the program runs only to configure providers (see the `configuring` field).
+    pub fn configuring(&self) -> bool {
+        self.configuring.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Whether `--target` / `--exclude` let this deployment act on `urn`.

@@ -182,6 +182,9 @@ pub enum EngineEvent {
         unchanged: usize,
         duration: Duration,
         succeeded: bool,
+        /// It ended early because it was interrupted (Ctrl-C, SIGTERM), not because something
+        /// failed.
+        interrupted: bool,
     },
 }
 

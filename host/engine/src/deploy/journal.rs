@@ -23,6 +23,29 @@
 //!
 //! [`replay`] rebuilds the snapshot from a stored checkpoint and a journal after a crash; it and
 //! the manager apply mutations with the same code ([`Overlay`]), so they cannot disagree.
+//!
+//! # A deployment is used once
+//!
+//! `Deployment::update` / `refresh` / `destroy` / `import` consume it; at the end the engine goes
+//! first, so the journal usually has one owner and moves the base into the final snapshot rather
+//! than copying it (at 100,000 resources that copy was the largest part of finishing, and a second
+//! copy of the state in memory). An `Interrupter` and every `Monitor` hold the engine weakly (a
+//! monitor keeps only the options and root URN it reports): a gRPC program's server that shuts down
+//! a moment late, or a program that kept its monitor, cannot keep the journal shared, and a request
+//! sent after the end is refused.
+//!
+//! # `--parallel` bounds provider operations, not durability waits
+//!
+//! A permit is held for the provider call only: with it held across the journal waits, at most
+//! `--parallel` records could share a write, and the file backend took 3.5× as long as memory for
+//! 10,000 creates.
+//!
+//! # The snapshot is always valid
+//!
+//! Every state the journal can replay to (after any line, or a torn last line) passes the integrity
+//! check; the lifecycle harness asserts this on every write. The snapshot is assembled
+//! dependencies-first by a stable topological sort, so a step that appends a state out of order (an
+//! untargeted resource, say) cannot break ordering.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;

@@ -25,7 +25,9 @@ pub mod events;
 mod executor;
 mod generator;
 pub mod graph;
+pub mod hooks;
 pub mod journal;
+pub mod migrations;
 pub mod monitor;
 mod plan;
 pub mod program;
@@ -34,6 +36,7 @@ mod registry;
 mod steps;
 pub mod targets;
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
@@ -315,11 +318,13 @@ impl Deployment {
             self.check_failures()?;
             deleted.map_err(|e| DeployError::Engine(e.message))?;
             self.engine
-                .settle_pending_after_update()
+                .settle_pending_after_success()
                 .map_err(|e| DeployError::Engine(e.message))?;
             self.analyze_stack().await
         }
         .await;
+        // A program kept running for its delete hooks ends now.
+        let result = self.end_program(result).await;
         if result.is_err() {
             self.engine.keep_previous_stack_outputs();
         }
@@ -343,7 +348,7 @@ impl Deployment {
             .await
             .map_err(|e| DeployError::Engine(e.message))?;
         let monitor = Monitor::new(self.engine.clone());
-        let program_result = program.run(monitor).await;
+        let program_result = self.run_keeping_hooks(program, monitor).await;
         self.settle().await;
         self.check_interrupted()?;
         // Under --continue-on-error a program that finished goes on to its deletions; the
@@ -360,6 +365,7 @@ impl Deployment {
     pub async fn import(self, program: Arc<dyn Program>) -> Result<Outcome, DeployError> {
         let started = self.start(Operation::Import);
         let result = self.run_program(program, "`cairn import`").await;
+        let result = self.end_program(result).await;
         // The stack's outputs are the program's, which an import does not run.
         self.engine.keep_previous_stack_outputs();
         self.finish(Operation::Import, started, result)
@@ -386,8 +392,39 @@ impl Deployment {
 
     /// Reads every resource from its provider and records what changed out of band.
     pub async fn refresh(self) -> Result<Outcome, DeployError> {
+        self.refresh_after(None).await
+    }
+
+    /// `refresh --run-program`: runs `program` first, only to configure providers
+    /// ([`Deployment::configure_from`]), then refreshes every resource with them.
+    pub async fn refresh_with_program(
+        self,
+        program: Arc<dyn Program>,
+    ) -> Result<Outcome, DeployError> {
+        self.refresh_after(Some(program)).await
+    }
+
+    async fn refresh_after(
+        self,
+        program: Option<Arc<dyn Program>>,
+    ) -> Result<Outcome, DeployError> {
         let started = self.start(Operation::Refresh);
-        let result = async {
+        let configured = match program {
+            Some(program) => self.configure_from(program).await,
+            None => Ok(()),
+        };
+        let result = match configured {
+            Ok(()) => self.refresh_configured().await,
+            Err(e) => Err(e),
+        };
+        // `--run-program`: a program kept running for its hooks ends now.
+        let result = self.end_program(result).await;
+        self.finish(Operation::Refresh, started, result)
+    }
+
+    /// Reads every resource with the providers configured, then settles pending operations.
+    async fn refresh_configured(&self) -> Result<(), DeployError> {
+        async {
             self.engine.refresh_all().await?;
             if self.engine.is_interrupted() {
                 return Err(monitor::MonitorError::new(
@@ -406,17 +443,37 @@ impl Deployment {
             } else {
                 DeployError::Steps(failures)
             }
-        });
-        self.finish(Operation::Refresh, started, result)
+        })
     }
 
     /// Deletes every resource of the stack (or the targets), dependents first.
     pub async fn destroy(self) -> Result<Outcome, DeployError> {
+        self.destroy_after(None).await
+    }
+
+    /// `destroy --run-program`: runs `program` first, only to configure providers
+    /// ([`Deployment::configure_from`]), then deletes with them.
+    pub async fn destroy_with_program(
+        self,
+        program: Arc<dyn Program>,
+    ) -> Result<Outcome, DeployError> {
+        self.destroy_after(Some(program)).await
+    }
+
+    async fn destroy_after(
+        self,
+        program: Option<Arc<dyn Program>>,
+    ) -> Result<Outcome, DeployError> {
         let started = self.start(Operation::Destroy);
         let result = async {
             self.engine
                 .check_pending_creates("`cairn destroy`")
                 .map_err(|e| DeployError::Engine(e.message))?;
+            if let Some(program) = program {
+                self.configure_from(program).await?;
+            } else {
+                self.refuse_delete_hooks()?;
+            }
             let chosen = self
                 .engine
                 .destroy_deletions()
@@ -424,10 +481,54 @@ impl Deployment {
             let deleted = self.engine.delete_all(chosen).await;
             self.check_interrupted()?;
             self.check_failures()?;
-            deleted.map_err(|e| DeployError::Engine(e.message))
+            deleted.map_err(|e| DeployError::Engine(e.message))?;
+            // Without this, a destroy that completes one killed mid-delete left the
+            // interrupted deletes' records behind.
+            self.engine
+                .settle_pending_after_success()
+                .map_err(|e| DeployError::Engine(e.message))
         }
         .await;
+        // `--run-program`: the program, kept running for its delete hooks, ends now.
+        let result = self.end_program(result).await;
         self.finish(Operation::Destroy, started, result)
+    }
+
+    /// A destroy that does not run the program cannot run the delete hooks the state records
+    /// (their functions are the program's): refused, naming each resource and its hooks, as
+    /// Pulumi refuses it.
+    fn refuse_delete_hooks(&self) -> Result<(), DeployError> {
+        let hooked = hooks::delete_hooks(self.engine.base());
+        if hooked.is_empty() {
+            return Ok(());
+        }
+        for (urn, names) in &hooked {
+            self.engine.report_error(
+                urn,
+                format!("Resource has delete hooks registered, but the program is not running. Hooks: {names}"),
+            );
+        }
+        Err(DeployError::Engine(
+            "You must run with the `--run-program` flag to use delete hooks during destroy."
+                .to_owned(),
+        ))
+    }
+
+    /// Runs `program` as Pulumi's refresh and destroy modes run it: what it registers
+    /// configures providers — a provider's recorded state takes the program's configuration,
+    /// and resources are then read or deleted through it — while components and custom
+    /// resources keep their recorded states and nothing is created, updated or deleted. The
+    /// program sees the recorded outputs; a resource the state lacks is not created.
+    async fn configure_from(&self, program: Arc<dyn Program>) -> Result<(), DeployError> {
+        self.engine.configuring.store(true, Ordering::SeqCst);
+        self.engine.record_root();
+        let monitor = Monitor::new(self.engine.clone());
+        let program_result = self.run_keeping_hooks(program, monitor).await;
+        self.settle().await;
+        self.engine.configuring.store(false, Ordering::SeqCst);
+        self.check_interrupted()?;
+        self.check_failures()?;
+        program_result.map_err(|e| DeployError::Program(e.message))
     }
 
     fn start(&self, operation: Operation) -> Instant {
@@ -461,6 +562,7 @@ impl Deployment {
         let events = engine.events.clone();
         let preview = engine.options.preview;
         let root_urn = engine.root_urn.clone();
+        let interrupted = engine.is_interrupted();
         drop(engine);
         let persisted = match Arc::try_unwrap(journal) {
             Ok(journal) => journal.into_finished(),
@@ -476,6 +578,7 @@ impl Deployment {
             unchanged,
             duration: started.elapsed(),
             succeeded,
+            interrupted: interrupted && !succeeded,
         });
         result?;
         let snapshot = persisted?;

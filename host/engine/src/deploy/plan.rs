@@ -19,6 +19,31 @@
 //!   state (Pulumi's remove-pending-replace).
 //! * `states` holds the recorded states of components and providers only (custom resources
 //!   live in the journal; copying them would double the engine's memory).
+//!
+//! # The engine is laid out as the spec describes it
+//!
+//! `deploy/` has one module per part of the spec's engine — `monitor/` (the resource monitor's
+//! entry points and admission), `generator/` (the step generator: identity, providers, check, diff,
+//! decision, dependent replacements), `steps/` (one type per step kind, each applying itself
+//! through the journal) and `executor/` (running steps, cancellation, deletions, refresh) — around
+//! `plan.rs` (the plan state and its invariants) and `engine.rs` (the shared context). Each part is
+//! an `impl Engine` block of its own rather than a separate object: the parts share one plan, one
+//! journal and one permit pool, and passing them between three objects would add indirection
+//! without separating anything. Pulumi's generator emits steps to a separate executor over a
+//! channel and runs serially; Cairn's registration runs its own steps in its own task (one chain
+//! per registration), which is what lets independent registrations proceed in parallel without a
+//! serial generator on the critical path (see "The plan has one owner").
+//!
+//! # Concurrency by registration, not by event queue
+//!
+//! Pulumi funnels registrations through one step-generator goroutine. Cairn runs each
+//! registration's flow in its caller's task with the plan state under a short mutex: the same
+//! single-owner plan, without a serial Check/Diff path.
+//!
+//! # The plan has one owner
+//!
+//! The step generator's plan state sits behind a mutex never held across an `await`; Check, Diff
+//! and provider operations run concurrently outside it.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;

@@ -91,6 +91,13 @@ pub struct ResourceOptions {
     pub plugin_download_url: Option<String>,
     /// `transforms`: callbacks run on this resource's registration and on its children's.
     pub transforms: Vec<Transform>,
+    /// `hooks`: the program's hooks, by the names it registered them under, run around this
+    /// resource's create, update and delete ([`super::hooks`]). Boxed, and none without
+    /// hooks: a registration carries its options while it waits, and most have none.
+    pub hooks: Option<Box<super::hooks::HookBinding>>,
+    /// `stateMigrations`: run in order on the prior state of this resource and its
+    /// descendants before it is diffed ([`super::migrations`]).
+    pub state_migrations: Vec<super::migrations::Migration>,
 }
 
 /// `RegisterResource`: declares a resource and its desired state.

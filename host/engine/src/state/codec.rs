@@ -371,14 +371,14 @@ pub fn encode_value(value: &PropertyValue, mode: SecretsMode<'_>) -> Result<Valu
         PropertyValue::ResourceReference(reference) => {
             let mut object = signed(RESOURCE_REFERENCE_SIG);
             object.insert("urn".into(), Value::String(reference.urn.to_string()));
-            // An empty ID, hash or version reads back as none, so none is written: what is
-            // stored then reads back as what was stored (decode → encode is a fixed point).
+            // An empty ID reads back as none, so none is written: what is stored then reads
+            // back as what was stored (decode → encode is a fixed point). The package version
+            // is always written, empty when there is none, as Pulumi writes it.
             if let Some(id) = reference.id.as_deref().filter(|id| !is_empty_text(id)) {
                 object.insert("id".into(), encode_value(id, mode)?);
             }
-            if let Some(version) = reference.package_version.as_ref().filter(|v| !v.is_empty()) {
-                object.insert("packageVersion".into(), Value::String(version.clone()));
-            }
+            let version = reference.package_version.clone().unwrap_or_default();
+            object.insert("packageVersion".into(), Value::String(version));
             Value::Object(object)
         }
         PropertyValue::Secret(inner) => encode_secret(inner, mode)?,

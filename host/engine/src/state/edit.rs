@@ -1,6 +1,13 @@
 //! Direct edits of recorded state (`cairn state …`): removing resources, (un)protecting and
 //! (un)tainting them, forgetting pending operations. They change a [`Snapshot`] in memory and
 //! call no provider.
+//!
+//! # Taint is a recorded `--replace`
+//!
+//! `cairn state taint` sets the state's `taint` (Pulumi's field); the step generator treats a
+//! tainted resource as one named by `--replace`, so the next update replaces it and records the
+//! replacement untainted, and an update whose `--target` leaves it alone keeps the mark. No second
+//! replacement path.
 
 use std::collections::HashSet;
 use std::fmt;

@@ -2,6 +2,20 @@
 //!
 //! Resources are stored in dependency order, so a reference is valid only if it points at a
 //! resource that appears *earlier*. All violations are collected, not just the first.
+//!
+//! # Integrity on every load
+//!
+//! A snapshot is checked whenever it is read — by every command (`FileBackend::latest`/`recover`),
+//! by `stack import` before it writes, and by the engine itself (`Engine::new` refuses to deploy
+//! from an inconsistent base) — and at `finish`: parents, providers, dependencies, property
+//! dependencies and `deletedWith` targets appear before their dependents; at most one live copy per
+//! URN; provider references resolve to a provider with that ID; components have no ID. All
+//! violations are reported, with URNs, so a duplicate entry or a missing provider can never make a
+//! deployment delete or re-create a live resource. Only `stack export`, listings and `state repair`
+//! read a state as stored; `state repair` (`state/repair.rs`) applies the fixes that lose nothing
+//! (identical duplicates dropped, dangling parents re-pointed at the stack, dangling dependencies
+//! dropped, reordering) and reports the rest. A journal that replays out of order is sorted, never
+//! refused, so recovery keeps every completed operation.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;

@@ -4,6 +4,16 @@
 //! property maps it is the exact on-disk `Resource V3` shape ([`ResourceV3`]); instantiated with
 //! [`PropertyMap`] it is the engine's view ([`ResourceState`]). The codec in [`codec`] converts
 //! between the two, encrypting and decrypting secrets on the way.
+//!
+//! # Manifest magic
+//!
+//! Manifest magic is the hex SHA-256 of the manifest's `version`, as in the checkpoint format.
+//!
+//! # Stable encoding
+//!
+//! `encode(decode(x))` is a fixed point: numbers that are integers are written without a fraction,
+//! key order is kept (serde_json `preserve_order`, `IndexMap`), unknown fields survive in `extra`,
+//! and `CachingCrypter` re-emits the ciphertext a secret was read from.
 
 pub mod codec;
 pub mod edit;

@@ -573,8 +573,62 @@ pub fn move_resources(
         return Err(MoveError::SourceEmpty);
     }
     let mut report = MoveReport::default();
+    let moving = moving_set(source, urns, include_parents, &mut report)?;
+    let (remaining, providers_to_copy) = split_source(source, &moving, &mut report);
+    let staying: HashSet<Urn> = remaining.iter().map(|r| r.urn.clone()).collect();
 
-    // The resources named.
+    let mut dest_resources = dest.resources.clone();
+    let dest_root = dest_root(&mut dest_resources, dest_id, &mut report)?;
+    let existing: HashMap<Urn, ResourceState> = dest_resources
+        .iter()
+        .map(|r| (r.urn.clone(), r.clone()))
+        .collect();
+    let mut placing = Placing {
+        rewriter: Rewriter {
+            dest: dest_id,
+            renamed: HashMap::new(),
+        },
+        providers: HashMap::new(),
+        dest_root,
+        existing,
+        staying,
+    };
+    for provider in providers_to_copy {
+        if let Some(copy) = placing.copy_provider(provider, &mut report)? {
+            dest_resources.push(copy);
+        }
+    }
+    for resource in source.resources.iter().filter(|r| moving.contains(&r.urn)) {
+        dest_resources.push(placing.move_resource(resource, &moving, &mut report)?);
+    }
+
+    let mut new_source = source.clone();
+    new_source.resources = remaining;
+    let mut new_dest = dest.clone();
+    new_dest.resources = dest_resources;
+    verify_integrity(&new_dest).map_err(|source| MoveError::Inconsistent {
+        stack: "destination",
+        source,
+    })?;
+    verify_integrity(&new_source).map_err(|source| MoveError::Inconsistent {
+        stack: "source",
+        source,
+    })?;
+    *source = new_source;
+    *dest = new_dest;
+    Ok(report)
+}
+
+/// The URNs of the resources that move: the ones named (URNs naming nothing go to the
+/// report), with `include_parents` their ancestors, and their descendants that are not
+/// providers; never the root stack resource. Refused when a provider is named or would lose
+/// its moving parent.
+fn moving_set(
+    source: &Snapshot,
+    urns: &[Urn],
+    include_parents: bool,
+    report: &mut MoveReport,
+) -> Result<HashSet<Urn>, MoveError> {
     let mut moving: HashSet<Urn> = HashSet::new();
     let mut root: Option<Urn> = None;
     for resource in &source.resources {
@@ -596,7 +650,7 @@ pub fn move_resources(
     }
     if moving.is_empty() {
         return Err(MoveError::NothingToMove {
-            not_found: report.not_found,
+            not_found: report.not_found.clone(),
         });
     }
 
@@ -647,8 +701,16 @@ pub fn move_resources(
             });
         }
     }
+    Ok(moving)
+}
 
-    // What stays in the source, its references to what moves cut.
+/// What stays in the source, its references to what moves cut (reported), and the providers
+/// among it that moving resources use (to copy to the destination).
+fn split_source(
+    source: &Snapshot,
+    moving: &HashSet<Urn>,
+    report: &mut MoveReport,
+) -> (Vec<ResourceState>, Vec<ResourceState>) {
     let used_providers: HashSet<&ProviderReference> = source
         .resources
         .iter()
@@ -661,7 +723,7 @@ pub fn move_resources(
         let mut kept = resource.clone();
         report
             .broken_in_source
-            .extend(break_dependencies(&mut kept, &moving));
+            .extend(break_dependencies(&mut kept, moving));
         if let Some(id) = &resource.id
             && used_providers.contains(&ProviderReference {
                 urn: resource.urn.clone(),
@@ -672,31 +734,48 @@ pub fn move_resources(
         }
         remaining.push(kept);
     }
-    let staying: HashSet<Urn> = remaining.iter().map(|r| r.urn.clone()).collect();
+    (remaining, providers_to_copy)
+}
 
-    // The destination's root stack resource.
-    let mut dest_resources = dest.resources.clone();
-    let dest_root = match dest_resources.iter().find(|r| is_root_stack(r)) {
-        Some(root) => root.urn.clone(),
-        None => {
-            let root = root_stack_resource(dest_id).map_err(MoveError::DestName)?;
-            let urn = root.urn.clone();
-            dest_resources.insert(0, root);
-            report.created_root = Some(urn.clone());
-            urn
-        }
-    };
-    let existing: HashMap<Urn, ResourceState> = dest_resources
-        .iter()
-        .map(|r| (r.urn.clone(), r.clone()))
-        .collect();
+/// The URN of the destination's root stack resource, created (first, and reported) when the
+/// destination has none.
+fn dest_root(
+    dest_resources: &mut Vec<ResourceState>,
+    dest_id: StackId<'_>,
+    report: &mut MoveReport,
+) -> Result<Urn, MoveError> {
+    if let Some(root) = dest_resources.iter().find(|r| is_root_stack(r)) {
+        return Ok(root.urn.clone());
+    }
+    let root = root_stack_resource(dest_id).map_err(MoveError::DestName)?;
+    let urn = root.urn.clone();
+    dest_resources.insert(0, root);
+    report.created_root = Some(urn.clone());
+    Ok(urn)
+}
 
-    let mut rewriter = Rewriter {
-        dest: dest_id,
-        renamed: HashMap::new(),
-    };
-    let mut provider_map: HashMap<ProviderReference, ProviderReference> = HashMap::new();
-    for provider in providers_to_copy {
+/// How resources are placed in the destination, as the move goes: the URNs given so far, and
+/// the providers the moved resources use there.
+struct Placing<'a> {
+    rewriter: Rewriter<'a>,
+    /// Source provider → the one the destination's resources use.
+    providers: HashMap<ProviderReference, ProviderReference>,
+    dest_root: Urn,
+    /// The destination's resources before the move, by URN.
+    existing: HashMap<Urn, ResourceState>,
+    /// The URNs of the resources staying in the source.
+    staying: HashSet<Urn>,
+}
+
+impl Placing<'_> {
+    /// Places `provider` under the destination's root: returns the copy to add, or `None`
+    /// when the destination already has it (same ID, or same inputs); refused when the
+    /// destination has another provider under its URN.
+    fn copy_provider(
+        &mut self,
+        provider: ResourceState,
+        report: &mut MoveReport,
+    ) -> Result<Option<ResourceState>, MoveError> {
         let from = ProviderReference {
             urn: provider.urn.clone(),
             id: provider.id.clone().unwrap_or_default(),
@@ -704,11 +783,11 @@ pub fn move_resources(
         let mut copy = provider;
         report
             .broken_in_dest
-            .extend(break_dependencies(&mut copy, &staying));
-        copy.parent = Some(dest_root.clone());
-        copy.urn = rewriter.placed(&copy, Some(&dest_root))?;
-        rewriter.references(&mut copy, &provider_map)?;
-        let (to, outcome) = match existing.get(&copy.urn) {
+            .extend(break_dependencies(&mut copy, &self.staying));
+        copy.parent = Some(self.dest_root.clone());
+        copy.urn = self.rewriter.placed(&copy, Some(&self.dest_root))?;
+        self.rewriter.references(&mut copy, &self.providers)?;
+        let (to, outcome) = match self.existing.get(&copy.urn) {
             Some(there) if there.id == copy.id => (there, ProviderOutcome::AlreadyThere),
             Some(there) if there.inputs == copy.inputs => (there, ProviderOutcome::SameInputs),
             Some(_) => return Err(MoveError::ProviderConflict(copy.urn)),
@@ -718,29 +797,34 @@ pub fn move_resources(
             urn: to.urn.clone(),
             id: to.id.clone().unwrap_or_default(),
         };
-        provider_map.insert(from.clone(), to.clone());
+        self.providers.insert(from.clone(), to.clone());
         report.providers.push(ProviderCopy { from, to, outcome });
-        if outcome == ProviderOutcome::Copied {
-            dest_resources.push(copy);
-        }
+        Ok((outcome == ProviderOutcome::Copied).then_some(copy))
     }
 
-    for resource in source.resources.iter().filter(|r| moving.contains(&r.urn)) {
+    /// `resource` as it is in the destination: under its moved parent, or the destination's
+    /// root when its parent stays; refused when the destination already has its URN.
+    fn move_resource(
+        &mut self,
+        resource: &ResourceState,
+        moving: &HashSet<Urn>,
+        report: &mut MoveReport,
+    ) -> Result<ResourceState, MoveError> {
         let mut moved = resource.clone();
         report
             .broken_in_dest
-            .extend(break_dependencies(&mut moved, &staying));
+            .extend(break_dependencies(&mut moved, &self.staying));
         let parent = match &moved.parent {
-            Some(parent) if moving.contains(parent) => rewriter.urn(parent)?,
-            _ => dest_root.clone(),
+            Some(parent) if moving.contains(parent) => self.rewriter.urn(parent)?,
+            _ => self.dest_root.clone(),
         };
-        moved.urn = rewriter.placed(&moved, Some(&parent))?;
+        moved.urn = self.rewriter.placed(&moved, Some(&parent))?;
         moved.parent = Some(parent);
-        rewriter.references(&mut moved, &provider_map)?;
-        if existing.contains_key(&moved.urn) {
+        self.rewriter.references(&mut moved, &self.providers)?;
+        if self.existing.contains_key(&moved.urn) {
             return Err(MoveError::ResourceExists(moved.urn));
         }
-        rewriter
+        self.rewriter
             .renamed
             .insert(resource.urn.clone(), moved.urn.clone());
         if !report.moved.iter().any(|m| m.from == resource.urn) {
@@ -749,24 +833,8 @@ pub fn move_resources(
                 to: moved.urn.clone(),
             });
         }
-        dest_resources.push(moved);
+        Ok(moved)
     }
-
-    let mut new_source = source.clone();
-    new_source.resources = remaining;
-    let mut new_dest = dest.clone();
-    new_dest.resources = dest_resources;
-    verify_integrity(&new_dest).map_err(|source| MoveError::Inconsistent {
-        stack: "destination",
-        source,
-    })?;
-    verify_integrity(&new_source).map_err(|source| MoveError::Inconsistent {
-        stack: "source",
-        source,
-    })?;
-    *source = new_source;
-    *dest = new_dest;
-    Ok(report)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 //! Plugin processes run in a process group of their own (a terminal's Ctrl-C does not reach
 //! them) and are stopped as a whole group: dropping the handle kills the group, including what
-//! the plugin started itself; shutting down asks first (SIGTERM) and kills what is left.
+//! the plugin started itself; shutting down asks first (SIGTERM) and kills what is left; what
+//! a child started dies with the process that started the child, even by kill -9.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -155,4 +156,87 @@ fn a_child_started_from_a_thread_that_ends_outlives_that_thread() {
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(9), "dropping the group killed it");
     });
+}
+
+/// Where [`a_grandchild_dies_with_the_process_that_started_its_parent`] asks this test binary,
+/// run again, to record a grandchild's PID (see [`grandchild_starter`]).
+const GRANDCHILD_FILE: &str = "CAIRN_TEST_GRANDCHILD_FILE";
+
+/// Not a test of its own: run again by
+/// [`a_grandchild_dies_with_the_process_that_started_its_parent`] with [`GRANDCHILD_FILE`] set,
+/// it starts a child that starts a grandchild (`sleep`), records the grandchild's PID, and
+/// waits to be killed. Without the variable it does nothing.
+#[test]
+fn grandchild_starter() {
+    let Some(file) = std::env::var_os(GRANDCHILD_FILE) else {
+        return;
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let _entered = runtime.enter();
+    let mut command = tokio::process::Command::new("sh");
+    command
+        .args([
+            "-c",
+            "sleep 1000 & echo $! > \"$1.tmp\" && mv \"$1.tmp\" \"$1\"; wait",
+            "sh",
+        ])
+        .arg(&file);
+    let _started = cairn_grpc::child::spawn(command).unwrap();
+    std::thread::sleep(Duration::from_secs(1000));
+}
+
+/// The parent-death signal reaches only a child; its own children die with cairn through the
+/// watchdog, which kills the child's group once the process that started it has gone, even by
+/// kill -9 (here a copy of this test binary stands in for cairn).
+#[test]
+fn a_grandchild_dies_with_the_process_that_started_its_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("grandchild.pid");
+    let mut starter = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "processes::grandchild_starter", "--nocapture"])
+        .env(GRANDCHILD_FILE, &file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let recorded = || {
+        std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|text| text.trim().parse::<u32>().ok())
+    };
+    let started = within_blocking(60, || recorded().is_some());
+    let grandchild = recorded();
+    if !started {
+        let _ = starter.kill();
+        let _ = starter.wait();
+    }
+    let grandchild = grandchild.expect("the starter recorded no grandchild within 60 s");
+    assert!(group_of(grandchild).is_some(), "the grandchild runs");
+    starter.kill().unwrap();
+    starter.wait().unwrap();
+    let gone = within_blocking(10, || group_of(grandchild).is_none());
+    if !gone {
+        // SAFETY: kill(2) on the PID the starter recorded, so the test leaves nothing behind.
+        unsafe { libc::kill(grandchild as libc::pid_t, libc::SIGKILL) };
+    }
+    assert!(
+        gone,
+        "the grandchild outlived its killed grandparent by 10 s"
+    );
+}
+
+/// Polls `condition` until it holds or `seconds` pass, outside any runtime.
+fn within_blocking(seconds: u64, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    while Instant::now() < deadline {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    condition()
 }

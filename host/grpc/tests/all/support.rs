@@ -4,11 +4,16 @@
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use cairn_engine::PropertyMap;
 use cairn_engine::deploy::events::{EngineEvent, EventSink};
 use cairn_engine::deploy::journal::{PersistError, Persister, SnapshotManager};
 use cairn_engine::deploy::monitor::Monitor;
 use cairn_engine::deploy::program::{Program, ProgramError};
-use cairn_engine::deploy::provider::{LoadError, NativePlugins, Provider, ProviderLoader};
+use cairn_engine::deploy::provider::{
+    CheckRequest, CheckResult, CreateRequest, CreateResult, DeleteRequest, DiffRequest, DiffResult,
+    LoadError, NativePlugins, Provider, ProviderError, ProviderLoader, ReadRequest, ReadResult,
+    UpdateRequest, UpdateResult,
+};
 use cairn_engine::deploy::{DeployError, Deployment, DeploymentOptions, Outcome};
 use cairn_engine::secrets::{Crypter, SecretsError};
 use cairn_engine::state::codec::decode_deployment;
@@ -469,9 +474,58 @@ impl EventSink for Events {
     }
 }
 
-/// Loads package `hostile` as the plugin on `port`.
+/// Loads package `hostile` as the plugin on `port`, and the built-in `pulumi` package (whose
+/// default provider a program's `pulumi:pulumi:getResource` registers) as [`Builtins`].
 struct Loader {
     port: u16,
+}
+
+/// The `pulumi` package as the CLI's built-in provider stands for it here: configured with
+/// anything, and no resources of its own.
+struct Builtins;
+
+#[async_trait]
+impl Provider for Builtins {
+    fn package(&self) -> &str {
+        "pulumi"
+    }
+
+    async fn configure(&self, _: PropertyMap, _: bool) -> Result<(), ProviderError> {
+        Ok(())
+    }
+
+    async fn check(&self, request: CheckRequest<'_>) -> Result<CheckResult, ProviderError> {
+        Ok(CheckResult {
+            inputs: request.news.clone(),
+            failures: vec![],
+        })
+    }
+
+    async fn diff(&self, _: DiffRequest<'_>) -> Result<DiffResult, ProviderError> {
+        Ok(DiffResult::default())
+    }
+
+    async fn create(&self, _: CreateRequest) -> Result<CreateResult, ProviderError> {
+        Err(ProviderError::failed(
+            "the test's pulumi package has no resources",
+        ))
+    }
+
+    async fn read(&self, _: ReadRequest) -> Result<ReadResult, ProviderError> {
+        Err(ProviderError::failed(
+            "the test's pulumi package has no resources",
+        ))
+    }
+
+    async fn update(&self, _: UpdateRequest) -> Result<UpdateResult, ProviderError> {
+        Err(ProviderError::failed(
+            "the test's pulumi package has no resources",
+        ))
+    }
+
+    async fn delete(&self, _: DeleteRequest) -> Result<(), ProviderError> {
+        Ok(())
+    }
 }
 
 #[async_trait]
@@ -482,6 +536,9 @@ impl ProviderLoader for Loader {
         _version: Option<&semver::Version>,
         _native: NativePlugins,
     ) -> Result<Arc<dyn Provider>, LoadError> {
+        if package == "pulumi" {
+            return Ok(Arc::new(Builtins));
+        }
         if package != "hostile" {
             return Err(LoadError::NotFound {
                 package: package.to_owned(),

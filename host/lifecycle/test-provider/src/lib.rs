@@ -12,6 +12,29 @@
 //! Each user keeps only an adapter: these two traits, and its own request and result types
 //! mapped onto the functions below. The crate depends on neither the engine nor the SDK, so the
 //! component's build stays free of the engine and the host's lockfile free of the SDK.
+//!
+//! # Lifecycle scenarios run once per guest language
+//!
+//! `host/lifecycle` runs each scenario against the in-process test provider, against the same logic
+//! compiled to a component (`tests/guests/lifecycle-test`), and against the same provider written
+//! in Python, TypeScript and Go (`tests/guests/lifecycle-test-*`, built by cairn-guest-build), each
+//! sandboxed, with its "cloud" in a granted directory. Recording calls, delays and blocking stay on
+//! the host side (they observe the engine), so both runs check identical expectations. The
+//! provider's behaviour is written once, in `host/lifecycle/test-provider`, as functions generic
+//! over two small traits: `Values` (what the logic asks of a value: an unknown, unsecret,
+//! contains-unknowns, object and array views) and `Cloud` (get/put/remove a resource, counters, the
+//! deployment's behaviour: memory in process, files in `/cloud` in the component). Each side keeps
+//! only its adapter: its `Cloud`, and its requests and results mapped onto those functions. Traits
+//! rather than a neutral value type: the provider hands its inputs back as outputs, so a neutral
+//! form would need a lossless conversion both ways at both edges (a third value codec, covering
+//! assets, references and output dependencies the logic never looks at), where the traits need five
+//! operations, all but the SDK's unsecret already methods of both types. The crate depends on
+//! neither `cairn-engine` nor `cairn-sdk` (the component's build stays free of the engine, the
+//! host's lockfile free of the SDK), so the orphan rule puts the trait impls on each side's own
+//! type; what those impls and the result mapping share, since the SDK's result and error types
+//! mirror the engine's names and fields (its requests name their properties on their own pattern,
+//! `inputs` / `old_inputs` / `old_outputs`), is the `adapter!` macro, written once beside the
+//! traits.
 
 mod behaviour;
 

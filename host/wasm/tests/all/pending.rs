@@ -277,3 +277,38 @@ async fn a_preview_through_the_engine_acts_on_nothing() {
     deploy(&backend, dir.path(), v2, true).await.unwrap();
     assert_eq!(std::fs::read_to_string(dir.path().join("m")).unwrap(), "v1");
 }
+
+/// The README's promise: pending updates and deletes are settled by the next successful `up`.
+/// A delete that overran its deadline is left pending; the `up` that declares the resource
+/// again succeeds and leaves nothing pending (the resource is still recorded, as Pulumi keeps
+/// it; a refresh would find its file gone).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delete_that_timed_out_is_settled_by_the_next_successful_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = Arc::new(Backend::new());
+    let declared = || {
+        Marks(vec![(
+            "m",
+            serde_json::json!({"content": "x", "trapOnDelete": "spin"}),
+        )])
+    };
+    deploy(&backend, dir.path(), declared(), false)
+        .await
+        .unwrap();
+    let error = error_of(deploy(&backend, dir.path(), Marks(vec![]), false).await);
+    assert_contains(
+        &error,
+        &["delete", "deadline of 1 s exceeded", "pending operation"],
+    );
+    assert_eq!(
+        pending(&backend.state()),
+        [(OperationKind::Deleting, "m".into())]
+    );
+
+    deploy(&backend, dir.path(), declared(), false)
+        .await
+        .unwrap();
+    let state = backend.state();
+    assert_eq!(pending(&state), [], "the successful up settled the delete");
+    assert!(has_resource(&state, "m"));
+}

@@ -109,7 +109,7 @@ async fn a_trapped_instance_is_discarded_and_the_next_call_gets_a_fresh_one() {
         .create(create(THING, "a", serde_json::json!({})))
         .await
         .unwrap();
-    let err = outcome_unknown(
+    let err = failure(
         p.create(create(
             THING,
             "b",

@@ -250,7 +250,7 @@ async fn an_infinite_loop_is_interrupted_at_its_deadline() {
     let (p, _) = provider_with("hostile-loop", serde_json::json!({"timeoutSeconds": 1}));
     p.configure(PropertyMap::new(), false).await.unwrap();
     let started = Instant::now();
-    let err = outcome_unknown(
+    let err = failure(
         create_probe(&p, "spin", serde_json::json!({}))
             .await
             .unwrap_err(),
@@ -262,12 +262,12 @@ async fn an_infinite_loop_is_interrupted_at_its_deadline() {
     );
     assert_eq!(
         err,
-        "hostile-loop@0.1.0 create urn:pulumi:test::proj::hostile-loop:index:Probe::spin: wasm trap: interrupted (deadline of 1 s exceeded; raise it under cairn:grants.hostile-loop.timeoutSeconds)"
+        "hostile-loop@0.1.0 create urn:pulumi:test::proj::hostile-loop:index:Probe::spin: wasm trap: interrupted (deadline of 1 s exceeded; raise it under cairn:grants.hostile-loop.timeoutSeconds) (it is granted nothing that reaches outside its sandbox, so it changed nothing)"
     );
     // The request's own timeout wins over the grant's.
     let mut request = create("hostile-loop:index:Probe", "spin", serde_json::json!({}));
     request.timeout = 0.3;
-    let err = outcome_unknown(p.create(request).await.unwrap_err());
+    let err = failure(p.create(request).await.unwrap_err());
     assert_contains(
         &err,
         &["deadline of 0.3 s exceeded; it is set by the resource's customTimeouts"],
@@ -289,7 +289,7 @@ async fn a_guest_blocked_in_a_host_call_is_abandoned_at_its_deadline() {
     );
     request.timeout = 0.5;
     let started = Instant::now();
-    let err = outcome_unknown(p.create(request).await.unwrap_err());
+    let err = failure(p.create(request).await.unwrap_err());
     assert!(
         started.elapsed() < Duration::from_secs(3),
         "{:?}",
@@ -310,19 +310,19 @@ async fn a_guest_blocked_in_a_host_call_is_abandoned_at_its_deadline() {
 async fn a_memory_bomb_hits_the_memory_limit() {
     let (p, _) = provider("hostile-memory");
     p.configure(PropertyMap::new(), false).await.unwrap();
-    let err = outcome_unknown(
+    let err = failure(
         create_probe(&p, "bomb", serde_json::json!({}))
             .await
             .unwrap_err(),
     );
     assert_eq!(
         err,
-        "hostile-memory@0.1.0 create urn:pulumi:test::proj::hostile-memory:index:Probe::bomb: exceeded its 256 MiB memory limit (raise it under cairn:grants.hostile-memory.memoryMiB)"
+        "hostile-memory@0.1.0 create urn:pulumi:test::proj::hostile-memory:index:Probe::bomb: exceeded its 256 MiB memory limit (raise it under cairn:grants.hostile-memory.memoryMiB) (it is granted nothing that reaches outside its sandbox, so it changed nothing)"
     );
     // A graceful guest is stopped the same way; a smaller grant is named.
     let (p, _) = provider_with("hostile-memory", serde_json::json!({"memoryMiB": 32}));
     p.configure(PropertyMap::new(), false).await.unwrap();
-    let err = outcome_unknown(
+    let err = failure(
         create_probe(&p, "bomb", serde_json::json!({"mode": "try", "mib": 64}))
             .await
             .unwrap_err(),
@@ -335,7 +335,7 @@ async fn a_memory_bomb_hits_the_memory_limit() {
 async fn deep_recursion_exhausts_the_stack_cleanly() {
     let (p, _) = provider("hostile-recursion");
     p.configure(PropertyMap::new(), false).await.unwrap();
-    let err = outcome_unknown(
+    let err = failure(
         create_probe(&p, "deep", serde_json::json!({}))
             .await
             .unwrap_err(),
@@ -373,7 +373,7 @@ async fn huge_results_and_floods_of_output_are_refused() {
     let (p, logs) = provider("probe");
     p.configure(PropertyMap::new(), false).await.unwrap();
     let flood = "y".repeat(cairn_wasm::OUTPUT_LIMIT + 10);
-    let err = outcome_unknown(
+    let err = failure(
         p.create(create(
             "probe:index:Thing",
             "loud",
@@ -458,4 +458,40 @@ async fn the_sandbox_is_the_intersection_of_request_and_grant() {
             "HTTP request to other.example.com is not granted (the provider's manifest does not request it",
         ],
     );
+}
+
+/// A guest that returns a large result in time keeps it: the host's copying of the result out
+/// of the guest, after it returned, does not count against its deadline. Its 250 MiB output
+/// is over the limit on one value, so the create fails, with a known outcome: the resource is
+/// recorded by the ID the guest returned (the partial state), not left as an unknown outcome
+/// that blocks later updates until a refresh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_result_returned_in_time_is_kept_while_the_host_copies_it() {
+    let (p, _) = provider_with("hostile-output", serde_json::json!({"memoryMiB": 1024}));
+    p.configure(PropertyMap::new(), false).await.unwrap();
+    // It returns 1.5 s into its 2 s; copying 250 MiB out and checking it takes longer than
+    // the 0.5 s left (over 2 s in a debug build), which used to interrupt it.
+    let mut request = create(
+        "hostile-output:index:Probe",
+        "big",
+        serde_json::json!({"mib": 250, "returnAfterMs": 1500}),
+    );
+    request.timeout = 2.0;
+    let err = p.create(request).await.unwrap_err();
+    match err {
+        ProviderError::Failed {
+            message,
+            partial: Some(partial),
+        } => {
+            assert_eq!(partial.id, "probe", "{message}");
+            assert_contains(
+                &message,
+                &[
+                    "hostile-output@0.1.0 create urn:pulumi:test::proj::hostile-output:index:Probe::big:",
+                    "the value is 250.0 MiB, more than the 16 MiB limit on one value",
+                ],
+            );
+        }
+        other => panic!("expected a failure with the resource's ID, got {other:?}"),
+    }
 }

@@ -7,7 +7,8 @@
 //!   default `preview_create` acts on nothing);
 //! * `check` with input `checkGate` true writes `N.checking`, then waits until `N.check-open`
 //!   exists;
-//! * `update` returns the new inputs; `delete` appends a line to `N.deletes`.
+//! * `update` returns the new inputs; `delete` appends a line to `N.deletes`, then, with input
+//!   `deleteGate` true, writes `N.deleting` and waits until `N.delete-open` exists.
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
@@ -78,7 +79,11 @@ impl Provider for Gate {
     }
 
     fn delete(&self, r: DeleteRequest) -> Result<()> {
-        count(r.name(), "deletes")
+        count(r.name(), "deletes")?;
+        if r.old_inputs.get_bool("deleteGate") == Some(true) {
+            wait_at(r.name(), "deleting", "delete-open")?;
+        }
+        Ok(())
     }
 }
 

@@ -6,6 +6,13 @@
 //!
 //! The file is JSON: `{"policy": "mandatory", "other": {"enforcementLevel": "advisory",
 //! "key": value}}`.
+//!
+//! # Policy config schemas are checked with a subset of JSON Schema
+//!
+//! Policy config schemas are checked with a subset of JSON Schema (`type`, `enum`, `const`,
+//! `properties`, `required`, `additionalProperties`, `items`, lengths, bounds, item counts,
+//! `uniqueItems`), written in the engine, rather than a full validator crate (a large dependency
+//! tree for a few keywords); unchecked keywords (`pattern`, `format`, `$ref`) are left to the pack.
 
 use indexmap::IndexMap;
 use serde_json::{Map, Value};

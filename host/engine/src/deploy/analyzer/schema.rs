@@ -15,6 +15,9 @@ pub struct ConfigSchema {
     pub required: Vec<String>,
 }
 
+/// A JSON object: a schema, or a value's members.
+type JsonObject = Map<String, Value>;
+
 /// Nesting beyond which a schema or value is not followed (a pack chooses the schema).
 const MAX_DEPTH: usize = 64;
 
@@ -72,20 +75,9 @@ fn check(schema: &Value, value: &Value, path: &str, depth: usize, errors: &mut V
         errors.push(format!("{path}: nested too deeply to check"));
         return;
     }
-    if let Some(wanted) = schema.get("type") {
-        let types: Vec<&str> = match wanted {
-            Value::String(t) => vec![t.as_str()],
-            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
-            _ => vec![],
-        };
-        if !types.is_empty() && !types.iter().any(|t| is_type(value, t)) {
-            errors.push(format!(
-                "{path}: Invalid type. Expected: {}, given: {}",
-                types.join(", "),
-                type_of(value)
-            ));
-            return;
-        }
+    // A value of the wrong type is not checked further: every other message would be noise.
+    if !check_type(schema, value, path, errors) {
+        return;
     }
     if let Some(Value::Array(allowed)) = schema.get("enum")
         && !allowed.contains(value)
@@ -101,97 +93,142 @@ fn check(schema: &Value, value: &Value, path: &str, depth: usize, errors: &mut V
     {
         errors.push(format!("{path}: {path} does not match: {constant}"));
     }
-    let number = |key: &str| schema.get(key).and_then(Value::as_f64);
     match value {
-        Value::String(s) => {
-            let length = s.chars().count() as f64;
-            if let Some(min) = number("minLength")
-                && length < min
-            {
-                errors.push(format!(
-                    "{path}: String length must be greater than or equal to {min}"
-                ));
-            }
-            if let Some(max) = number("maxLength")
-                && length > max
-            {
-                errors.push(format!(
-                    "{path}: String length must be less than or equal to {max}"
-                ));
-            }
-        }
-        Value::Number(n) => {
-            let n = n.as_f64().unwrap_or(f64::NAN);
-            let bounds = [
-                ("minimum", n >= number("minimum").unwrap_or(f64::MIN), ">="),
-                ("maximum", n <= number("maximum").unwrap_or(f64::MAX), "<="),
-                (
-                    "exclusiveMinimum",
-                    n > number("exclusiveMinimum").unwrap_or(f64::MIN),
-                    ">",
-                ),
-                (
-                    "exclusiveMaximum",
-                    n < number("exclusiveMaximum").unwrap_or(f64::MAX),
-                    "<",
-                ),
-            ];
-            for (key, ok, op) in bounds {
-                if !ok && let Some(bound) = number(key) {
-                    errors.push(format!("{path}: Must be {op} {bound}"));
-                }
-            }
-        }
-        Value::Array(items) => {
-            let count = items.len() as f64;
-            if let Some(min) = number("minItems")
-                && count < min
-            {
-                errors.push(format!("{path}: Array must have at least {min} items"));
-            }
-            if let Some(max) = number("maxItems")
-                && count > max
-            {
-                errors.push(format!("{path}: Array must have at most {max} items"));
-            }
-            if schema.get("uniqueItems") == Some(&Value::Bool(true))
-                && items
-                    .iter()
-                    .enumerate()
-                    .any(|(i, a)| items[..i].contains(a))
-            {
-                errors.push(format!("{path}: array items must be unique"));
-            }
-            if let Some(item_schema) = schema.get("items") {
-                for (i, item) in items.iter().enumerate() {
-                    check(item_schema, item, &format!("{path}.{i}"), depth + 1, errors);
-                }
-            }
-        }
-        Value::Object(members) => {
-            if let Some(Value::Array(required)) = schema.get("required") {
-                for name in required.iter().filter_map(Value::as_str) {
-                    if !members.contains_key(name) {
-                        errors.push(format!("{path}: {name} is required"));
-                    }
-                }
-            }
-            let properties = schema.get("properties").and_then(Value::as_object);
-            for (key, member) in members {
-                let child = format!("{path}.{key}");
-                match properties.and_then(|p| p.get(key)) {
-                    Some(s) => check(s, member, &child, depth + 1, errors),
-                    None => match schema.get("additionalProperties") {
-                        Some(Value::Bool(false)) => {
-                            errors.push(format!("{path}: Additional property {key} is not allowed"))
-                        }
-                        Some(s @ Value::Object(_)) => check(s, member, &child, depth + 1, errors),
-                        _ => {}
-                    },
-                }
-            }
-        }
+        Value::String(s) => check_string(schema, s, path, errors),
+        Value::Number(n) => check_number(schema, n.as_f64().unwrap_or(f64::NAN), path, errors),
+        Value::Array(items) => check_array(schema, items, path, depth, errors),
+        Value::Object(members) => check_object(schema, members, path, depth, errors),
         _ => {}
+    }
+}
+
+/// Checks `type` (a name or a list of names); false when the value has none of them.
+fn check_type(schema: &JsonObject, value: &Value, path: &str, errors: &mut Vec<String>) -> bool {
+    let Some(wanted) = schema.get("type") else {
+        return true;
+    };
+    let types: Vec<&str> = match wanted {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => vec![],
+    };
+    if !types.is_empty() && !types.iter().any(|t| is_type(value, t)) {
+        errors.push(format!(
+            "{path}: Invalid type. Expected: {}, given: {}",
+            types.join(", "),
+            type_of(value)
+        ));
+        return false;
+    }
+    true
+}
+
+/// A numeric keyword of the schema (`minLength`, `maximum`, …).
+fn number(schema: &JsonObject, key: &str) -> Option<f64> {
+    schema.get(key).and_then(Value::as_f64)
+}
+
+fn check_string(schema: &JsonObject, s: &str, path: &str, errors: &mut Vec<String>) {
+    let length = s.chars().count() as f64;
+    if let Some(min) = number(schema, "minLength")
+        && length < min
+    {
+        errors.push(format!(
+            "{path}: String length must be greater than or equal to {min}"
+        ));
+    }
+    if let Some(max) = number(schema, "maxLength")
+        && length > max
+    {
+        errors.push(format!(
+            "{path}: String length must be less than or equal to {max}"
+        ));
+    }
+}
+
+fn check_number(schema: &JsonObject, n: f64, path: &str, errors: &mut Vec<String>) {
+    let or = |key: &str, default: f64| number(schema, key).unwrap_or(default);
+    let bounds = [
+        ("minimum", n >= or("minimum", f64::MIN), ">="),
+        ("maximum", n <= or("maximum", f64::MAX), "<="),
+        (
+            "exclusiveMinimum",
+            n > or("exclusiveMinimum", f64::MIN),
+            ">",
+        ),
+        (
+            "exclusiveMaximum",
+            n < or("exclusiveMaximum", f64::MAX),
+            "<",
+        ),
+    ];
+    for (key, ok, op) in bounds {
+        if !ok && let Some(bound) = number(schema, key) {
+            errors.push(format!("{path}: Must be {op} {bound}"));
+        }
+    }
+}
+
+fn check_array(
+    schema: &JsonObject,
+    items: &[Value],
+    path: &str,
+    depth: usize,
+    errors: &mut Vec<String>,
+) {
+    let count = items.len() as f64;
+    if let Some(min) = number(schema, "minItems")
+        && count < min
+    {
+        errors.push(format!("{path}: Array must have at least {min} items"));
+    }
+    if let Some(max) = number(schema, "maxItems")
+        && count > max
+    {
+        errors.push(format!("{path}: Array must have at most {max} items"));
+    }
+    if schema.get("uniqueItems") == Some(&Value::Bool(true))
+        && items
+            .iter()
+            .enumerate()
+            .any(|(i, a)| items[..i].contains(a))
+    {
+        errors.push(format!("{path}: array items must be unique"));
+    }
+    if let Some(item_schema) = schema.get("items") {
+        for (i, item) in items.iter().enumerate() {
+            check(item_schema, item, &format!("{path}.{i}"), depth + 1, errors);
+        }
+    }
+}
+
+fn check_object(
+    schema: &JsonObject,
+    members: &JsonObject,
+    path: &str,
+    depth: usize,
+    errors: &mut Vec<String>,
+) {
+    if let Some(Value::Array(required)) = schema.get("required") {
+        for name in required.iter().filter_map(Value::as_str) {
+            if !members.contains_key(name) {
+                errors.push(format!("{path}: {name} is required"));
+            }
+        }
+    }
+    let properties = schema.get("properties").and_then(Value::as_object);
+    for (key, member) in members {
+        let child = format!("{path}.{key}");
+        match properties.and_then(|p| p.get(key)) {
+            Some(s) => check(s, member, &child, depth + 1, errors),
+            None => match schema.get("additionalProperties") {
+                Some(Value::Bool(false)) => {
+                    errors.push(format!("{path}: Additional property {key} is not allowed"))
+                }
+                Some(s @ Value::Object(_)) => check(s, member, &child, depth + 1, errors),
+                _ => {}
+            },
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::StreamExt;
 
@@ -11,11 +12,12 @@ use crate::state::ResourceState;
 use crate::urn::Urn;
 
 use super::super::engine::{Engine, err, lock};
-use super::super::events::StepOp;
+use super::super::events::{EngineEvent, StepOp};
 use super::super::graph::{self, DependencyGraph};
 use super::super::journal::BaseIndex;
 use super::super::monitor::MonitorError;
 use super::super::steps::delete::DeleteStep;
+use super::super::steps::step_state;
 
 impl Engine {
     /// Base entries an update must delete once the program has finished: unregistered
@@ -69,23 +71,48 @@ impl Engine {
                 .filter(|&i| options.targets.contains(&base.resources[i].urn))
                 .collect();
             let mut selected: Vec<BaseIndex> = targeted.clone();
+            let mut unlisted = 0;
             for &t in &targeted {
                 for d in graph.transitive_dependents(t) {
                     if selected.contains(&d) {
                         continue;
                     }
-                    if !options.target_dependents {
-                        return Err(format!(
-                            "{} depends on targeted resource {}; target it too, or pass --target-dependents",
-                            base.resources[d].urn, base.resources[t].urn
-                        ));
-                    }
                     selected.push(d);
+                    if !options.target_dependents {
+                        // Every dependent is named, each on its own resource, as Pulumi does:
+                        // one at a time would take a destroy per dependent to learn them all.
+                        unlisted += 1;
+                        let urn = &base.resources[d].urn;
+                        self.report_error(
+                            urn,
+                            format!(
+                                "Resource '{urn}' will be destroyed but was not specified in --target list.\n\
+                                 Either include resource in --target list or pass --target-dependents to proceed."
+                            ),
+                        );
+                    }
                 }
+            }
+            if unlisted > 0 {
+                return Err(format!(
+                    "{unlisted} resource{} would be destroyed but {} not specified in --target list; \
+                     target {} too, or pass --target-dependents",
+                    if unlisted == 1 { "" } else { "s" },
+                    if unlisted == 1 { "was" } else { "were" },
+                    if unlisted == 1 { "it" } else { "them" },
+                ));
             }
             chosen = selected;
         }
         chosen.retain(|&i| !options.excludes.contains(&base.resources[i].urn));
+        // What a targeted or excluding destroy leaves is counted as unchanged, as Pulumi's
+        // summary counts it (`- 1 deleted, 8 unchanged`).
+        let kept: HashSet<BaseIndex> = chosen.iter().copied().collect();
+        for (i, resource) in base.resources.iter().enumerate() {
+            if !kept.contains(&i) {
+                self.count(StepOp::Same, &resource.urn);
+            }
+        }
         Ok(chosen)
     }
 
@@ -125,10 +152,23 @@ impl Engine {
         }
     }
 
-    /// Deletes the given base entries: protected ones refuse (before anything is deleted), the
-    /// rest run as antichains, dependents first, each antichain in parallel.
+    /// Deletes the given base entries as antichains, dependents first, each antichain in
+    /// parallel. As in Pulumi, a protected resource's delete fails without stopping the others
+    /// (every protected resource is reported in one run): it stays, with everything it
+    /// depends on, and the rest is deleted; the deletion then fails.
     pub async fn delete_all(self: &Arc<Self>, indices: Vec<BaseIndex>) -> Result<(), MonitorError> {
-        self.refuse_protected(&indices)?;
+        let protected: HashSet<BaseIndex> = indices
+            .iter()
+            .copied()
+            .filter(|&i| self.refuses_deletion(i))
+            .collect();
+        let held_by_protected: HashSet<Urn> = graph::transitive_dependencies(
+            &self.base().resources,
+            protected.iter().map(|&i| &self.base().resources[i]),
+        )
+        .into_iter()
+        .cloned()
+        .collect();
         let doomed: HashSet<&Urn> = indices
             .iter()
             .map(|&i| &self.base().resources[i].urn)
@@ -137,6 +177,7 @@ impl Engine {
             indices.iter().map(|&i| &self.base().resources[i]).collect();
         let layers = DependencyGraph::new(&refs).delete_antichains();
         let mut first_error = None;
+        let mut refused = None;
         for mut layer in layers {
             self.ensure_running()?;
             if self.options.continue_on_error {
@@ -145,6 +186,18 @@ impl Engine {
                 let held = self.held_by_continued();
                 layer.retain(|&local| !held.contains(&self.base().resources[indices[local]].urn));
             }
+            layer.retain(|&local| {
+                !held_by_protected.contains(&self.base().resources[indices[local]].urn)
+            });
+            layer.retain(|&local| {
+                let index = indices[local];
+                if !protected.contains(&index) {
+                    return true;
+                }
+                let error = self.refuse_protected(index);
+                refused.get_or_insert(error);
+                false
+            });
             // As many at once as registrations may be (the gate's size): enough to fill every
             // parallelism permit and to share journal writes, few enough that a destroy of
             // 100,000 resources does not hold 100,000 steps' state at once.
@@ -172,31 +225,43 @@ impl Engine {
                 first_error.get_or_insert(error);
             }
         }
-        first_error.map_or(Ok(()), Err)
+        first_error.or(refused).map_or(Ok(()), Err)
     }
 
-    /// Refuses to delete anything when a protected resource is among `indices` (each one is
-    /// recorded as a failed delete).
-    fn refuse_protected(&self, indices: &[BaseIndex]) -> Result<(), MonitorError> {
-        let protected: Vec<String> = indices
-            .iter()
-            .map(|&i| &self.base().resources[i])
-            .filter(|r| r.protect && !r.delete)
-            .map(|r| r.urn.to_string())
-            .collect();
-        if protected.is_empty() {
-            return Ok(());
-        }
+    /// Whether deleting base entry `i` is refused: it is protected, and not an old copy of a
+    /// resource replaced in this deployment (a replacement checks protection when planned)
+    /// nor one already deleted ahead of its replacement.
+    fn refuses_deletion(&self, i: BaseIndex) -> bool {
+        let resource = &self.base().resources[i];
+        let plan = self.plan();
+        resource.protect
+            && !resource.delete
+            && !resource.pending_replacement
+            && !plan.pending_deletes.contains(&i)
+            && !plan.deleted_early.contains(&i)
+    }
+
+    /// Reports the refused delete of protected base entry `index` as a failed step (Pulumi's
+    /// wording, with Cairn's commands), without cancelling the deployment.
+    fn refuse_protected(&self, index: BaseIndex) -> MonitorError {
+        let resource = &self.base().resources[index];
+        let urn = &resource.urn;
         let message = format!(
-            "refusing to delete protected resource{} {}; run `cairn state unprotect <urn>` first",
-            if protected.len() == 1 { "" } else { "s" },
-            protected.join(", ")
+            "resource \"{urn}\" cannot be deleted\n\
+             because it is protected. To unprotect the resource, either remove the `protect` \
+             flag from the resource in your program and run `cairn up`, or use the command:\n\
+             `cairn state unprotect '{}'`",
+            urn.as_str().replace('\'', "'\\''")
         );
-        for urn in &protected {
-            if let Ok(urn) = Urn::parse(urn) {
-                self.note_failure(&urn, StepOp::Delete, message.clone());
-            }
-        }
-        Err(err(message))
+        let mut info = self.step_info(StepOp::Delete, resource);
+        info.old = Some(step_state(resource));
+        self.emit(EngineEvent::StepStarted(info.clone()));
+        self.emit(EngineEvent::StepFailed {
+            step: info,
+            error: message.clone(),
+            duration: Duration::ZERO,
+        });
+        self.note_failure(urn, StepOp::Delete, message.clone());
+        err(format!("delete of {urn} failed: {message}"))
     }
 }

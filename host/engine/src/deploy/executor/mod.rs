@@ -32,7 +32,7 @@ use super::engine::{Engine, err, lock};
 use super::events::{EngineEvent, StepInfo, StepOp, StepState};
 use super::journal::{Mutation, PendingId};
 use super::monitor::{MonitorError, Unregistered};
-use super::provider::{Provider, ProviderError, ReadRequest, ReadResult};
+use super::provider::{Provider, ProviderError, ProviderOrigin, ReadRequest, ReadResult};
 use super::steps::secure_outputs;
 
 /// Why a step's work ended without a result.
@@ -382,6 +382,18 @@ fn partial_mutations(
             Ok(all)
         }
         _ => Ok(vec![]),
+    }
+}
+
+/// The limit the engine puts on a provider operation whose custom timeout is `seconds`: none
+/// for a sandboxed provider, whose host enforces the timeout itself on the guest's own time (a
+/// guest that returned in time is not cut off while its result is copied out, and one stopped
+/// at its deadline gets an outcome the host knows instead of one abandoned as unknown).
+pub(crate) fn engine_limit(origin: ProviderOrigin, seconds: f64) -> f64 {
+    if origin == ProviderOrigin::Sandboxed {
+        0.0
+    } else {
+        seconds
     }
 }
 

@@ -2,6 +2,16 @@
 //! provider (drift recorded, resources deleted out of band dropped, references to them
 //! cleaned), and operations an interrupted deployment left pending are settled — by the
 //! refresh, by the user's decision, or by an update that succeeded.
+//!
+//! # Pending operations are resolved, never duplicated
+//!
+//! `up` and `destroy` refuse while an interrupted create is pending (`deploy::unresolved_creates`:
+//! the CLI checks before building the program, the engine again); `refresh` resolves each as the
+//! user decides (`DeploymentOptions::pending_creates`: import by ID, read through the resource's
+//! provider and recorded with the inputs the create was given; or clear) and records the undecided
+//! ones again as pending; interrupted updates and reads are settled by a refresh or a successful
+//! untargeted `up`, interrupted deletes by a refresh (which reads them) or an `up` that no longer
+//! holds the resource.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -213,29 +223,41 @@ impl Engine {
         }
     }
 
-    /// After an update that succeeded: interrupted updates and reads are settled (every
-    /// resource the program declares was brought to what it declares), and so are
-    /// interrupted deletes of resources no longer in the state; an interrupted delete of a
-    /// resource the state still holds stays pending until a refresh reads it.
-    pub fn settle_pending_after_update(&self) -> Result<(), MonitorError> {
+    /// After an update or a destroy that succeeded (untargeted, not a preview): interrupted
+    /// updates, reads and deletes are settled, as Pulumi's engine drops them at its next
+    /// deployment; only interrupted creates stay (an update or destroy refuses to run over
+    /// them anyway). An update brought every resource the program declares to what it
+    /// declares, and a destroy deleted every resource. A delete is matched to its resource by
+    /// URN and ID: the old copy of a replacement deleted since is settled although a new copy
+    /// holds the URN. An interrupted delete of a resource the state still records (the program
+    /// declares it again) is settled with a warning, since the delete may have taken effect.
+    pub fn settle_pending_after_success(&self) -> Result<(), MonitorError> {
         let pending = &self.base().pending_operations;
         if pending.is_empty() || self.options.targets.is_constrained() || self.preview() {
             return Ok(());
         }
-        let live: HashSet<Urn> = self
+        let recorded: HashSet<(Urn, Option<String>)> = self
             .journal
             .current()
             .resources
             .into_iter()
-            .filter(|r| !r.delete)
-            .map(|r| r.urn)
+            .map(|r| (r.urn, r.id))
             .collect();
-        let unsettled = pending.iter().filter(|op| match op.kind {
-            OperationKind::Updating | OperationKind::Reading => false,
-            OperationKind::Deleting => live.contains(&op.resource.urn),
-            OperationKind::Creating | OperationKind::Importing => true,
-        });
-        self.record_pending_again(unsettled)
+        for op in pending {
+            let resource = &op.resource;
+            if op.kind == OperationKind::Deleting
+                && recorded.contains(&(resource.urn.clone(), resource.id.clone()))
+            {
+                self.warn(
+                    Some(&resource.urn),
+                    format!(
+                        "the interrupted delete of {} is settled, and the resource is still recorded as it was: if the delete took effect, `cairn refresh` will find it gone",
+                        resource.urn
+                    ),
+                );
+            }
+        }
+        self.record_pending_again(pending.iter().filter(|op| op.kind.may_have_created()))
     }
 }
 

@@ -1,5 +1,25 @@
 //! Check and analyzers: a resource's new inputs validated by its provider (defaults applied,
 //! secrets kept), then by the deployment's policy analyzers, before anything is diffed.
+//!
+//! # A mandatory violation changes nothing
+//!
+//! With policy packs, `cairn up` previews first (even with `--yes`, as Pulumi's `up` does unless
+//! `--skip-preview`), and a preview with a mandatory violation (a resource's or the stack's) fails;
+//! so the update never starts. With `--skip-preview` the violating resource fails before its
+//! provider is asked (resources registered independently of it may still change, as registrations
+//! run in parallel), and a mandatory stack violation fails the update after its changes, as in
+//! Pulumi.
+//!
+//! # Remediate is called only when some policy remediates
+//!
+//! Remediate is called only when some policy remediates (by the pack's default or the
+//! configuration). Pulumi calls it for every resource and pack; a pack without remediation policies
+//! answers nothing, so the call would be one more round trip per resource.
+//!
+//! # Providers are analyzed, not remediated
+//!
+//! Providers are analyzed, not remediated their inputs configure a plugin already loaded when the
+//! analyzers run.
 
 use std::collections::HashMap;
 

@@ -11,6 +11,7 @@ use super::super::analyzer::AnalyzedResource;
 use super::super::engine::Engine;
 use super::super::events::StepOp;
 use super::super::generator::diff::diff_properties;
+use super::super::hooks::{HookBinding, HookKind};
 use super::super::journal::Mutation;
 use super::super::monitor::MonitorError;
 use super::super::monitor::scope::Caller;
@@ -27,6 +28,18 @@ impl Engine {
         request: RegisterResourceRequest,
         caller: &Caller,
     ) -> Result<RegisterResourceResponse, MonitorError> {
+        if !request.options.state_migrations.is_empty() {
+            // Boxed: rare, and a pending registration future must stay small.
+            Box::pin(self.apply_state_migrations(
+                &urn,
+                parent.as_ref(),
+                &request.resource_type,
+                urn.name(),
+                &request.options.aliases,
+                &request.options.state_migrations,
+            ))
+            .await?;
+        }
         let old = self.claim_with_aliases(
             &urn,
             parent.as_ref(),
@@ -62,7 +75,26 @@ impl Engine {
         // The event shares the state; it comes back without a copy once the event is gone.
         let shared = Arc::new(state);
         info.new = Some(shared.clone());
-        self.run_step(info, true, async { Ok(()) }).await?;
+        let before = match op {
+            StepOp::Create => Some((HookKind::BeforeCreate, None)),
+            StepOp::Update => Some((HookKind::BeforeUpdate, old_state)),
+            _ => None,
+        };
+        self.run_step(info, true, async {
+            if let Some((kind, old)) = before {
+                let args = match old {
+                    Some(old) => Engine::update_hook_args(&shared, old, false),
+                    None => Engine::create_hook_args(&shared, false),
+                };
+                let names = HookBinding::of(&shared).names(kind).to_vec();
+                if !names.is_empty() {
+                    Box::pin(self.run_hooks(kind, &names, &args)).await?;
+                }
+            }
+            Ok(())
+        })
+        .await?;
+        self.await_component_outputs(&shared, op, old_state);
         let state = Arc::try_unwrap(shared).unwrap_or_else(|kept| (*kept).clone());
         let mut mutations = vec![Mutation::Append(state.clone())];
         mutations.extend(old.map(|(i, _)| Mutation::RemoveBase(i)));
@@ -106,6 +138,9 @@ fn component_state(
         .unwrap_or_default();
     state.retain_on_delete = options.retain_on_delete;
     state.deleted_with = options.deleted_with;
+    if let Some(hooks) = &options.hooks {
+        hooks.record(&mut state);
+    }
     state.created = old.and_then(|o| o.created.clone());
     state
 }

@@ -157,8 +157,9 @@ impl Engine {
             .plan()
             .claim(self.base(), urn, aliases, parent, caller)?;
         // The base does not change during a deployment: the claim borrows it (a copy of every
-        // old state would cost as much as the state itself).
-        Ok(claimed.map(|i| (i, &self.base().resources[i])))
+        // old state would cost as much as the state itself), or the state a migration made
+        // of it.
+        Ok(claimed.map(|i| (i, self.old_state(i))))
     }
 
     /// [`Engine::claim`] under the URNs a registration's aliases give it.

@@ -39,7 +39,7 @@ use super::program::{RegisterResourceRequest, RegisterResourceResponse, Resource
 use super::provider::{CheckRequest, DiffRequest, Provider};
 use super::steps::create::CreateStep;
 use super::steps::delete::DeleteBeforeReplaceStep;
-use super::steps::import::ImportStep;
+use super::steps::import::{ImportStep, is_secret_of};
 use super::steps::replace::ReplaceStep;
 use super::steps::same::SameStep;
 use super::steps::update::UpdateStep;
@@ -81,6 +81,18 @@ impl Engine {
         // Moved out, not copied: from here on the inputs live in the registration.
         let requested_inputs = std::mem::take(&mut request.inputs);
         let options = &request.options;
+        if !options.state_migrations.is_empty() {
+            // Boxed: rare, and a pending registration future must stay small.
+            Box::pin(self.apply_state_migrations(
+                &urn,
+                parent.as_ref(),
+                &request.resource_type,
+                &request.name,
+                &options.aliases,
+                &options.state_migrations,
+            ))
+            .await?;
+        }
         let old = self.claim_with_aliases(
             &urn,
             parent.as_ref(),
@@ -452,7 +464,14 @@ fn custom_state(
     state.deleted_with = options.deleted_with.clone();
     state.ignore_changes = options.ignore_changes.clone();
     state.replace_on_changes = options.replace_on_changes.clone();
-    state.import_id = options.import_id.clone();
+    // An import ID the old state holds as a secret stays unrecorded (see `recorded_import_id`).
+    state.import_id = options
+        .import_id
+        .clone()
+        .filter(|id| !old.as_ref().is_some_and(|(_, o)| is_secret_of(o, id)));
+    if let Some(hooks) = &options.hooks {
+        hooks.record(&mut state);
+    }
     state.aliases = old
         .as_ref()
         .filter(|(_, o)| &o.urn != urn)
@@ -489,6 +508,7 @@ fn import_requested(options: &ResourceOptions, old: &Claimed<'_>) -> Option<Stri
     let same_resource = old.as_ref().is_some_and(|(_, o)| {
         o.id.as_deref() == Some(import_id.as_str())
             || o.import_id.as_deref() == Some(import_id.as_str())
+            || is_secret_of(o, import_id)
     });
     (!same_resource).then(|| import_id.clone())
 }

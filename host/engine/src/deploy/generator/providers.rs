@@ -278,14 +278,21 @@ impl Engine {
             };
             self.analyze(&resource).await?;
         }
-        let (op, mutations, id) = self
-            .provider_decision(&urn, &*provider, &old, &checked)
-            .await?;
+        let configuring = self.configuring();
+        let (op, mutations, id) = if configuring {
+            self.reconfiguration(&old, &checked)
+        } else {
+            self.provider_decision(&urn, &*provider, &old, &checked)
+                .await?
+        };
         state.id = Some(id.clone());
         self.configure(op, &state, old.map(|(_, o)| o), &provider)
             .await?;
         // Recorded before it can be used, so no resource refers to a provider the state lacks.
-        let mut all = vec![Mutation::Append(state.clone())];
+        let mut all = Vec::new();
+        if !configuring {
+            all.push(Mutation::Append(state.clone()));
+        }
         all.extend(mutations);
         self.apply(all)?;
         let reference = ProviderReference {
@@ -390,6 +397,33 @@ impl Engine {
                 )
             }
         })
+    }
+
+    /// What registering a provider does while the program only configures (`refresh
+    /// --run-program`, `destroy --run-program`): its old state keeps its place and its ID and
+    /// takes the new configuration, so the refresh or destroy that follows uses it; nothing is
+    /// replaced, and a provider the state lacks is configured for this run without being
+    /// recorded (shown as unchanged: nothing is created).
+    fn reconfiguration(
+        &self,
+        old: &Claimed<'_>,
+        checked: &PropertyMap,
+    ) -> (StepOp, Vec<Mutation>, String) {
+        let Some((i, old)) = old else {
+            return (StepOp::Same, vec![], self.new_id());
+        };
+        let id = old.id.clone().unwrap_or_default();
+        if &old.inputs == checked {
+            return (StepOp::Same, vec![], id);
+        }
+        let mut reconfigured = ResourceState::clone(old);
+        reconfigured.inputs = checked.clone();
+        reconfigured.outputs = checked.clone();
+        (
+            StepOp::Update,
+            vec![Mutation::ReplaceBase(*i, reconfigured)],
+            id,
+        )
     }
 
     /// The step of a provider resource: `configure` with its checked config. A replaced

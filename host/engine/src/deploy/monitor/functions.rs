@@ -5,7 +5,8 @@
 //! rehydrate a resource reference or `get` a resource by URN. As in Pulumi, it returns the
 //! state of a resource registered or read in this deployment (`urn`, `id`, `provider`,
 //! `state`: its outputs), never one merely in the old state; a provider acting for a component
-//! reads only resources in the component's subtree and those handed to it.
+//! reads only resources in the component's subtree and those handed to it. The program's call
+//! registers the `pulumi` package's default provider, as any function's call does.
 
 use std::sync::Arc;
 
@@ -65,6 +66,17 @@ impl Engine {
         crate::limits::check_properties(&request.args)
             .map_err(|e| err(format!("invoking {token}: invalid arguments: {e}")))?;
         if request.token == GET_RESOURCE {
+            // As in Pulumi, the program's call goes through the `pulumi` package's provider,
+            // so its default provider is registered (and recorded) like any other function's.
+            if caller.scope().is_none() {
+                self.function_provider(
+                    &request.token,
+                    request.provider.as_deref(),
+                    request.version.as_deref(),
+                    caller,
+                )
+                .await?;
+            }
             return self.get_resource(&request.args, caller);
         }
         let provider = self

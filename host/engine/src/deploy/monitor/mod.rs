@@ -10,6 +10,21 @@
 //! program's transforms ([`transforms`]) run on registrations and invokes before they are
 //! admitted. The monitor also resolves default providers, through the generator's provider
 //! resolution.
+//!
+//! # Nothing in flight is abandoned
+//!
+//! Every monitor request runs as a task the deployment tracks (`Monitor::detached`), so a program
+//! that dies or a connection that drops cannot cancel a step half-way; the deployment waits for
+//! them all before it deletes or saves. An interruption (`Interrupter`, Ctrl-C) starts nothing new
+//! and refuses the program's further requests, lets what runs finish and be recorded, saves, and
+//! ends with `DeployError::Interrupted`.
+//!
+//! # Registrations stay small while they wait
+//!
+//! An entry gate bounds how many are processed at once (max(16 × `--parallel`, 256); a destroy's
+//! deletions likewise). A registration waits for its place in its caller, before it becomes a task,
+//! counted as in flight so that the deletions and the save after the program wait for it; the large
+//! parts of one being processed are boxed.
 
 pub(crate) mod construct;
 pub(crate) mod functions;
@@ -233,6 +248,47 @@ impl Monitor {
     ) -> Result<(), MonitorError> {
         self.engine()?
             .register_invoke_transform(transform, &self.caller)
+    }
+
+    /// Registers a resource hook of the program under `name` (`RegisterResourceHook`); a
+    /// registration binds it by that name.
+    pub fn register_resource_hook(
+        &self,
+        name: &str,
+        hook: super::hooks::RegisteredHook,
+    ) -> Result<(), MonitorError> {
+        self.engine()?
+            .hooks
+            .register(name, hook)
+            .map_err(|e| MonitorError::new(e.to_string()))
+    }
+
+    /// The program is done (`SignalAndWaitForShutdown`): returns once the deployment no longer
+    /// needs it — at once, unless it registered hooks, which the deletes that follow it may
+    /// call ([`super::hooks`]).
+    pub async fn signal_and_wait_for_shutdown(&self) {
+        let parked = match self.engine() {
+            Ok(engine) => engine.hooks.park(),
+            Err(_) => None,
+        };
+        if let Some(parked) = parked {
+            parked.await;
+        }
+    }
+
+    /// Runs the after hooks that the creation or update of the component `urn` left waiting
+    /// for its outputs; call it once [`Monitor::register_resource_outputs`] succeeded. A hook's
+    /// failure is the deployment's (reported, and failing it at its end), not the caller's.
+    pub async fn run_component_hooks(&self, urn: &Urn) -> Result<(), MonitorError> {
+        let urn = urn.clone();
+        self.detached(|engine, _| async move {
+            let state = engine.plan().states.get(&urn).cloned();
+            if let Some(state) = state {
+                engine.component_outputs_registered(&state).await;
+            }
+            Ok(())
+        })
+        .await
     }
 
     /// Calls a component method.

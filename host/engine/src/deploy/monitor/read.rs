@@ -55,6 +55,24 @@ impl Engine {
                 caller,
             )
             .await?;
+        if self.configuring() {
+            // Only configuring providers: the recorded state stays, and nothing new is read.
+            let outputs = match old {
+                Some((_, old)) => {
+                    self.record(old);
+                    old.outputs.clone()
+                }
+                None => {
+                    self.record(&ResourceState::new(
+                        urn.clone(),
+                        request.resource_type.clone(),
+                        true,
+                    ));
+                    request.properties
+                }
+            };
+            return Ok(ReadResourceResponse { urn, outputs });
+        }
         let mut state = ResourceState::new(urn.clone(), request.resource_type.clone(), true);
         state.parent = parent;
         state.external = true;

@@ -2,6 +2,16 @@
 //! providers, alias parents — must name resources whose registration finished in this
 //! deployment, checked before any provider is called: a state referring to a resource the
 //! snapshot lacks would fail its integrity check.
+//!
+//! # No reference can dangle
+//!
+//! A registration (from a program, a construct or an SDK) may refer — as parent, `dependsOn`,
+//! property dependency, `deletedWith`, provider or `providers` entry — only to a resource whose
+//! registration finished in this deployment (an alias's parent may also name a resource of the old
+//! state); anything else is refused before a provider is called, naming the field. A construct must
+//! register the component it was asked for, and its result's dependencies must name finished
+//! registrations. So nothing a guest, plugin or program sends can make the snapshot fail its
+//! integrity check.
 
 use crate::state::ProviderReference;
 use crate::urn::Urn;

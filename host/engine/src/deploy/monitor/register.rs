@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::state::{ProviderReference, is_provider_type};
+use crate::state::{ProviderReference, ResourceState, is_provider_type};
 use crate::urn::{ROOT_STACK_TYPE, TypeToken, Urn};
 use crate::value::{PropertyMap, PropertyValue};
 
@@ -44,6 +44,21 @@ impl Engine {
         .map(|_| ())
     }
 
+    /// Records the stack's root as the state has it (or a new one), without changing the
+    /// state: what the program registers under it is admitted while the program only
+    /// configures (`refresh --run-program`, `destroy --run-program`).
+    pub fn record_root(&self) {
+        let recorded = self.plan().live.get(&self.root_urn).copied();
+        let state = match recorded {
+            Some(i) => self.base().resources[i].clone(),
+            None => match TypeToken::parse(ROOT_STACK_TYPE) {
+                Ok(root_type) => ResourceState::new(self.root_urn.clone(), root_type, false),
+                Err(_) => return,
+            },
+        };
+        self.record(&state);
+    }
+
     /// Sets a component's (or the stack's) outputs. A provider acting for a component may set
     /// only the outputs of components in its subtree.
     pub fn register_outputs(
@@ -54,6 +69,10 @@ impl Engine {
     ) -> Result<(), MonitorError> {
         crate::limits::check_properties(&outputs)
             .map_err(|e| err(format!("registering the outputs of {urn}: {e}")))?;
+        if self.configuring() {
+            // Components keep their recorded state while the program only configures.
+            return Ok(());
+        }
         let mut plan = self.plan();
         if let Some(scope) = caller.scope() {
             let inside = scope
@@ -180,6 +199,9 @@ impl Engine {
         }
         self.check_references(&urn, parent.as_ref(), &request)?;
         self.remember_transforms(&urn, own_transforms);
+        if self.configuring() && !request.remote && !is_provider {
+            return Box::pin(self.register_kept(urn, parent, request, caller)).await;
+        }
         let dependencies = all_dependencies(&request);
         if request.remote {
             return Box::pin(self.construct(urn, parent, request, caller)).await;
@@ -206,6 +228,52 @@ impl Engine {
             return Box::pin(self.register_component(urn, parent, request, caller)).await;
         }
         Box::pin(self.register_custom(urn, parent, dependencies, request, caller)).await
+    }
+
+    /// `refresh --run-program`, `destroy --run-program`: a component or custom resource the
+    /// program registers keeps its recorded state as it is (the refresh then reads it, the
+    /// destroy deletes it), and one the state lacks is not created. A custom resource still
+    /// resolves its provider, so its default provider takes the program's configuration.
+    async fn register_kept(
+        self: &Arc<Self>,
+        urn: Urn,
+        parent: Option<Urn>,
+        request: RegisterResourceRequest,
+        caller: &Caller,
+    ) -> Result<RegisterResourceResponse, MonitorError> {
+        let old = self
+            .claim_with_aliases(
+                &urn,
+                parent.as_ref(),
+                &request.resource_type,
+                &request.name,
+                &request.options.aliases,
+                caller,
+            )?
+            .map(|(_, old)| old.clone());
+        if request.custom {
+            self.provider_of(&request, caller).await?;
+        }
+        let (state, outputs) = match old {
+            Some(old) => {
+                let outputs = old.outputs.clone();
+                (old, outputs)
+            }
+            None => {
+                let mut state =
+                    ResourceState::new(urn.clone(), request.resource_type, request.custom);
+                state.parent = parent;
+                (state, request.inputs)
+            }
+        };
+        // Recorded for the plan only, so what refers to it is admitted; the state is unchanged.
+        self.record(&state);
+        Ok(RegisterResourceResponse {
+            urn,
+            id: state.id.clone(),
+            outputs,
+            property_dependencies: Default::default(),
+        })
     }
 
     /// Under `--continue-on-error`, the first resource the request depends on (parent,

@@ -6,6 +6,32 @@
 //! for, the built-in package, imports of IDs the stack manages elsewhere, providers it hands
 //! on) read the plan; claiming old states and resolving providers check their part where they
 //! happen ([`crate::deploy::plan`], [`crate::deploy::generator::providers`]).
+//!
+//! # Engine callbacks are scoped
+//!
+//! A provider's `construct` or `call` gets a monitor scoped to its component
+//! (`deploy/monitor/scope.rs`): it registers the component exactly as the program asked (type,
+//! name, parent, the program's aliases) and everything else with a parent inside the component's
+//! subtree; it takes over old states only if their parent was in that subtree; it sets outputs only
+//! of components in it; it uses only providers it registered, providers the program handed the
+//! component, and default providers, and hands on (to a child or a nested component) only those; it
+//! never uses the built-in `pulumi` package (stack references) except `pulumi:pulumi:getResource`,
+//! which reads only resources in its subtree and those its caller handed it as references in its
+//! inputs or arguments; it registers no stack transforms; it imports or reads by ID nothing the
+//! stack manages outside the component. A violation fails the call naming the provider, the
+//! component and the URN, even if the provider swallowed the error its callback got. The same
+//! monitor serves wasm `construct`, gRPC `Construct` and Python/Node component providers, so one
+//! check covers all three.
+//!
+//! # `getResource` is the engine's, and scoped
+//!
+//! Pulumi's built-in provider answers `pulumi:pulumi:getResource` from the states this deployment
+//! produced; Cairn's monitor answers it from the plan (components and providers) and the journal
+//! (`live_state`, O(1)), only for URNs whose registration or read completed, keeping secrets and
+//! returning references whatever the SDK says it accepts (as Pulumi does). A provider acting for a
+//! component may read what is in its component and what its caller handed it as references (a
+//! nested component only what its provider may read itself), not what the states it reads refer to:
+//! a provider can write references into the outputs of resources it manages.
 
 use std::collections::HashSet;
 use std::fmt;

@@ -8,6 +8,22 @@
 //! A remote component's transforms are remembered under its URN before `construct` runs, so
 //! the component's provider, registering the component itself, runs them again (as Pulumi
 //! does) and everything it registers below the component runs them as its parent's.
+//!
+//! # Transforms live in the engine, callbacks in the bridge
+//!
+//! Pulumi's resource monitor runs a registration's transforms (its own, then its ancestors' nearest
+//! first, then the stack's) before anything else looks at it; Cairn does the same in
+//! `deploy/monitor/transforms.rs`, before admission, so what a transform answers passes every check
+//! a request passes. The engine sees a transform as a `ResourceTransform` (pure contract);
+//! `cairn-grpc` implements it over the program's `Callbacks` service. A remote component's
+//! transforms are kept under its URN, so they run again on the component its provider registers
+//! and, as a parent's, on everything below it — through any construct monitor, since they are the
+//! engine's. As in Pulumi, a registration that brought transforms shows them its inputs'
+//! dependencies as output values; the SDKs answer plain values, and Pulumi then loses the property
+//! dependencies: Cairn keeps those of the inputs the transform kept (plus any its answer carries),
+//! since a lost dependency could let a resource be deleted before what it feeds. Callback targets
+//! must be loopback addresses (Pulumi dials any): the SDKs serve on `127.0.0.1`, and a component's
+//! provider should not make the engine connect elsewhere.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};

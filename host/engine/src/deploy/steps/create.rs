@@ -9,8 +9,9 @@ use crate::value::PropertyMap;
 use super::super::admission::accept_result;
 use super::super::engine::Engine;
 use super::super::events::StepOp;
-use super::super::executor::{PartialRecord, with_timeout};
+use super::super::executor::{PartialRecord, engine_limit, with_timeout};
 use super::super::generator::diff::diff_properties;
+use super::super::hooks::{HookBinding, HookKind};
 use super::super::journal::{BaseIndex, Mutation};
 use super::super::monitor::MonitorError;
 use super::super::provider::{CreateRequest, Provider};
@@ -61,10 +62,20 @@ impl CreateStep {
             superseding: superseding.clone(),
         };
         let pending = state;
+        let hooks = HookBinding::of(&pending);
         let done = engine
             .run_step_to(info, counted, async {
+                engine
+                    .before_hooks(HookKind::BeforeCreate, &hooks, || {
+                        Engine::create_hook_args(&pending, false)
+                    })
+                    .await?;
                 let work = async {
-                    let created = with_timeout(timeout, provider.create(request)).await?;
+                    let created = with_timeout(
+                        engine_limit(provider.origin(), timeout),
+                        provider.create(request),
+                    )
+                    .await?;
                     let outputs =
                         accept_result(&*provider, &urn, &created.id, created.outputs, !preview)?;
                     let mut done = pending.clone();
@@ -87,6 +98,11 @@ impl CreateStep {
         if let Some((i, _)) = replaces {
             engine.plan().pending_deletes.push(i);
         }
+        engine
+            .after_hooks(HookKind::AfterCreate, op, &hooks, || {
+                Engine::create_hook_args(&done, true)
+            })
+            .await;
         engine.record(&done);
         Ok(done)
     }

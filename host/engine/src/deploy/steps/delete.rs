@@ -7,7 +7,8 @@ use crate::state::{OperationKind, ResourceState};
 
 use super::super::engine::{Engine, err};
 use super::super::events::StepOp;
-use super::super::executor::{PartialRecord, with_timeout};
+use super::super::executor::{PartialRecord, engine_limit, with_timeout};
+use super::super::hooks::{HookBinding, HookKind};
 use super::super::journal::{BaseIndex, Mutation};
 use super::super::monitor::MonitorError;
 use super::{delete_request, step_state};
@@ -25,7 +26,7 @@ impl DeleteStep {
             index,
             deleted_with,
         } = self;
-        let resource = engine.base().resources[index].clone();
+        let resource = engine.old_state(index).clone();
         if resource.pending_replacement || engine.plan().deleted_early.contains(&index) {
             // Deleted ahead of a replacement that never came (the program no longer declares
             // it): only its record is left to remove, which shows no step (Pulumi's
@@ -55,8 +56,14 @@ impl DeleteStep {
                 .map_err(|e| err(format!("cannot delete {}: {e}", resource.urn)))?
         };
         let counted = !replaced_copy;
+        let hooks = HookBinding::of(&resource);
         engine
             .run_step(info, counted, async {
+                engine
+                    .before_hooks(HookKind::BeforeDelete, &hooks, || {
+                        Engine::delete_hook_args(&resource)
+                    })
+                    .await?;
                 if preview {
                     return Ok(());
                 }
@@ -64,7 +71,11 @@ impl DeleteStep {
                     Some(provider) => {
                         let request = delete_request(&resource);
                         let work = async {
-                            with_timeout(request.timeout, provider.delete(request.clone())).await?;
+                            with_timeout(
+                                engine_limit(provider.origin(), request.timeout),
+                                provider.delete(request.clone()),
+                            )
+                            .await?;
                             Ok(((), vec![Mutation::RemoveBase(index)]))
                         };
                         engine
@@ -82,7 +93,13 @@ impl DeleteStep {
                         .map_err(|e| Engine::journal_err(e).into()),
                 }
             })
-            .await
+            .await?;
+        engine
+            .after_hooks(HookKind::AfterDelete, op, &hooks, || {
+                Engine::delete_hook_args(&resource)
+            })
+            .await;
+        Ok(())
     }
 }
 
@@ -131,9 +148,15 @@ impl DeleteBeforeReplaceStep<'_> {
         let mut marked = old.clone();
         marked.pending_replacement = true;
         let request = delete_request(old);
+        let hooks = HookBinding::of(old);
         // The logical replacement is counted once, by its Replace step.
         engine
             .run_step(info, false, async {
+                engine
+                    .before_hooks(HookKind::BeforeDelete, &hooks, || {
+                        Engine::delete_hook_args(old)
+                    })
+                    .await?;
                 if preview {
                     return Ok(());
                 }
@@ -143,7 +166,11 @@ impl DeleteBeforeReplaceStep<'_> {
                         .as_ref()
                         .filter(|_| !old.pending_replacement && !deleted_with)
                     {
-                        with_timeout(request.timeout, provider.delete(request.clone())).await?;
+                        with_timeout(
+                            engine_limit(provider.origin(), request.timeout),
+                            provider.delete(request.clone()),
+                        )
+                        .await?;
                     }
                     Ok(((), vec![Mutation::ReplaceBase(index, marked.clone())]))
                 };
@@ -153,6 +180,14 @@ impl DeleteBeforeReplaceStep<'_> {
             })
             .await?;
         engine.plan().deleted_early.insert(index);
+        engine
+            .after_hooks(
+                HookKind::AfterDelete,
+                StepOp::DeleteReplaced,
+                &hooks,
+                || Engine::delete_hook_args(old),
+            )
+            .await;
         Ok(())
     }
 }

@@ -38,7 +38,10 @@ pub(crate) struct ImportStep<'a> {
 }
 
 impl ImportStep<'_> {
-    pub async fn apply(self, engine: &Engine) -> Result<ResourceState, MonitorError> {
+    pub async fn apply(mut self, engine: &Engine) -> Result<ResourceState, MonitorError> {
+        // The begin record is written before the read tells whether the ID is a secret, so it
+        // never carries the ID (`adopted` records it when it may be).
+        self.state.import_id = None;
         let replacing = self.old.is_some();
         let op = replacement_op(replacing, StepOp::Import, StepOp::ImportReplacement);
         let urn = self.state.urn.clone();
@@ -257,7 +260,7 @@ impl ImportStep<'_> {
         done.inputs = checked;
         crate::value::restore_secrets(&mut done.inputs, &self.inputs);
         done.outputs = secure_outputs(read.outputs, &done.inputs, &done.additional_secret_outputs);
-        done.import_id = Some(self.import_id.clone());
+        done.import_id = recorded_import_id(&done, &self.import_id);
         let mut mutations = vec![Mutation::Append(done.clone())];
         if let Some((i, old)) = &self.old {
             let mut doomed = ResourceState::clone(old);
@@ -335,9 +338,69 @@ impl PendingCreateImport<'_> {
             &state.inputs,
             &state.additional_secret_outputs,
         );
-        state.import_id = Some(id.to_owned());
+        state.import_id = recorded_import_id(&state, id);
         info.new = Some(step_state(&state));
         engine.finish_instantly(info);
         engine.apply(vec![Mutation::Append(state)])
+    }
+}
+
+/// The import ID `state` records: `id`, unless it is a secret — the plaintext of a secret the
+/// resource holds (a `RandomPassword` imported by its value) — which is never stored in plain
+/// text: then none, and a later registration with the same `import` option recognises the
+/// resource by that secret ([`is_secret_of`]) instead.
+pub(crate) fn recorded_import_id(state: &ResourceState, id: &str) -> Option<String> {
+    (!is_secret_of(state, id)).then(|| id.to_owned())
+}
+
+/// Whether `id` is the plaintext of a secret in `state`'s inputs or outputs.
+pub(crate) fn is_secret_of(state: &ResourceState, id: &str) -> bool {
+    fn holds(value: &PropertyValue, id: &str, secret: bool) -> bool {
+        match value {
+            PropertyValue::String(s) => secret && s == id,
+            PropertyValue::Secret(inner) => holds(inner, id, true),
+            PropertyValue::Output(o) => o
+                .value
+                .as_deref()
+                .is_some_and(|v| holds(v, id, secret || o.secret)),
+            PropertyValue::Array(items) => items.iter().any(|v| holds(v, id, secret)),
+            PropertyValue::Object(map) => map.iter().any(|(_, v)| holds(v, id, secret)),
+            _ => false,
+        }
+    }
+    !id.is_empty()
+        && [&state.inputs, &state.outputs]
+            .iter()
+            .any(|map| map.iter().any(|(_, v)| holds(v, id, false)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::urn::TypeToken;
+
+    #[test]
+    fn a_secret_import_id_is_not_recorded() {
+        let urn =
+            Urn::parse("urn:pulumi:s::p::random:index/randomPassword:RandomPassword::pw").unwrap();
+        let mut state = ResourceState::new(
+            urn,
+            TypeToken::parse("random:index/randomPassword:RandomPassword").unwrap(),
+            true,
+        );
+        state.outputs.insert(
+            "result".into(),
+            PropertyValue::Secret(Box::new(PropertyValue::String("hunter2!".into()))),
+        );
+        state
+            .outputs
+            .insert("length".into(), PropertyValue::String("8".into()));
+        assert_eq!(recorded_import_id(&state, "hunter2!"), None);
+        // A plain value equal to the ID is no secret; neither is an ID the state lacks.
+        assert_eq!(recorded_import_id(&state, "8").as_deref(), Some("8"));
+        assert_eq!(
+            recorded_import_id(&state, "other").as_deref(),
+            Some("other")
+        );
     }
 }

@@ -30,6 +30,20 @@
 //! [`Engine::run_step`]: super::engine::Engine::run_step
 //! [`Engine::journaled`]: super::engine::Engine::journaled
 //! [`Engine::finish_instantly`]: super::engine::Engine::finish_instantly
+//!
+//! # A resource that exists is tracked
+//!
+//! When a create or update succeeded but its result cannot be recorded (outputs that cannot be
+//! stored, a partial state), the resource is recorded with its ID, the outputs that can be stored
+//! and an `initErrors` entry, in place of what it supersedes (never as a second copy), and the step
+//! fails; the next update re-runs it. Only an ID that cannot be stored leaves the operation pending
+//! (reported on every command), and a state whose secrets cannot be encrypted is recorded without
+//! its outputs.
+//!
+//! # Identical `same` steps record nothing
+//!
+//! Their state stays in place in the base; only changed states are appended. A no-change update
+//! writes just the final checkpoint.
 
 pub(crate) mod create;
 pub(crate) mod delete;

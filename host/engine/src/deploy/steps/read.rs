@@ -1,5 +1,7 @@
 //! The `read` and `read-replacement` steps: the provider reads an external resource by ID and
-//! its state is recorded as external (never deleted by the stack).
+//! its state is recorded as external (never deleted by the stack). Reading a resource the stack
+//! manages by its own ID relinquishes it: the stack stops managing it but does not delete it,
+//! protected or not (Pulumi's `read_relinquish`).
 
 use std::sync::Arc;
 
@@ -12,7 +14,7 @@ use super::super::events::StepOp;
 use super::super::journal::{BaseIndex, Mutation};
 use super::super::monitor::MonitorError;
 use super::super::provider::{Provider, ReadRequest};
-use super::{secure_outputs, step_state};
+use super::{now, secure_outputs, step_state};
 
 /// Reads the resource `state` names (its ID set) through `provider`, with the `properties`
 /// the program gave; `old` is the claimed state at that URN, if any.
@@ -33,15 +35,22 @@ impl ReadStep<'_> {
         } = self;
         let urn = pending.urn.clone();
         let id = pending.id.clone().unwrap_or_default();
-        // Reading over a resource the stack managed replaces it.
-        let op = match &old {
-            Some((_, o)) if !o.external => StepOp::ReadReplacement,
-            _ => StepOp::Read,
+        // Reading over a resource the stack managed replaces it, unless the read names that
+        // very resource: then the stack lets go of it and nothing is deleted.
+        let replacing = old
+            .as_ref()
+            .is_some_and(|(_, o)| !o.external && o.id.as_deref() != Some(id.as_str()));
+        let op = if replacing {
+            StepOp::ReadReplacement
+        } else {
+            StepOp::Read
         };
         let mut info = engine.step_info(op, &pending);
         info.old = old.as_ref().map(|(_, o)| step_state(o));
+        // Pulumi's summary never counts a read, not even as unchanged; a read that replaces a
+        // managed resource counts as one `replace`.
         let done = engine
-            .run_step_to(info, true, async {
+            .run_step_to(info, false, async {
                 let read = engine
                     .provider_operation(provider.read(ReadRequest {
                         urn: urn.clone(),
@@ -64,12 +73,23 @@ impl ReadStep<'_> {
                 };
                 done.outputs =
                     secure_outputs(read.outputs, &done.inputs, &done.additional_secret_outputs);
+                // The resource keeps its history: `modified` moves only when the read changed it.
+                if let Some((_, o)) = &old {
+                    done.created = o.created.clone();
+                    done.modified = o.modified.clone();
+                    if done.inputs != o.inputs || done.outputs != o.outputs {
+                        done.modified = Some(now());
+                    }
+                }
                 Ok(done)
             })
             .await?;
+        if replacing {
+            engine.count(StepOp::Replace, &urn);
+        }
         let mut mutations = vec![Mutation::Append(done.clone())];
         match old {
-            Some((i, o)) if !o.external => {
+            Some((i, o)) if replacing => {
                 let mut doomed = o.clone();
                 doomed.delete = true;
                 mutations.push(Mutation::ReplaceBase(i, doomed));

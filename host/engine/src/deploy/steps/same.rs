@@ -30,7 +30,7 @@ impl SameStep<'_> {
         state.init_errors = vec![];
         // Fields this engine does not manage carry over untouched.
         state.source_position = old.source_position.clone();
-        state.extra = old.extra.clone();
+        super::super::hooks::carry_unknown_fields(&mut state, old);
         // No states in the event: nothing changed, and copying them costs at scale.
         let info = engine.step_info(StepOp::Same, &state);
         engine.finish_instantly(info);

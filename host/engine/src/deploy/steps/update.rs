@@ -9,7 +9,8 @@ use crate::state::{OperationKind, ResourceState};
 use super::super::admission::accept_result;
 use super::super::engine::Engine;
 use super::super::events::{PropertyChange, StepOp};
-use super::super::executor::{PartialRecord, with_timeout};
+use super::super::executor::{PartialRecord, engine_limit, with_timeout};
+use super::super::hooks::{HookBinding, HookKind};
 use super::super::journal::{BaseIndex, Mutation};
 use super::super::monitor::MonitorError;
 use super::super::provider::{Provider, UpdateRequest};
@@ -61,10 +62,20 @@ impl UpdateStep {
             state: Some(&next),
             superseding: vec![Mutation::RemoveBase(index)],
         };
+        let hooks = HookBinding::of(&next);
         let done = engine
             .run_step_to(info, true, async {
+                engine
+                    .before_hooks(HookKind::BeforeUpdate, &hooks, || {
+                        Engine::update_hook_args(&next, &old, false)
+                    })
+                    .await?;
                 let work = async {
-                    let updated = with_timeout(timeout, provider.update(request)).await?;
+                    let updated = with_timeout(
+                        engine_limit(provider.origin(), timeout),
+                        provider.update(request),
+                    )
+                    .await?;
                     let outputs = accept_result(&*provider, &urn, &id, updated.outputs, false)?;
                     let mut done = next.clone();
                     done.outputs =
@@ -78,6 +89,11 @@ impl UpdateStep {
                     .await
             })
             .await?;
+        engine
+            .after_hooks(HookKind::AfterUpdate, StepOp::Update, &hooks, || {
+                Engine::update_hook_args(&done, &old, true)
+            })
+            .await;
         engine.record(&done);
         Ok(done)
     }
@@ -90,7 +106,7 @@ fn updated_state(state: ResourceState, old: &ResourceState) -> ResourceState {
     next.id = old.id.clone();
     next.created = old.created.clone();
     next.source_position = old.source_position.clone();
-    next.extra = old.extra.clone();
+    super::super::hooks::carry_unknown_fields(&mut next, old);
     next.modified = Some(now());
     next
 }
