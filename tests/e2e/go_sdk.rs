@@ -207,7 +207,8 @@ fn the_go_examples_deploy_with_up_alone() {
             "Building the program",
             "random:index/randomString:RandomString",
             "5 created",
-            "dsn: [secret]",
+            // Output keys are padded to the longest (`groupUrn`), as Pulumi aligns them.
+            "dsn     : [secret]",
         ],
     );
     let first = outputs(&sandbox, true);

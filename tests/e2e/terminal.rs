@@ -170,7 +170,12 @@ fn text_from_programs_and_providers_is_shown_escaped_in_every_mode() {
             "  probe:index:Thing (loud):\n",
             &format!("    probe@0.3.0: {FIRST}\n      Resources:\n          + 99 created\n"),
             &format!("    warning: probe@0.3.0: {FIRST}\n"),
-            &format!("Outputs:\n    note: {QUOTED}\n    {FIELD}: {QUOTED}\n"),
+            // Sorted and aligned, as Pulumi prints outputs (the escape sorts first).
+            &format!(
+                "Outputs:\n    {FIELD}: {QUOTED}\n    {:<width$}: {QUOTED}\n",
+                "note",
+                width = FIELD.len()
+            ),
         ],
     );
     assert_eq!(faked(&up), Vec::<&str>::new(), "{up}");

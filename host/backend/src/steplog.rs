@@ -3,7 +3,7 @@
 //! masked before anything is recorded: history is stored, and a secret is never stored in plain
 //! text.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
@@ -65,6 +65,8 @@ struct LogState {
     running: HashMap<(String, String), u64>,
     steps: Vec<StepRecord>,
     omitted: u64,
+    /// The counts of the deployment's summary, once it has one.
+    resource_changes: Option<BTreeMap<String, u64>>,
 }
 
 impl Default for StepLog {
@@ -90,6 +92,14 @@ impl StepLog {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let steps = std::mem::take(&mut state.steps);
         (steps, state.omitted)
+    }
+
+    /// The update's `resourceChanges`, as Pulumi records them: steps per kind (the logical
+    /// ones: a replacement is one `replace`) and `same` for those left unchanged, from the
+    /// deployment's summary, which a failed deployment has too; `None` before the summary.
+    pub fn resource_changes(&self) -> Option<BTreeMap<String, u64>> {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.resource_changes.clone()
     }
 
     fn finished(&self, step: &StepInfo, error: Option<String>) {
@@ -134,7 +144,7 @@ impl StepLog {
 }
 
 impl StepLog {
-    /// Notes one engine event (only steps starting, finishing and failing matter).
+    /// Notes one engine event (steps starting, finishing and failing, and the summary).
     pub fn observe(&self, event: &EngineEvent) {
         match event {
             EngineEvent::StepStarted(step) => {
@@ -148,6 +158,22 @@ impl StepLog {
             }
             EngineEvent::StepFinished { step, .. } => self.finished(step, None),
             EngineEvent::StepFailed { step, error, .. } => self.finished(step, Some(cut(error))),
+            EngineEvent::Summary {
+                changes, unchanged, ..
+            } => {
+                let mut counts: BTreeMap<String, u64> = changes
+                    .iter()
+                    .filter(|(_, n)| **n > 0)
+                    .map(|(op, n)| (op.label().to_owned(), *n as u64))
+                    .collect();
+                if *unchanged > 0 {
+                    counts.insert("same".into(), *unchanged as u64);
+                }
+                self.state
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .resource_changes = Some(counts);
+            }
             _ => {}
         }
     }

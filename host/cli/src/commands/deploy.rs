@@ -1074,7 +1074,9 @@ impl UpdateHistory {
                 }
                 ("succeeded", changes)
             }
-            Err(_) => ("failed", Default::default()),
+            // What a failed deployment did is recorded too, as Pulumi records it (a failed
+            // first update created the stack: `+1`).
+            Err(_) => ("failed", self.steps.resource_changes().unwrap_or_default()),
         };
         let (steps, steps_omitted) = self.steps.take();
         let record = cairn_backend::UpdateRecord {

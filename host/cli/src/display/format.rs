@@ -1168,6 +1168,34 @@ mod tests {
     }
 
     #[test]
+    fn outputs_show_how_they_changed_as_pulumi_shows_them() {
+        let old = props! {"xyz" => "ABC", "foo" => 42i64, "gone" => "bye", "empty" => ""};
+        let new = props! {"xyz" => "DEF", "foo" => 42i64, "added" => "hi", "empty" => ""};
+        // An update: every output, sorted, keys aligned to the longest, empty values left out.
+        assert_eq!(
+            format_outputs(Some(&old), &new, true, false, false).unwrap(),
+            "Outputs:\n  + added: \"hi\"\n    foo  : 42\n  - gone : \"bye\"\n  ~ xyz  : \"ABC\" => \"DEF\"\n"
+        );
+        // A preview: only the changes; none, no section.
+        assert_eq!(
+            format_outputs(Some(&old), &new, false, false, false).unwrap(),
+            "Outputs:\n  + added: \"hi\"\n  - gone : \"bye\"\n  ~ xyz  : \"ABC\" => \"DEF\"\n"
+        );
+        assert_eq!(format_outputs(Some(&new), &new, false, false, false), None);
+        // A value not known yet is no change.
+        let unknown = props! {"xyz" => PropertyValue::Computed, "foo" => 42i64, "added" => "hi", "empty" => ""};
+        assert_eq!(
+            format_outputs(Some(&new), &unknown, false, false, false),
+            None
+        );
+        // Without old outputs (the first update), all of them, unmarked.
+        assert_eq!(
+            format_outputs(None, &old, false, false, false).unwrap(),
+            "Outputs:\n    foo  : 42\n    gone : \"bye\"\n    xyz  : \"ABC\"\n"
+        );
+    }
+
+    #[test]
     fn durations_read_naturally() {
         let cases = [
             (ms(0), "0.0s"),

@@ -189,6 +189,16 @@ impl Human {
                 succeeded,
                 interrupted,
             } => {
+                // Pulumi reports a deployment that failed or was cancelled as an error of the
+                // stack (`update failed`), so the stack counts as errored even when only its
+                // resources failed.
+                let stack_errored = self
+                    .root
+                    .as_ref()
+                    .and_then(|urn| self.rows.get(urn))
+                    .is_some_and(|row| row.errors > 0);
+                let resources_errored =
+                    self.rows.errored() + usize::from(!succeeded && !stack_errored);
                 let summary = SummaryInfo {
                     operation,
                     preview,
@@ -198,7 +208,7 @@ impl Human {
                     succeeded,
                     interrupted,
                     failed_steps: self.failed_steps,
-                    resources_errored: self.rows.errored(),
+                    resources_errored,
                     warnings: self.warnings,
                     colors: self.options.colors,
                 };
@@ -404,8 +414,8 @@ Diagnostics:
     warning: versioning is disabled
 
 Outputs:
-    petName: "brave-ant"
     dbPassword: [secret]
+    petName   : "brave-ant"
 
 Resources:
     + 1 created
@@ -510,7 +520,7 @@ Duration: 1.2s
         });
         display.emit(summary_event(false, &[], 0, false));
         drop(display);
-        let expected = " ~  random:index:RandomPet pet updating (Ts) [diff: ~length]\n ~  random:index:RandomPet pet **updating failed** [diff: ~length]; error: quota exceeded\n\nDiagnostics:\n  random:index:RandomPet (pet):\n    error: quota exceeded\n      retry later\n\nResources:\n    no changes\n    1 errored\n\nDuration: 1.2s\n\nThe update failed: 1 step failed.\n\n";
+        let expected = " ~  random:index:RandomPet pet updating (Ts) [diff: ~length]\n ~  random:index:RandomPet pet **updating failed** [diff: ~length]; error: quota exceeded\n\nDiagnostics:\n  random:index:RandomPet (pet):\n    error: quota exceeded\n      retry later\n\nResources:\n    no changes\n    2 errored\n\nDuration: 1.2s\n\nThe update failed: 1 step failed.\n\n";
         assert_eq!(timeless(&buf.text()), expected);
         assert_eq!(buf.text().matches("retry later").count(), 1);
     }

@@ -264,9 +264,7 @@ impl Engine {
         if let Some(state) = plan.states.get(urn) {
             return Some(state.clone());
         }
-        plan.live
-            .get(urn)
-            .map(|&i| self.base().resources[i].clone())
+        plan.live.get(urn).map(|&i| self.old_state(i).clone())
     }
 }
 

@@ -43,7 +43,7 @@ pub fn protected_and_their_dependencies(resources: &[ResourceState]) -> Vec<Urn>
 /// Everything the `roots` depend on, transitively, by URN, among `resources` (every copy of a
 /// URN counts): what must stay while they do (Pulumi's `TransitiveDependenciesOf`).
 pub fn transitive_dependencies<'r>(
-    resources: &'r [ResourceState],
+    resources: impl IntoIterator<Item = &'r ResourceState>,
     roots: impl IntoIterator<Item = &'r ResourceState>,
 ) -> HashSet<&'r Urn> {
     let mut by_urn: HashMap<&Urn, Vec<&ResourceState>> = HashMap::new();

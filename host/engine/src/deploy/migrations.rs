@@ -12,10 +12,14 @@
 //! the prior subtree changes nothing. Otherwise the migrated states take the place of the prior
 //! ones, for the diffs that follow and in the recorded state (at once, outside a preview).
 //!
-//! Cairn applies migrations that keep every resource under its URN (translating recorded
-//! properties and fields); a result that renames, merges or adds resources (`successors`, or
-//! URNs of its own) is refused, naming the resources. Refresh and destroy (also with
-//! `--run-program`) do not run migrations, as in Pulumi.
+//! A result may rename, merge and add resources: every resource it no longer holds names a
+//! successor it does ([`successors`]). Every reference to a succeeded URN — in the result and
+//! in the rest of the state — then names the successor, and the registrations that follow find
+//! their old states under the new URNs. Each returned state takes the place of a prior one in
+//! the base: its own, the last one it succeeds (for a custom resource, the last custom one,
+//! whose physical identity it keeps), or, for one the migration adds, a component merged away;
+//! the entries merged away leave the state. Refresh and destroy (also with `--run-program`) do
+//! not run migrations, as in Pulumi.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
@@ -31,9 +35,14 @@ use crate::state::{
 use crate::urn::Urn;
 
 use super::engine::{Engine, err};
+use super::graph;
 use super::journal::{BaseIndex, Mutation};
 use super::monitor::MonitorError;
 use super::program::Alias;
+
+mod successors;
+
+use successors::Rewrite;
 
 /// A migration's answer: the JSON array that replaces the subtree, and the successor of every
 /// resource it no longer holds (old URN → new URN).
@@ -85,6 +94,14 @@ impl Engine {
             .map_or(&self.base().resources[index], |state| state)
     }
 
+    /// The old states of the base, as migrated in this deployment: what the deletions of an
+    /// update read.
+    pub(crate) fn old_states(&self) -> Vec<&ResourceState> {
+        (0..self.base().resources.len())
+            .map(|i| self.old_state(i))
+            .collect()
+    }
+
     /// Runs `migrations` on the prior subtree of the registration `urn` (see the module docs),
     /// before its old state is claimed.
     pub(crate) async fn apply_state_migrations(
@@ -106,61 +123,87 @@ impl Engine {
         };
         let members = self.prior_subtree(root)?;
         let failed = |problem: String| err(format!("state migration for {urn}: {problem}"));
-        let mut current = Vec::with_capacity(members.len());
+        let mut original = Vec::with_capacity(members.len());
         for &i in &members {
             let encoded = encode_resource(self.old_state(i), SecretsMode::Plaintext)
                 .map_err(|e| failed(e.to_string()))?;
-            current.push(serde_json::to_value(encoded).map_err(|e| failed(e.to_string()))?);
+            original.push(serde_json::to_value(encoded).map_err(|e| failed(e.to_string()))?);
         }
-        let original = current.clone();
-        for (n, migration) in migrations.iter().enumerate() {
-            let which = format!(
-                "state migration {} of {} for {urn}",
-                n + 1,
-                migrations.len()
-            );
-            let bytes = serde_json::to_vec(&current).map_err(|e| failed(e.to_string()))?;
-            let answer = migration
-                .0
-                .migrate(urn, bytes)
-                .await
-                .map_err(|e| err(format!("{which}: {e}")))?;
-            let Some(answer) = answer else { continue };
-            if answer.new_state.is_empty() {
-                if !answer.successors.is_empty() {
-                    return Err(err(format!(
-                        "{which}: returned successors without returning a new state"
-                    )));
-                }
-                continue;
-            }
-            let next: Vec<Value> = serde_json::from_slice(&answer.new_state)
-                .map_err(|e| err(format!("{which}: unmarshaling returned state: {e}")))?;
-            validate(&current, &next, &answer.successors)
-                .map_err(|e| err(format!("{which}: {e}")))?;
-            current = next;
-        }
-        if current == original {
+        let (result, successors) = run_chain(urn, migrations, &original).await?;
+        if result == original {
             return Ok(());
         }
-        // The URNs are those of the prior subtree (checked): each member takes the state
-        // returned under its URN, wherever the migration put it.
-        let by_urn: HashMap<&str, &Value> = current
-            .iter()
-            .filter_map(|r| Some((r.get("urn")?.as_str()?, r)))
-            .collect();
-        let states = members
-            .iter()
-            .map(|&i| {
-                let urn = self.base().resources[i].urn.as_str();
-                let value = by_urn
-                    .get(urn)
-                    .ok_or_else(|| format!("the result lacks {urn}"))?;
-                self.migrated_state(i, value)
-            })
-            .collect::<Result<Vec<_>, String>>()
+        let prepared = self
+            .prepare_migration(urn, root, &members, &original, &result, &successors)
             .map_err(failed)?;
-        self.commit_migration(urn, &members, states)
+        self.commit_migration(urn, &members, prepared)
+    }
+
+    /// Checks the final `result` of the migrations of `urn` against the prior subtree
+    /// (`members`, encoded as `original`) and the rest of the state, and prepares what replaces
+    /// it: each returned state in its place in the base, the base entries that only refer to a
+    /// resource given a successor (rewritten), and the entries merged away.
+    fn prepare_migration(
+        &self,
+        urn: &Urn,
+        root: BaseIndex,
+        members: &[BaseIndex],
+        original: &[Value],
+        result: &[Value],
+        all_successors: &IndexMap<String, String>,
+    ) -> Result<Prepared, String> {
+        let composed = successors::compose(original, result, all_successors)?;
+        let options = &self.options;
+        if !composed.original_to_final.is_empty()
+            && (options.targets.is_constrained()
+                || options.excludes.is_constrained()
+                || options.replaces.is_constrained())
+        {
+            return Err("cannot rename or merge resources during a targeted or excluded update; run a full update without --target, --exclude or --replace".into());
+        }
+        successors::check_managed_identity(original, result, &composed.original_to_final)?;
+        let mut states = Vec::with_capacity(result.len());
+        for value in result {
+            let raw: ResourceV3 = serde_json::from_value(value.clone()).map_err(|e| {
+                format!(
+                    "returned state {} is not a checkpoint resource: {e}",
+                    value.get("urn").unwrap_or(&Value::Null)
+                )
+            })?;
+            states.push(decode_resource(&raw, None).map_err(|e| format!("{}: {e}", raw.urn))?);
+        }
+        // The result's own references may name a resource an earlier migration of the chain
+        // succeeded; the rest of the state only names the original ones.
+        let within = Rewrite::new(&composed.all_to_final, &states)?;
+        for state in &mut states {
+            within.state(state);
+        }
+        let slots = self.place_results(members, &states, &composed.original_to_final)?;
+        for (state, &slot) in states.iter().zip(&slots) {
+            if self.old_state(slot).urn == state.urn {
+                self.check_kept(slot, state)?;
+            }
+        }
+        self.check_result(urn, root, members, &states)?;
+        let outside = self.rewrite_outside(members, &composed.original_to_final, &states)?;
+        // A state in a place of its own keeps the order the base had.
+        if states
+            .iter()
+            .zip(&slots)
+            .any(|(state, &slot)| self.old_state(slot).urn != state.urn)
+        {
+            self.check_order(&states, &slots, &outside)?;
+        }
+        let freed = members
+            .iter()
+            .copied()
+            .filter(|i| !slots.contains(i))
+            .collect();
+        Ok(Prepared {
+            results: slots.into_iter().zip(states).collect(),
+            outside,
+            freed,
+        })
     }
 
     /// The live base entry of the first of `candidates` that has one (not claimed yet).
@@ -200,17 +243,10 @@ impl Engine {
         Ok(members)
     }
 
-    /// The migrated state of base entry `index`, checked against what the engine must keep:
-    /// its identity, provider and lifecycle flags.
-    fn migrated_state(&self, index: BaseIndex, value: &Value) -> Result<ResourceState, String> {
+    /// Checks a state returned under the URN of base entry `index` against what the engine
+    /// must keep of it: its identity, provider and lifecycle flags.
+    fn check_kept(&self, index: BaseIndex, new: &ResourceState) -> Result<(), String> {
         let old = self.old_state(index);
-        let raw: ResourceV3 = serde_json::from_value(value.clone()).map_err(|e| {
-            format!(
-                "returned state of {} is not a checkpoint resource: {e}",
-                old.urn
-            )
-        })?;
-        let new = decode_resource(&raw, None).map_err(|e| format!("{}: {e}", old.urn))?;
         let same = |what: &str, kept: bool| {
             if kept {
                 Ok(())
@@ -225,53 +261,346 @@ impl Engine {
         same("custom flag", new.custom == old.custom)?;
         same("ID", !old.custom || new.id == old.id)?;
         same("provider", new.provider == old.provider)?;
-        same("parent", new.parent == old.parent)?;
         same("external flag", new.external == old.external)?;
         same(
             "pending replacement",
             new.pending_replacement == old.pending_replacement,
         )?;
         same("taint", new.taint == old.taint)?;
-        same("deletion mark", new.delete == old.delete)?;
-        Ok(new)
+        same("deletion mark", new.delete == old.delete)
     }
 
-    /// The migrated states take the place of the prior ones: read from now on, and recorded
-    /// (outside a preview).
+    /// The base entry each of `states` takes: its own, if it kept its URN; else that of a
+    /// resource it succeeds (the last in state order; for a custom resource, the last custom
+    /// one, whose physical identity it keeps); else (a resource the migration adds) one left
+    /// by a component the migration gave a successor.
+    fn place_results(
+        &self,
+        members: &[BaseIndex],
+        states: &[ResourceState],
+        successors: &HashMap<String, String>,
+    ) -> Result<Vec<BaseIndex>, String> {
+        let mut slots: Vec<Option<BaseIndex>> = vec![None; states.len()];
+        for (slot, state) in slots.iter_mut().zip(states) {
+            let own = members
+                .iter()
+                .copied()
+                .find(|&i| self.old_state(i).urn == state.urn);
+            let takes_place_of = |i: BaseIndex| {
+                let old = self.old_state(i);
+                successors.get(old.urn.as_str()).map(String::as_str) == Some(state.urn.as_str())
+                    && (!state.custom || old.custom)
+            };
+            *slot = own.or_else(|| members.iter().copied().rfind(|&i| takes_place_of(i)));
+        }
+        let mut free = members
+            .iter()
+            .copied()
+            .filter(|i| !slots.contains(&Some(*i)) && !self.old_state(*i).custom)
+            .collect::<Vec<_>>()
+            .into_iter();
+        slots
+            .into_iter()
+            .zip(states)
+            .map(|(slot, state)| {
+                slot.or_else(|| free.next()).ok_or_else(|| {
+                    format!(
+                        "adds resource {}, which Cairn cannot record: a resource a migration adds takes the place of a component resource the migration gives a successor, and none is left",
+                        state.urn
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// Pulumi's rules for the shape of the result: it holds the registered resource (under
+    /// its URN or its prior one) with its prior parent, everything else is parented within it,
+    /// URNs are new to the deployment unless they were the subtree's, states are live and
+    /// complete, and every reference resolves.
+    fn check_result(
+        &self,
+        urn: &Urn,
+        root: BaseIndex,
+        members: &[BaseIndex],
+        states: &[ResourceState],
+    ) -> Result<(), String> {
+        let prior_root = self.old_state(root);
+        let by_urn: HashMap<&Urn, &ResourceState> = states.iter().map(|s| (&s.urn, s)).collect();
+        let roots: HashSet<&Urn> = [urn, &prior_root.urn]
+            .into_iter()
+            .filter(|u| by_urn.contains_key(u))
+            .collect();
+        let root_urn = match roots.into_iter().collect::<Vec<_>>()[..] {
+            [one] => one,
+            [] => {
+                return Err(format!(
+                    "the result must include the state of {urn} (the resource being registered), under its URN or its prior URN {}",
+                    prior_root.urn
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "the result includes both {urn} and its prior URN {}; it must include exactly one",
+                    prior_root.urn
+                ));
+            }
+        };
+        let prior: HashSet<&Urn> = members.iter().map(|&i| &self.old_state(i).urn).collect();
+        let plan = self.plan();
+        let resolvable =
+            |u: &Urn| by_urn.contains_key(u) || (!prior.contains(u) && plan.live.contains_key(u));
+        for state in states {
+            let name = &state.urn;
+            if name.stack() != urn.stack() || name.project() != urn.project() {
+                return Err(format!(
+                    "returned resource {name} belongs to another stack or project"
+                ));
+            }
+            if !prior.contains(name) && name != urn {
+                if plan.registered.contains_key(name) {
+                    return Err(format!(
+                        "returned resource {name} was already registered earlier in this deployment"
+                    ));
+                }
+                if plan.live.contains_key(name) {
+                    return Err(format!(
+                        "returned resource {name} is already in the state, outside the migrated resources"
+                    ));
+                }
+            }
+            if state.delete {
+                return Err(format!(
+                    "returned resource {name} is marked for pending deletion; migrations may not return pending-delete resources"
+                ));
+            }
+            if state.custom && state.id.is_none() {
+                return Err(format!("returned custom resource {name} has no ID"));
+            }
+            let expected = match state.parent.as_ref() {
+                Some(p) if p.qualified_type() != crate::urn::ROOT_STACK_TYPE => {
+                    format!("{}${}", p.qualified_type(), state.resource_type.as_str())
+                }
+                _ => state.resource_type.as_str().to_owned(),
+            };
+            if name.qualified_type() != expected {
+                return Err(format!(
+                    "resource {name} has parent {} but qualified type {}; expected {expected}",
+                    state.parent.as_ref().map_or("(none)", Urn::as_str),
+                    name.qualified_type()
+                ));
+            }
+            if name == root_urn {
+                if state.parent != prior_root.parent {
+                    return Err(format!(
+                        "the parent of {name} may not be changed by a migration"
+                    ));
+                }
+            } else {
+                let mut parent = state.parent.as_ref();
+                for _ in 0..=states.len() {
+                    match parent {
+                        Some(p) if p == root_urn => break,
+                        Some(p) if by_urn.contains_key(p) => parent = by_urn[p].parent.as_ref(),
+                        _ => {
+                            return Err(format!(
+                                "resource {name} is not parented within the migration result (to {root_urn})"
+                            ));
+                        }
+                    }
+                }
+                if parent != Some(root_urn) {
+                    return Err(format!("resource {name} has a cyclic parent chain"));
+                }
+            }
+            if let Some(unknown) = graph::dependencies_of(state)
+                .filter(|d| Some(*d) != state.parent.as_ref())
+                .find(|d| !resolvable(d))
+            {
+                return Err(format!(
+                    "resource {name} refers to unknown resource {unknown}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The base entries outside the subtree (not yet claimed by a registration) that refer to
+    /// a resource given a successor, rewritten to refer to the successor.
+    fn rewrite_outside(
+        &self,
+        members: &[BaseIndex],
+        successors: &HashMap<String, String>,
+        states: &[ResourceState],
+    ) -> Result<Vec<(BaseIndex, ResourceState)>, String> {
+        if successors.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rewrite = Rewrite::new(successors, states)?;
+        let plan = self.plan();
+        let mut rewritten = Vec::new();
+        for i in 0..self.base().resources.len() {
+            if members.contains(&i) || plan.claimed.contains(&i) {
+                continue;
+            }
+            let old = self.old_state(i);
+            if !rewrite.refers(old) {
+                continue;
+            }
+            if old.is_provider() {
+                return Err(format!(
+                    "would rewrite references in provider state {}; provider states must remain unchanged",
+                    old.urn
+                ));
+            }
+            let mut state = old.clone();
+            rewrite.state(&mut state);
+            rewritten.push((i, state));
+        }
+        Ok(rewritten)
+    }
+
+    /// Refuses a result the state could not record in order: every state after what it
+    /// refers to (the state stays in the order Pulumi requires).
+    fn check_order(
+        &self,
+        states: &[ResourceState],
+        slots: &[BaseIndex],
+        outside: &[(BaseIndex, ResourceState)],
+    ) -> Result<(), String> {
+        let placed: HashMap<&Urn, BaseIndex> = states
+            .iter()
+            .map(|s| &s.urn)
+            .zip(slots.iter().copied())
+            .collect();
+        let plan = self.plan();
+        let changed = states
+            .iter()
+            .zip(slots.iter().copied())
+            .chain(outside.iter().map(|(i, s)| (s, *i)));
+        for (state, slot) in changed {
+            for target in graph::dependencies_of(state) {
+                let at = placed
+                    .get(target)
+                    .or_else(|| plan.live.get(target))
+                    .copied();
+                if at.is_some_and(|at| at >= slot) {
+                    return Err(format!(
+                        "{} would be recorded before {target}, which it refers to: Cairn records a resource a migration renames or merges in the place of the last resource it succeeds; reorder the result or its references",
+                        state.urn
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The migrated states take the place of the prior ones: recorded first (outside a
+    /// preview; one journal record), then read from now on.
     fn commit_migration(
         &self,
         urn: &Urn,
         members: &[BaseIndex],
-        states: Vec<ResourceState>,
+        prepared: Prepared,
     ) -> Result<(), MonitorError> {
         let slots = self.migrated.0.get_or_init(|| {
             (0..self.base().resources.len())
                 .map(|_| OnceLock::new())
                 .collect()
         });
-        let mut mutations = Vec::new();
-        for (&i, state) in members.iter().zip(states) {
-            if slots[i].set(Box::new(state.clone())).is_err() {
-                return Err(err(format!(
-                    "state migration for {urn}: {} was already migrated in this deployment",
-                    self.base().resources[i].urn
-                )));
-            }
-            mutations.push(Mutation::ReplaceBase(i, state));
+        let mut plan = self.plan();
+        if let Some(&i) = members.iter().find(|i| plan.claimed.contains(i)) {
+            return Err(err(format!(
+                "state migration for {urn}: the prior state of {} was registered while the migration ran",
+                self.old_state(i).urn
+            )));
         }
+        let changed = prepared.results.iter().chain(&prepared.outside);
+        if let Some((i, _)) = changed.clone().find(|(i, _)| slots[*i].get().is_some()) {
+            return Err(err(format!(
+                "state migration for {urn}: {} was already migrated in this deployment",
+                self.old_state(*i).urn
+            )));
+        }
+        let mut mutations: Vec<Mutation> = changed
+            .map(|(i, state)| Mutation::ReplaceBase(*i, state.clone()))
+            .collect();
+        mutations.extend(prepared.freed.iter().map(|&i| Mutation::RemoveBase(i)));
         if !self.preview() {
             self.apply(mutations)?;
         }
-        tracing::info!(%urn, resources = members.len(), "state migration applied");
+        for &i in members {
+            plan.live.remove(&self.old_state(i).urn);
+        }
+        for &i in &prepared.freed {
+            plan.claimed.insert(i);
+        }
+        // Checked above, under the plan's lock: no slot is set yet.
+        for (i, state) in prepared.results {
+            plan.live.insert(state.urn.clone(), i);
+            let _ = slots[i].set(Box::new(state));
+        }
+        for (i, state) in prepared.outside {
+            let _ = slots[i].set(Box::new(state));
+        }
+        tracing::info!(%urn, resources = members.len(), freed = prepared.freed.len(), "state migration applied");
         Ok(())
     }
+}
+
+/// What a migration's result replaces, prepared before anything changes.
+struct Prepared {
+    /// The returned states, each with the base entry whose place it takes.
+    results: Vec<(BaseIndex, ResourceState)>,
+    /// Base entries outside the subtree whose references were rewritten.
+    outside: Vec<(BaseIndex, ResourceState)>,
+    /// Base entries of the subtree no returned state takes the place of (merged away).
+    freed: Vec<BaseIndex>,
+}
+
+/// Runs `migrations` in order on the prior subtree `original` of `urn`, each checked
+/// ([`validate`]): the final subtree and every successor mapping returned along the way.
+async fn run_chain(
+    urn: &Urn,
+    migrations: &[Migration],
+    original: &[Value],
+) -> Result<(Vec<Value>, IndexMap<String, String>), MonitorError> {
+    let mut current = original.to_vec();
+    let mut all_successors = IndexMap::new();
+    for (n, migration) in migrations.iter().enumerate() {
+        let which = format!(
+            "state migration {} of {} for {urn}",
+            n + 1,
+            migrations.len()
+        );
+        let bytes = serde_json::to_vec(&current).map_err(|e| err(format!("{which}: {e}")))?;
+        let answer = migration
+            .0
+            .migrate(urn, bytes)
+            .await
+            .map_err(|e| err(format!("{which}: {e}")))?;
+        let Some(answer) = answer else { continue };
+        if answer.new_state.is_empty() {
+            if !answer.successors.is_empty() {
+                return Err(err(format!(
+                    "{which}: returned successors without returning a new state"
+                )));
+            }
+            continue;
+        }
+        let next: Vec<Value> = serde_json::from_slice(&answer.new_state)
+            .map_err(|e| err(format!("{which}: unmarshaling returned state: {e}")))?;
+        validate(&current, &next, &answer.successors).map_err(|e| err(format!("{which}: {e}")))?;
+        all_successors.extend(answer.successors);
+        current = next;
+    }
+    Ok((current, all_successors))
 }
 
 /// Pulumi's rules for one migration's answer `next` to `current` (both arrays of checkpoint
 /// resources): every URN unique and valid, of its URN's type; every old resource either
 /// returned under its URN or given a successor that is returned (not both); a resource kept
-/// under its URN keeps its kind and (custom) ID; provider states unchanged; and — Cairn's
-/// limit — no URN removed, renamed or added.
+/// under its URN keeps its kind and (custom) ID; no aliases added (renames are successors);
+/// provider states returned unchanged, none removed, renamed or added.
 pub fn validate(
     current: &[Value],
     next: &[Value],
@@ -299,6 +628,20 @@ pub fn validate(
     };
     let old = index(current, "received")?;
     let new = index(next, "returned")?;
+    let aliases = |r: &Value| {
+        r.get("aliases")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    for (urn, after) in &new {
+        let before = old.get(urn).map(aliases).unwrap_or_default();
+        if aliases(after).iter().any(|a| !before.contains(a)) {
+            return Err(format!(
+                "returned resource {urn} with aliases; state migrations express renames with successors instead"
+            ));
+        }
+    }
     for (source, target) in successors {
         if source.is_empty() || target.is_empty() {
             return Err(format!(
@@ -323,6 +666,11 @@ pub fn validate(
     }
     for (urn, before) in &old {
         let Some(after) = new.get(urn) else {
+            if is_provider(before) {
+                return Err(format!(
+                    "removes or renames provider state {urn}; provider states must be returned unchanged"
+                ));
+            }
             if successors.contains_key(urn) {
                 continue;
             }
@@ -343,34 +691,27 @@ pub fn validate(
                 after.get("id").unwrap_or(&Value::Null)
             ));
         }
-        let is_provider = |r: &Value| {
-            r.get("type")
-                .and_then(Value::as_str)
-                .and_then(|t| crate::urn::TypeToken::parse(t).ok())
-                .is_some_and(|t| is_provider_type(&t))
-        };
         if is_provider(before) && before != after {
             return Err(format!(
                 "changes provider state {urn}; provider states must be returned unchanged"
             ));
         }
     }
-    let removed: Vec<&str> = successors.keys().map(String::as_str).collect();
-    let added: Vec<&str> = new
-        .keys()
-        .filter(|u| !old.contains_key(*u))
-        .map(String::as_str)
-        .collect();
-    if !removed.is_empty() || !added.is_empty() {
-        let mut named = removed.clone();
-        named.extend(&added);
-        named.sort_unstable();
-        return Err(format!(
-            "renames, merges or adds resources ({}), which Cairn does not apply yet: a migration may change what the state records of each resource, under its URN",
-            named.join(", ")
-        ));
+    for (urn, after) in &new {
+        if !old.contains_key(urn) && is_provider(after) {
+            return Err(format!(
+                "introduces provider state {urn}; provider states cannot be created by a state migration"
+            ));
+        }
     }
     Ok(())
+}
+
+fn is_provider(r: &Value) -> bool {
+    r.get("type")
+        .and_then(Value::as_str)
+        .and_then(|t| crate::urn::TypeToken::parse(t).ok())
+        .is_some_and(|t| is_provider_type(&t))
 }
 
 #[cfg(test)]
@@ -477,15 +818,340 @@ mod tests {
     }
 
     #[test]
-    fn renames_merges_and_additions_are_refused_by_name() {
-        let error = check(&[volume("a", "id-a"), volume("c", "id-b")], &[("b", "c")]).unwrap_err();
-        assert!(
-            error.starts_with(&format!(
-                "renames, merges or adds resources ({}, {}), which Cairn does not apply yet",
-                urn("b"),
-                urn("c")
-            )),
-            "{error}"
+    fn a_migration_may_rename_and_merge_through_successors() {
+        assert_eq!(
+            check(&[volume("a", "id-a"), volume("c", "id-b")], &[("b", "c")]),
+            Ok(())
         );
+        let mut aliased = volume("c", "id-b");
+        aliased["aliases"] = json!([urn("b")]);
+        let error = check(&[volume("a", "id-a"), aliased], &[("b", "c")]).unwrap_err();
+        assert!(error.contains("express renames with successors"), "{error}");
+    }
+
+    /// Engine-level tests: a base state, a migration answering a fixed result, and what the
+    /// deployment reads and records afterwards.
+    mod applied {
+        use super::*;
+        use crate::deploy::DeploymentOptions;
+        use crate::deploy::journal::SnapshotManager;
+        use crate::deploy::provider::{LoadError, NativePlugins, Provider, ProviderLoader};
+        use crate::state::{ProviderReference, Snapshot};
+        use crate::urn::TypeToken;
+        use crate::value::{PropertyValue, ResourceReference};
+
+        const STACK: &str = "urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev";
+        const PROVIDER: &str = "urn:pulumi:dev::p::pulumi:providers:test::default";
+
+        fn parse(u: &str) -> Urn {
+            Urn::parse(u).unwrap()
+        }
+
+        fn storage() -> Urn {
+            parse("urn:pulumi:dev::p::acme:index:Storage::s")
+        }
+
+        fn child(kind: &str, name: &str) -> Urn {
+            parse(&format!(
+                "urn:pulumi:dev::p::acme:index:Storage$test:index:{kind}::{name}"
+            ))
+        }
+
+        fn state(urn: &Urn, custom: bool, parent: Option<&Urn>) -> ResourceState {
+            let mut s = ResourceState::new(
+                urn.clone(),
+                TypeToken::parse(urn.resource_type()).unwrap(),
+                custom,
+            );
+            s.parent = parent.cloned();
+            if custom {
+                s.id = Some(format!("id-{}", urn.name()));
+                s.provider = Some(ProviderReference {
+                    urn: parse(PROVIDER),
+                    id: "p1".into(),
+                });
+            }
+            s
+        }
+
+        /// The stack, its default provider, component `s` with `children`, then `user`
+        /// (outside the component) depending on every child.
+        fn base(children: &[ResourceState]) -> Snapshot {
+            let mut snapshot = Snapshot::empty(None);
+            let stack = state(&parse(STACK), false, None);
+            let mut provider = state(&parse(PROVIDER), true, Some(&parse(STACK)));
+            provider.provider = None;
+            provider.id = Some("p1".into());
+            snapshot.resources.push(stack);
+            snapshot.resources.push(provider);
+            snapshot
+                .resources
+                .push(state(&storage(), false, Some(&parse(STACK))));
+            snapshot.resources.extend(children.iter().cloned());
+            let mut user = state(
+                &parse("urn:pulumi:dev::p::test:index:User::u"),
+                true,
+                Some(&parse(STACK)),
+            );
+            user.dependencies = children.iter().map(|c| c.urn.clone()).collect();
+            user.property_dependencies
+                .insert("volume".into(), user.dependencies.clone());
+            if let Some(first) = children.first() {
+                user.inputs.insert(
+                    "volume".into(),
+                    PropertyValue::ResourceReference(Box::new(ResourceReference {
+                        urn: first.urn.clone(),
+                        id: first.id.clone().map(|i| Box::new(PropertyValue::String(i))),
+                        package_version: None,
+                    })),
+                );
+            }
+            snapshot.resources.push(user);
+            snapshot
+        }
+
+        struct Fixed(Vec<ResourceState>, Vec<(Urn, Urn)>);
+
+        #[async_trait]
+        impl StateMigration for Fixed {
+            fn describe(&self) -> String {
+                "fixed".into()
+            }
+            async fn migrate(&self, _: &Urn, _: Vec<u8>) -> Result<Option<Migrated>, String> {
+                let states: Vec<ResourceV3> = self
+                    .0
+                    .iter()
+                    .map(|s| encode_resource(s, SecretsMode::Plaintext).unwrap())
+                    .collect();
+                Ok(Some(Migrated {
+                    new_state: serde_json::to_vec(&states).unwrap(),
+                    successors: self
+                        .1
+                        .iter()
+                        .map(|(a, b)| (a.to_string(), b.to_string()))
+                        .collect(),
+                }))
+            }
+        }
+
+        struct NoSecrets;
+        impl crate::secrets::Crypter for NoSecrets {
+            fn encrypt(&self, p: &str) -> Result<String, crate::secrets::SecretsError> {
+                Ok(p.to_owned())
+            }
+            fn decrypt(&self, c: &str) -> Result<String, crate::secrets::SecretsError> {
+                Ok(c.to_owned())
+            }
+        }
+
+        struct NoProviders;
+        #[async_trait]
+        impl ProviderLoader for NoProviders {
+            async fn load(
+                &self,
+                package: &str,
+                _: Option<&semver::Version>,
+                _: NativePlugins,
+            ) -> Result<Arc<dyn Provider>, LoadError> {
+                Err(LoadError::NotFound {
+                    package: package.to_owned(),
+                    version: None,
+                })
+            }
+        }
+
+        fn engine(base: Snapshot, preview: bool) -> Engine {
+            let journal = Arc::new(
+                SnapshotManager::new(
+                    base,
+                    crate::state::Manifest::new(),
+                    None,
+                    Arc::new(NoSecrets),
+                )
+                .unwrap(),
+            );
+            let mut options = DeploymentOptions::new("p", "dev");
+            options.preview = preview;
+            Engine::new(
+                options,
+                Arc::new(NoProviders),
+                Arc::new(crate::deploy::events::NullSink),
+                journal,
+            )
+            .unwrap()
+        }
+
+        async fn migrate(
+            engine: &Engine,
+            result: Vec<ResourceState>,
+            successors: &[(&Urn, &Urn)],
+        ) -> Result<(), String> {
+            let successors = successors
+                .iter()
+                .map(|(a, b)| ((*a).clone(), (*b).clone()))
+                .collect();
+            let migration = Migration(Arc::new(Fixed(result, successors)));
+            engine
+                .apply_state_migrations(
+                    &storage(),
+                    Some(&parse(STACK)),
+                    &TypeToken::parse("acme:index:Storage").unwrap(),
+                    "s",
+                    &[],
+                    &[migration],
+                )
+                .await
+                .map_err(|e| e.to_string())
+        }
+
+        fn recorded(engine: &Engine) -> Vec<Urn> {
+            engine
+                .journal
+                .current()
+                .resources
+                .into_iter()
+                .map(|r| r.urn)
+                .collect()
+        }
+
+        #[tokio::test]
+        async fn a_rename_moves_the_state_and_every_reference_to_the_new_urn() {
+            let (a, b) = (child("Volume", "a"), child("Volume", "b"));
+            let engine = engine(base(&[state(&a, true, Some(&storage()))]), false);
+            let mut renamed = state(&b, true, Some(&storage()));
+            renamed.id = Some("id-a".into());
+            let result = vec![state(&storage(), false, Some(&parse(STACK))), renamed];
+            migrate(&engine, result, &[(&a, &b)]).await.unwrap();
+            {
+                let plan = engine.plan();
+                assert_eq!(plan.live.get(&b), Some(&3));
+                assert!(!plan.live.contains_key(&a));
+            }
+            assert_eq!(engine.old_state(3).urn, b);
+            let user = engine.old_state(4);
+            assert_eq!(user.dependencies, std::slice::from_ref(&b));
+            assert_eq!(
+                user.property_dependencies.get("volume"),
+                Some(&vec![b.clone()])
+            );
+            let Some(PropertyValue::ResourceReference(reference)) = user.inputs.get("volume")
+            else {
+                panic!("{:?}", user.inputs);
+            };
+            assert_eq!(reference.urn, b);
+            let urns = recorded(&engine);
+            assert!(urns.contains(&b) && !urns.contains(&a), "{urns:?}");
+            let current = engine.journal.current();
+            assert_eq!(current.resources[4].dependencies, [b]);
+        }
+
+        #[tokio::test]
+        async fn a_preview_migrates_in_memory_only() {
+            let (a, b) = (child("Volume", "a"), child("Volume", "b"));
+            let engine = engine(base(&[state(&a, true, Some(&storage()))]), true);
+            let mut renamed = state(&b, true, Some(&storage()));
+            renamed.id = Some("id-a".into());
+            let result = vec![state(&storage(), false, Some(&parse(STACK))), renamed];
+            migrate(&engine, result, &[(&a, &b)]).await.unwrap();
+            assert_eq!(engine.old_state(3).urn, b);
+            assert!(recorded(&engine).contains(&a));
+        }
+
+        #[tokio::test]
+        async fn a_merge_leaves_one_state_and_one_reference() {
+            let (x, y, z) = (child("Disk", "x"), child("Disk", "y"), child("Disk", "z"));
+            let engine = engine(
+                base(&[
+                    state(&x, false, Some(&storage())),
+                    state(&y, false, Some(&storage())),
+                ]),
+                false,
+            );
+            let result = vec![
+                state(&storage(), false, Some(&parse(STACK))),
+                state(&z, false, Some(&storage())),
+            ];
+            migrate(&engine, result, &[(&x, &z), (&y, &z)])
+                .await
+                .unwrap();
+            {
+                let plan = engine.plan();
+                assert_eq!(plan.live.get(&z), Some(&4), "the last one it succeeds");
+                assert!(plan.claimed.contains(&3), "merged away");
+            }
+            assert_eq!(engine.old_state(5).dependencies, std::slice::from_ref(&z));
+            let urns = recorded(&engine);
+            assert_eq!(urns.iter().filter(|u| **u == z).count(), 1, "{urns:?}");
+            assert!(!urns.contains(&x) && !urns.contains(&y), "{urns:?}");
+            assert!(!engine.update_deletions().contains(&3));
+        }
+
+        #[tokio::test]
+        async fn a_successor_keeps_the_physical_identity_it_succeeds() {
+            let (a, b) = (child("Volume", "a"), child("Volume", "b"));
+            let engine = engine(base(&[state(&a, true, Some(&storage()))]), false);
+            let result = vec![
+                state(&storage(), false, Some(&parse(STACK))),
+                state(&b, true, Some(&storage())),
+            ];
+            let error = migrate(&engine, result, &[(&a, &b)]).await.unwrap_err();
+            assert!(error.contains("changes the physical ID"), "{error}");
+            assert_eq!(engine.old_state(3).urn, a, "nothing changed");
+            assert_eq!(recorded(&engine)[3], a);
+        }
+
+        #[tokio::test]
+        async fn a_successor_may_not_take_a_urn_the_state_already_has() {
+            let (a, b) = (child("Volume", "a"), child("Volume", "b"));
+            let mut snapshot = base(&[state(&a, true, Some(&storage()))]);
+            let other = parse("urn:pulumi:dev::p::acme:index:Storage::other");
+            snapshot
+                .resources
+                .push(state(&other, false, Some(&parse(STACK))));
+            snapshot.resources.push(state(&b, true, Some(&other)));
+            let engine = engine(snapshot, false);
+            let mut taken = state(&b, true, Some(&storage()));
+            taken.id = Some("id-a".into());
+            let result = vec![state(&storage(), false, Some(&parse(STACK))), taken];
+            let error = migrate(&engine, result, &[(&a, &b)]).await.unwrap_err();
+            assert!(error.contains("is already in the state"), "{error}");
+        }
+
+        #[tokio::test]
+        async fn an_addition_needs_a_component_place() {
+            let a = child("Volume", "a");
+            let engine = engine(base(&[state(&a, true, Some(&storage()))]), false);
+            let result = vec![
+                state(&storage(), false, Some(&parse(STACK))),
+                state(&a, true, Some(&storage())),
+                state(&child("Disk", "new"), false, Some(&storage())),
+            ];
+            let error = migrate(&engine, result, &[]).await.unwrap_err();
+            assert!(error.contains("which Cairn cannot record"), "{error}");
+        }
+
+        #[tokio::test]
+        async fn a_component_split_adds_in_the_place_of_a_merged_one() {
+            let (x, y) = (child("Disk", "x"), child("Disk", "y"));
+            let (q, r) = (child("Disk", "q"), child("Disk", "r"));
+            let engine = engine(
+                base(&[
+                    state(&x, false, Some(&storage())),
+                    state(&y, false, Some(&storage())),
+                ]),
+                false,
+            );
+            let result = vec![
+                state(&storage(), false, Some(&parse(STACK))),
+                state(&r, false, Some(&storage())),
+                state(&q, false, Some(&storage())),
+            ];
+            migrate(&engine, result, &[(&x, &q), (&y, &q)])
+                .await
+                .unwrap();
+            let plan = engine.plan();
+            assert_eq!(plan.live.get(&q), Some(&4));
+            assert_eq!(plan.live.get(&r), Some(&3));
+        }
     }
 }

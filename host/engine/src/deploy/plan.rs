@@ -166,9 +166,23 @@ impl Plan {
     /// (found by its URN or one of its aliases), if any. A provider acting for a component may
     /// only take over old states that were its component's: their parents lie in the
     /// component's subtree.
+    #[cfg(test)]
     pub fn claim(
         &mut self,
         base: &Snapshot,
+        urn: &Urn,
+        aliases: Vec<Urn>,
+        parent: Option<&Urn>,
+        caller: &Caller,
+    ) -> Result<Option<BaseIndex>, MonitorError> {
+        self.claim_in(&|i| &base.resources[i], urn, aliases, parent, caller)
+    }
+
+    /// [`Plan::claim`], reading the old state of each base entry from `old` (the base as
+    /// state migrations rewrote it).
+    pub fn claim_in<'s>(
+        &mut self,
+        old: &dyn Fn(BaseIndex) -> &'s ResourceState,
         urn: &Urn,
         aliases: Vec<Urn>,
         parent: Option<&Urn>,
@@ -181,10 +195,7 @@ impl Plan {
         }
         let found = self.old_states_of(urn, &aliases);
         if found.len() > 1 {
-            let urns: Vec<String> = found
-                .iter()
-                .map(|&i| base.resources[i].urn.to_string())
-                .collect();
+            let urns: Vec<String> = found.iter().map(|&i| old(i).urn.to_string()).collect();
             return Err(MonitorError::new(format!(
                 "resource {urn} matches {} resources in the existing state through its aliases ({}); remove the aliases that no longer apply",
                 found.len(),
@@ -196,13 +207,13 @@ impl Plan {
             if self.claimed.contains(&i) {
                 return Err(MonitorError::new(format!(
                     "resource {urn} aliases {}, which another resource in this deployment already took over",
-                    base.resources[i].urn
+                    old(i).urn
                 )));
             }
-            self.check_claim_in_scope(&base.resources[i], urn, caller)?;
+            self.check_claim_in_scope(old(i), urn, caller)?;
         }
         let renamed_from = found
-            .map(|i| &base.resources[i].urn)
+            .map(|i| &old(i).urn)
             .filter(|old| *old != urn)
             .cloned();
         self.registered.insert(

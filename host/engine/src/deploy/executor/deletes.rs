@@ -27,7 +27,7 @@ impl Engine {
             .plan()
             .deletions(self.base(), |urn| self.is_targeted(urn));
         let held = self.held_by_continued();
-        deletions.retain(|&i| !held.contains(&self.base().resources[i].urn));
+        deletions.retain(|&i| !held.contains(&self.old_state(i).urn));
         deletions
     }
 
@@ -39,7 +39,7 @@ impl Engine {
         if continued.is_empty() {
             return HashSet::new();
         }
-        let base = &self.base().resources;
+        let base = self.old_states();
         let plan = self.plan();
         // A resource renamed through an alias left its old state under the old URN.
         let roots = base.iter().filter(|r| {
@@ -49,7 +49,7 @@ impl Engine {
                     .get(&r.urn)
                     .is_some_and(|new| continued.contains_key(new))
         });
-        graph::transitive_dependencies(base, roots)
+        graph::transitive_dependencies(base.iter().copied(), roots.copied())
             .into_iter()
             .cloned()
             .collect()
@@ -124,14 +124,14 @@ impl Engine {
         let doomed_urns: HashMap<&Urn, BaseIndex> = doomed
             .iter()
             .filter(|i| !plan.pending_deletes.contains(i))
-            .map(|&i| (&self.base().resources[i].urn, i))
+            .map(|&i| (&self.old_state(i).urn, i))
             .collect();
         if doomed_urns.is_empty() {
             return Ok(());
         }
         let doomed_set: HashSet<BaseIndex> = doomed.iter().copied().collect();
         let mut problems = Vec::new();
-        for (i, resource) in self.base().resources.iter().enumerate() {
+        for (i, resource) in self.old_states().into_iter().enumerate() {
             if !plan.stays(i, &doomed_set) {
                 continue;
             }
@@ -163,18 +163,14 @@ impl Engine {
             .filter(|&i| self.refuses_deletion(i))
             .collect();
         let held_by_protected: HashSet<Urn> = graph::transitive_dependencies(
-            &self.base().resources,
-            protected.iter().map(|&i| &self.base().resources[i]),
+            self.old_states(),
+            protected.iter().map(|&i| self.old_state(i)),
         )
         .into_iter()
         .cloned()
         .collect();
-        let doomed: HashSet<&Urn> = indices
-            .iter()
-            .map(|&i| &self.base().resources[i].urn)
-            .collect();
-        let refs: Vec<&ResourceState> =
-            indices.iter().map(|&i| &self.base().resources[i]).collect();
+        let doomed: HashSet<&Urn> = indices.iter().map(|&i| &self.old_state(i).urn).collect();
+        let refs: Vec<&ResourceState> = indices.iter().map(|&i| self.old_state(i)).collect();
         let layers = DependencyGraph::new(&refs).delete_antichains();
         let mut first_error = None;
         let mut refused = None;
@@ -184,11 +180,9 @@ impl Engine {
                 // What a failed deletion (or a resource the update went on without) depends
                 // on stays.
                 let held = self.held_by_continued();
-                layer.retain(|&local| !held.contains(&self.base().resources[indices[local]].urn));
+                layer.retain(|&local| !held.contains(&self.old_state(indices[local]).urn));
             }
-            layer.retain(|&local| {
-                !held_by_protected.contains(&self.base().resources[indices[local]].urn)
-            });
+            layer.retain(|&local| !held_by_protected.contains(&self.old_state(indices[local]).urn));
             layer.retain(|&local| {
                 let index = indices[local];
                 if !protected.contains(&index) {
@@ -203,7 +197,7 @@ impl Engine {
             // 100,000 resources does not hold 100,000 steps' state at once.
             let steps = layer.into_iter().map(|local| {
                 let index = indices[local];
-                let resource = &self.base().resources[index];
+                let resource = self.old_state(index);
                 let deleted_with = resource
                     .deleted_with
                     .as_ref()
@@ -232,7 +226,7 @@ impl Engine {
     /// resource replaced in this deployment (a replacement checks protection when planned)
     /// nor one already deleted ahead of its replacement.
     fn refuses_deletion(&self, i: BaseIndex) -> bool {
-        let resource = &self.base().resources[i];
+        let resource = self.old_state(i);
         let plan = self.plan();
         resource.protect
             && !resource.delete
@@ -244,7 +238,7 @@ impl Engine {
     /// Reports the refused delete of protected base entry `index` as a failed step (Pulumi's
     /// wording, with Cairn's commands), without cancelling the deployment.
     fn refuse_protected(&self, index: BaseIndex) -> MonitorError {
-        let resource = &self.base().resources[index];
+        let resource = self.old_state(index);
         let urn = &resource.urn;
         let message = format!(
             "resource \"{urn}\" cannot be deleted\n\

@@ -16,7 +16,7 @@ use super::super::journal::Mutation;
 use super::super::monitor::MonitorError;
 use super::super::monitor::scope::Caller;
 use super::super::program::{RegisterResourceRequest, RegisterResourceResponse};
-use super::super::steps::step_state;
+use super::super::steps::{now, step_state};
 use super::identity::Claimed;
 
 impl Engine {
@@ -110,7 +110,7 @@ impl Engine {
 }
 
 /// The state a component registration records: the request's inputs and options, the old
-/// state's outputs (until the component registers its own) and creation time.
+/// state's outputs (until the component registers its own) and timestamps.
 fn component_state(
     urn: &Urn,
     parent: Option<Urn>,
@@ -141,6 +141,18 @@ fn component_state(
     if let Some(hooks) = &options.hooks {
         hooks.record(&mut state);
     }
-    state.created = old.and_then(|o| o.created.clone());
+    // Created now, or when the old state was; a component's update changes no timestamp (it
+    // has no provider to update), as in Pulumi.
+    match old {
+        Some(old) => {
+            state.created = old.created.clone();
+            state.modified = old.modified.clone();
+        }
+        None => {
+            let created = now();
+            state.modified = Some(created.clone());
+            state.created = Some(created);
+        }
+    }
     state
 }

@@ -33,11 +33,11 @@ impl Engine {
         let condemned: HashSet<&Urn> = doomed
             .iter()
             .chain([&index])
-            .map(|&i| &self.base().resources[i].urn)
+            .map(|&i| &self.old_state(i).urn)
             .collect();
         // Dependents of dependents first.
         for &i in doomed.iter().rev() {
-            let dependent = self.base().resources[i].clone();
+            let dependent = self.old_state(i).clone();
             if dependent.protect {
                 return Err(err(format!(
                     "{} is protected and would have to be replaced because a resource it depends on is replaced delete-before-replace; run `cairn state unprotect {}` first",
@@ -64,13 +64,13 @@ impl Engine {
     /// with it, in dependency order (dependencies before dependents). Entries this deployment
     /// already registered or deleted are left to their own registrations.
     async fn dependents_replaced_with(&self, index: BaseIndex) -> Vec<BaseIndex> {
-        let refs: Vec<&ResourceState> = self.base().resources.iter().collect();
+        let refs: Vec<&ResourceState> = self.old_states();
         let graph = DependencyGraph::new(&refs);
         let dependents = graph.transitive_dependents(index);
-        let mut replaced: HashSet<Urn> = HashSet::from([self.base().resources[index].urn.clone()]);
+        let mut replaced: HashSet<Urn> = HashSet::from([self.old_state(index).urn.clone()]);
         let mut doomed: Vec<BaseIndex> = Vec::new();
         for i in dependents {
-            let dependent = &self.base().resources[i];
+            let dependent = self.old_state(i);
             {
                 let plan = self.plan();
                 if plan.claimed.contains(&i) || plan.deleted_early.contains(&i) || dependent.delete

@@ -155,7 +155,7 @@ impl Engine {
     ) -> Result<Claimed<'_>, MonitorError> {
         let claimed = self
             .plan()
-            .claim(self.base(), urn, aliases, parent, caller)?;
+            .claim_in(&|i| self.old_state(i), urn, aliases, parent, caller)?;
         // The base does not change during a deployment: the claim borrows it (a copy of every
         // old state would cost as much as the state itself), or the state a migration made
         // of it.

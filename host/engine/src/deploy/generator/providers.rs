@@ -23,7 +23,7 @@ use super::super::program::{RegisterResourceRequest, RegisterResourceResponse, R
 use super::super::provider::{CheckRequest, DiffRequest, NativePlugins, Provider, provider_type};
 use super::super::registry::{DOWNLOAD_URL_INPUT, download_url_input, version_input};
 use super::super::steps::replace::ReplaceStep;
-use super::super::steps::step_state;
+use super::super::steps::{now, step_state};
 use super::identity::Claimed;
 
 /// A provider resource to register: its URN and type (`pulumi:providers:<package>`), parent,
@@ -286,6 +286,23 @@ impl Engine {
                 .await?
         };
         state.id = Some(id.clone());
+        // Timestamps as Pulumi keeps them for any resource: a created (or replacing) provider
+        // is created and modified now, an updated one modified now, an unchanged one keeps
+        // both.
+        match old.map(|(_, o)| o).filter(|_| op != StepOp::Replace) {
+            Some(kept) => {
+                state.created = kept.created.clone();
+                state.modified = match op {
+                    StepOp::Update => Some(now()),
+                    _ => kept.modified.clone(),
+                };
+            }
+            None => {
+                let created = now();
+                state.modified = Some(created.clone());
+                state.created = Some(created);
+            }
+        }
         self.configure(op, &state, old.map(|(_, o)| o), &provider)
             .await?;
         // Recorded before it can be used, so no resource refers to a provider the state lacks.

@@ -102,7 +102,9 @@ impl Engine {
 
     /// Whether `urn` names a resource of this deployment or of the state it started from.
     fn is_known(&self, urn: &Urn) -> bool {
-        self.plan().registered.contains_key(urn)
+        let plan = self.plan();
+        plan.registered.contains_key(urn)
+            || plan.live.contains_key(urn)
             || self.base().resources.iter().any(|r| &r.urn == urn)
     }
 

@@ -50,7 +50,7 @@ impl Engine {
     pub fn record_root(&self) {
         let recorded = self.plan().live.get(&self.root_urn).copied();
         let state = match recorded {
-            Some(i) => self.base().resources[i].clone(),
+            Some(i) => self.old_state(i).clone(),
             None => match TypeToken::parse(ROOT_STACK_TYPE) {
                 Ok(root_type) => ResourceState::new(self.root_urn.clone(), root_type, false),
                 Err(_) => return,
@@ -108,7 +108,7 @@ impl Engine {
         let Some(&index) = self.plan().live.get(&self.root_urn) else {
             return;
         };
-        let previous = &self.base().resources[index].outputs;
+        let previous = &self.old_state(index).outputs;
         let merged = {
             let mut plan = self.plan();
             let Some(state) = plan.states.get_mut(&self.root_urn) else {
